@@ -1,0 +1,235 @@
+/* ctrace: Go's execution tracer for C programs.
+ *
+ * The tracer writes the `go 1.11 trace` format, so `go tool trace` and
+ * `go tool pprof` open what it produces. Its model is Go's:
+ *   G  a goroutine: a task, coroutine or plain thread,
+ *   P  a processor: a worker that runs one G at a time,
+ *   M  an OS thread, which holds at most one P.
+ * A thread that never says otherwise is its own G on its own P, so plain
+ * threaded programs need no setup: they call the annotation functions
+ * (tasks, regions, logs) and ctrace does the rest. Runtimes that schedule
+ * their own tasks describe them with the scheduling functions below.
+ *
+ * Event functions never fail visibly and never block on the reader: while
+ * tracing is off they cost one load; what cannot be recorded is counted
+ * (ctrace_stats). Control functions return 0 or a negative CTRACE_E* code.
+ */
+#ifndef CTRACE_CTRACE_H
+#define CTRACE_CTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CTRACE_VERSION_STRING "0.1.0"
+
+/* ---- errors ---------------------------------------------------------- */
+
+#define CTRACE_ERRNO_MAP(X)                                  \
+  X(EBUSY, -1, "tracing is already on")                      \
+  X(ENOTRACE, -2, "tracing is not on")                       \
+  X(EINVAL, -3, "invalid argument")                          \
+  X(ENOMEM, -4, "out of memory")                             \
+  X(EIO, -5, "writing the trace failed")                     \
+  X(EREADER, -6, "another reader is active")
+
+enum {
+#define CTRACE__ERR_ENUM(name, val, msg) CTRACE_##name = val,
+  CTRACE_ERRNO_MAP(CTRACE__ERR_ENUM)
+#undef CTRACE__ERR_ENUM
+};
+
+/* Message for a CTRACE_E* code; never NULL. */
+const char *ctrace_strerror(int err);
+
+/* ---- control ----------------------------------------------------------- */
+
+#define CTRACE_MAX_STACK_DEPTH 128
+#define CTRACE_DEFAULT_STACK_DEPTH 32
+#define CTRACE_DEFAULT_BUFFER_SIZE (64u * 1024u)
+
+typedef struct ctrace_options {
+  int no_stacks;      /* nonzero: record no call stacks (stack id 0) */
+  int stack_depth;    /* frames per stack, 1..128; 0 means 32 */
+  size_t buffer_size; /* bytes per buffer, 4 KiB..16 MiB; 0 means 64 KiB */
+} ctrace_options;
+
+/* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY
+ * while tracing is on or the previous trace has not been read out. Every
+ * live G is announced in the new trace. Safe while other threads emit. */
+int ctrace_start(const ctrace_options *opts);
+
+/* Stops tracing: closes every running G, flushes every buffer, appends the
+ * stack table and the frequency, and returns once a reader has drained it
+ * all (start a reader first, or use ctrace_start_fd). For a trace started
+ * with ctrace_start_fd/_file it returns the writer's error, if any. */
+int ctrace_stop(void);
+
+/* Returns the next chunk of the trace and sets *len: the header first,
+ * then buffers as they fill; blocks until one is ready or tracing stopped.
+ * Returns NULL with *len 0 after the end of the trace, and NULL with
+ * *len 0 if another reader is active. The chunk stays valid until the
+ * next call. One reader at a time. */
+const void *ctrace_read(size_t *len);
+
+/* ctrace_start, plus a background thread that writes the trace to fd as
+ * it is produced (Go's runtime/trace.Start(w)). fd stays open. */
+int ctrace_start_fd(int fd, const ctrace_options *opts);
+/* Same, writing to a new file at path (created or truncated). */
+int ctrace_start_file(const char *path, const ctrace_options *opts);
+
+typedef struct ctrace_stats {
+  uint64_t events;         /* events written, all traces of this process */
+  uint64_t lost;           /* events dropped: no memory for a buffer */
+  uint64_t truncated;      /* strings shortened to fit a buffer */
+  uint64_t buffers;        /* buffers allocated */
+  uint64_t bytes;          /* trace bytes handed to readers */
+} ctrace_stats;
+void ctrace_stats_get(ctrace_stats *out);
+
+/* Nonzero while tracing is on. */
+int ctrace_enabled(void);
+
+/* ---- user annotations (Go's runtime/trace) ----------------------------- */
+
+/* Creates a task, child of parent (0: none), and returns its id (never 0;
+ * ids are unique for the process, so tasks may span traces). Returns an id
+ * whether or not tracing is on. */
+uint64_t ctrace_task_create(uint64_t parent, const char *name);
+void ctrace_task_end(uint64_t task);
+
+/* A region is a span of time within one G; regions nest and must end in
+ * reverse order of their start with the same task and name. */
+void ctrace_region_begin(uint64_t task, const char *name);
+void ctrace_region_end(uint64_t task, const char *name);
+
+/* A log message with a category (may be NULL or ""), in a task (0: none). */
+void ctrace_log(uint64_t task, const char *category, const char *message);
+void ctrace_logf(uint64_t task, const char *category, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- scheduling: for runtimes that run their own tasks ------------------
+ *
+ * Embed a ctrace_g in each task. Calls about one G must be ordered by the
+ * runtime's own synchronization, as a scheduler orders them anyway (a G is
+ * unblocked after it blocked and before it starts again). Every call acts
+ * on the calling thread's P and on the G it is running (its "current G").
+ * If the trace's view of a G disagrees with a call (the G was, say, blocked
+ * before tracing started), ctrace emits the events that bridge the two, so
+ * the trace stays valid.
+ */
+typedef struct ctrace_g {
+  uint64_t id; /* goroutine id, unique for the process; read-only */
+  /* The rest is private to ctrace. */
+  uint64_t ctrace__gen;
+  uint64_t ctrace__seq;
+  int64_t ctrace__lastp;
+  uint64_t ctrace__ticks;
+  uintptr_t ctrace__start_pc;
+  uintptr_t ctrace__stack_lo, ctrace__stack_hi;
+  struct ctrace_g *ctrace__next, *ctrace__prev;
+  uint32_t ctrace__status, ctrace__tstatus;
+  uint32_t ctrace__lock, ctrace__flags;
+} ctrace_g;
+
+/* Why a G blocks. */
+typedef enum ctrace_block_reason {
+  CTRACE_BLOCK = 0,    /* GoBlock: other */
+  CTRACE_BLOCK_SEND,   /* channel send */
+  CTRACE_BLOCK_RECV,   /* channel receive */
+  CTRACE_BLOCK_SELECT, /* select */
+  CTRACE_BLOCK_SYNC,   /* mutex, rwlock, semaphore, barrier, join */
+  CTRACE_BLOCK_COND,   /* condition variable */
+  CTRACE_BLOCK_NET,    /* network */
+  CTRACE_BLOCK_GC,     /* GC assist */
+  CTRACE_BLOCK_SLEEP,  /* timed sleep (GoSleep) */
+  CTRACE_BLOCK_FUTILE = 0x100 /* or-ed in: the last wakeup was futile */
+} ctrace_block_reason;
+
+/* Creates G (not running, runnable) whose code starts at start_fn, from
+ * the current G (or the scheduler if none). Registers g until ctrace_go_end
+ * or ctrace_go_destroy. stack_lo/hi, if set afterwards with
+ * ctrace_g_set_stack, bound stack walks while g runs. */
+void ctrace_go_create(ctrace_g *g, void (*start_fn)(void));
+/* Forgets g without an event (a runtime freeing a G that never ran). */
+void ctrace_go_destroy(ctrace_g *g);
+/* The memory range of g's own stack (coroutine stacks). */
+void ctrace_g_set_stack(ctrace_g *g, const void *lo, const void *hi);
+
+/* g starts running on this thread's P and becomes its current G. */
+void ctrace_go_start(ctrace_g *g);
+/* Same, labelled (Go labels GC workers this way). */
+void ctrace_go_start_label(ctrace_g *g, const char *label);
+/* The current G ends (GoEnd); it is forgotten and its memory may be reused. */
+void ctrace_go_end(void);
+/* The current G stops running and stays runnable: yields (GoSched), is
+ * preempted (GoPreempt), or stops for good reason unknown (GoStop). */
+void ctrace_go_sched(void);
+void ctrace_go_preempt(void);
+void ctrace_go_stop(void);
+/* The current G blocks (reason may carry CTRACE_BLOCK_FUTILE). */
+void ctrace_go_block(int reason);
+/* The current G (or the scheduler, between Gs) makes g runnable. */
+void ctrace_go_unblock(ctrace_g *g);
+/* The current G enters a system call; it keeps running until ... */
+void ctrace_go_syscall(void);
+/* ... the call blocks and it gives up the P (GoSysBlock); the thread keeps
+ * the G as its current G and ... */
+void ctrace_go_sysblock(void);
+/* ... returns: the G is runnable again (GoSysExit), to be started with
+ * ctrace_go_start. real_ticks: when the call returned (0: now). */
+void ctrace_go_sysexit(void);
+
+/* The calling thread takes P number p (0 and up), or gives up its P. A P
+ * is held by one thread at a time. Thread ids in the trace are Linux tids. */
+void ctrace_proc_start(int64_t p);
+void ctrace_proc_stop(void);
+void ctrace_gomaxprocs(int64_t procs);
+
+/* Garbage collection, for runtimes that collect. */
+void ctrace_gc_start(void);
+void ctrace_gc_done(void);
+void ctrace_gc_stw_start(int kind); /* 0 mark termination, 1 sweep termination */
+void ctrace_gc_stw_done(void);
+void ctrace_gc_sweep_start(void);
+void ctrace_gc_sweep_done(uint64_t swept, uint64_t reclaimed);
+void ctrace_gc_mark_assist_start(void);
+void ctrace_gc_mark_assist_done(void);
+void ctrace_heap_alloc(uint64_t live_bytes);
+void ctrace_heap_goal(uint64_t goal_bytes);
+/* Marks goroutine id as a timer goroutine (hidden by the viewer). */
+void ctrace_timer_goroutine(uint64_t gid);
+
+/* ---- plain threads ------------------------------------------------------
+ *
+ * A thread is its own G on its own P from its first call. These calls let
+ * it say more: who created it, and when it blocks and goes on.
+ */
+
+/* The calling thread's own G (created on first use). */
+ctrace_g *ctrace_thread_g(void);
+/* Called by a creator before pthread_create: returns a G for the new
+ * thread (GoCreate with the creator's stack, start_fn as its first frame),
+ * which the new thread passes to ctrace_thread_begin. NULL if out of memory. */
+ctrace_g *ctrace_thread_create(void (*start_fn)(void));
+/* The new thread adopts g (from ctrace_thread_create) as its own G. */
+void ctrace_thread_begin(ctrace_g *g);
+/* The thread is done: its G ends and its buffer is handed over. Runs by
+ * itself at thread exit for threads that have traced anything. */
+void ctrace_thread_end(void);
+/* The thread goes on after ctrace_go_block or ctrace_go_sysblock: if no one
+ * unblocked its G, it unblocks itself (from its P, between Gs), then its G
+ * starts again. */
+void ctrace_thread_resume(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

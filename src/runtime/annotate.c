@@ -1,0 +1,100 @@
+/* User annotations, as Go's runtime/trace package has them: tasks,
+ * regions and logs. Events of the current G (G0 between Gs). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t next_task = 1;
+
+/* Enters the write section as the thread's current G. */
+#define ANNOTATION_BEGIN(t, w)                                                        \
+  ctrace_g *cur_ = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0)); \
+  ctrace__thread *t = ctrace__begin();                                                \
+  if (!t) return;                                                                     \
+  ctrace__w w = ctrace__writer(t);                                                    \
+  if (ctrace__unlikely(t->tcurg != cur_)) ctrace__ensure_running(&w, cur_, 0)
+
+#define ANNOTATION_END(t, w) \
+  ctrace__writer_done(&w);   \
+  ctrace__end(t)
+
+static void task_create(uint64_t id, uint64_t parent, const char *name, void *fp) {
+  ANNOTATION_BEGIN(t, w);
+  uint64_t v[4] = {id, parent, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
+  ctrace__emit(&w, CTRACE_EV_UserTaskCreate, 4, v, 0);
+  ANNOTATION_END(t, w);
+}
+
+uint64_t ctrace_task_create(uint64_t parent, const char *name) {
+  uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
+  if (ctrace__on()) task_create(id, parent, name, __builtin_frame_address(0));
+  return id;
+}
+
+void ctrace_task_end(uint64_t task) {
+  if (!ctrace__on()) return;
+  ANNOTATION_BEGIN(t, w);
+  uint64_t v[2] = {task, ctrace__stack_id(t, __builtin_frame_address(0))};
+  ctrace__emit(&w, CTRACE_EV_UserTaskEnd, 2, v, 0);
+  ANNOTATION_END(t, w);
+}
+
+static void region(uint64_t task, uint64_t mode, const char *name, void *fp) {
+  ANNOTATION_BEGIN(t, w);
+  uint64_t v[4] = {task, mode, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
+  ctrace__emit(&w, CTRACE_EV_UserRegion, 4, v, 0);
+  ANNOTATION_END(t, w);
+}
+
+void ctrace_region_begin(uint64_t task, const char *name) {
+  if (ctrace__on()) region(task, 0, name, __builtin_frame_address(0));
+}
+
+void ctrace_region_end(uint64_t task, const char *name) {
+  if (ctrace__on()) region(task, 1, name, __builtin_frame_address(0));
+}
+
+static void log_event(uint64_t task, const char *category, const char *msg, size_t len,
+                      void *fp) {
+  ANNOTATION_BEGIN(t, w);
+  uint64_t v[3] = {task, ctrace__string_id(&w, category), ctrace__stack_id(t, fp)};
+  /* The message follows the length-counted values; make room for both
+   * first so that the emit below cannot move to another buffer. */
+  size_t max = ctrace__buf_capacity() - 2 * CTRACE__MAX_EVENT - CTRACE_MAX_VARINT;
+  if (len > max) {
+    len = max;
+    atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
+  }
+  if (ctrace__reserve(w.bp, w.p, CTRACE__MAX_EVENT + CTRACE_MAX_VARINT + len) &&
+      ctrace__emit(&w, CTRACE_EV_UserLog, 3, v, 0)) {
+    ctrace__buf *b = *w.bp;
+    uint8_t *q = ctrace__put_uvarint(b->pos, len);
+    memcpy(q, msg, len);
+    b->pos = q + len;
+  }
+  ANNOTATION_END(t, w);
+}
+
+void ctrace_log(uint64_t task, const char *category, const char *message) {
+  if (!ctrace__on()) return;
+  if (!message) message = "";
+  log_event(task, category, message, strlen(message), __builtin_frame_address(0));
+}
+
+void ctrace_logf(uint64_t task, const char *category, const char *fmt, ...) {
+  if (!ctrace__on()) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (n < 0) n = 0;
+  size_t len = (size_t)n;
+  if (len >= sizeof msg) {
+    len = sizeof msg - 1;
+    atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
+  }
+  log_event(task, category, msg, len, __builtin_frame_address(0));
+}

@@ -1,0 +1,96 @@
+/* Buffers: a pool of empty ones and a FIFO of full ones for the reader.
+ *
+ * Both lists sit under one mutex: they are touched once per 64 KiB of
+ * events, never per event. Buffers come from mmap, not malloc, so that a
+ * traced program's allocator (which the preload shim traces) is never
+ * re-entered from inside the tracer.
+ */
+#include <sys/mman.h>
+
+#include "internal.h"
+#include "reader.h"
+
+static ctrace__buf *pool;       /* empty buffers, any size */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+size_t ctrace__buf_capacity(void) {
+  return ctrace__cfg.buffer_size - sizeof(ctrace__buf);
+}
+
+static ctrace__buf *buf_get(void) {
+  size_t size = ctrace__cfg.buffer_size;
+  pthread_mutex_lock(&pool_mu);
+  ctrace__buf *b = pool;
+  if (b) pool = b->link;
+  pthread_mutex_unlock(&pool_mu);
+  if (b && b->size != size) { /* left over from a trace with another size */
+    munmap(b, b->size);
+    b = NULL;
+  }
+  if (!b) {
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    b = m;
+    b->size = size;
+    atomic_fetch_add_explicit(&ctrace__stats.buffers, 1, memory_order_relaxed);
+  }
+  b->link = NULL;
+  b->pos = b->data;
+  b->end = (uint8_t *)b + size;
+  return b;
+}
+
+void ctrace__buf_put(ctrace__buf *b) {
+  pthread_mutex_lock(&pool_mu);
+  b->link = pool;
+  pool = b;
+  pthread_mutex_unlock(&pool_mu);
+}
+
+void ctrace__pool_trim(size_t keep_size) {
+  pthread_mutex_lock(&pool_mu);
+  ctrace__buf **pp = &pool;
+  while (*pp) {
+    ctrace__buf *b = *pp;
+    if (b->size != keep_size) {
+      *pp = b->link;
+      munmap(b, b->size);
+    } else {
+      pp = &b->link;
+    }
+  }
+  pthread_mutex_unlock(&pool_mu);
+}
+
+static void open_batch(ctrace__buf *b, int64_t p) {
+  uint64_t now = ctrace__ticks();
+  uint8_t *q = b->pos;
+  *q++ = CTRACE_EV_Batch | 1 << CTRACE_ARG_COUNT_SHIFT;
+  q = ctrace__put_uvarint(q, (uint64_t)p);
+  q = ctrace__put_uvarint(q, now);
+  b->pos = q;
+  b->last_ticks = now;
+  b->p = p;
+}
+
+uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) {
+  ctrace__buf *b = *bp;
+  if (b && (size_t)(b->end - b->pos) >= n + 1 + 2 * CTRACE_MAX_VARINT && b->p != p) {
+    /* Same buffer, new P: a second batch in it keeps order, because a P
+     * changes hands only through ProcStop, which queues the buffer. */
+    open_batch(b, p);
+    return b->pos;
+  }
+  if (b && b->p == p && (size_t)(b->end - b->pos) >= n) return b->pos;
+  if (b) ctrace__queue_full(b);
+  *bp = NULL;
+  b = buf_get();
+  if (!b || (size_t)(b->end - b->data) < n + 1 + 2 * CTRACE_MAX_VARINT) {
+    if (b) ctrace__buf_put(b);
+    atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+    return NULL;
+  }
+  open_batch(b, p);
+  *bp = b;
+  return b->pos;
+}

@@ -1,0 +1,404 @@
+/* The scheduling API: one function per thing a runtime tells the tracer.
+ *
+ * Each function first updates the real state (kept whether or not tracing
+ * is on, and read when a trace starts), then, if tracing is on, writes its
+ * events inside the thread's write section. Stack ids and string ids are
+ * taken inside the section too: stop resets both tables, so an id taken
+ * outside could belong to the previous trace.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t gc_seq;
+
+/* P numbers of plain threads: the lowest free ones at or above every
+ * number a runtime has declared (ctrace_gomaxprocs, ctrace_proc_start), and
+ * reused once a thread has ended, so that thread pools do not run the
+ * numbers up to Go's limit (its reader takes 1000000 and up as fake Ps). */
+#define OWN_P_MAX 4096
+static pthread_mutex_t own_p_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t own_p_used[OWN_P_MAX / 64];
+static int64_t own_p_floor, own_p_overflow = OWN_P_MAX;
+
+static void raise_own_p(int64_t at_least) {
+  pthread_mutex_lock(&own_p_mu);
+  if (at_least > own_p_floor) own_p_floor = at_least;
+  pthread_mutex_unlock(&own_p_mu);
+}
+
+static int64_t alloc_own_p(void) {
+  pthread_mutex_lock(&own_p_mu);
+  int64_t p = own_p_floor;
+  while (p < OWN_P_MAX && (own_p_used[p / 64] >> (p % 64) & 1)) p++;
+  if (p < OWN_P_MAX)
+    own_p_used[p / 64] |= 1ull << (p % 64);
+  else
+    p = own_p_overflow++;
+  pthread_mutex_unlock(&own_p_mu);
+  return p;
+}
+
+static void free_own_p(int64_t p) {
+  if (p < 0 || p >= OWN_P_MAX) return;
+  pthread_mutex_lock(&own_p_mu);
+  own_p_used[p / 64] &= ~(1ull << (p % 64));
+  pthread_mutex_unlock(&own_p_mu);
+}
+
+void ctrace__events_reset(void) { atomic_store_explicit(&gc_seq, 0, memory_order_relaxed); }
+
+/* A thread's fields start zeroed (TLS); p becomes meaningful, -1 for
+ * none, when the thread first says what it is. */
+static void set_mode(ctrace__thread *t, uint8_t mode) {
+  if (t->mode == CTRACE__MODE_NONE) t->p = -1;
+  t->mode = mode;
+}
+
+void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) {
+  ctrace__thread_known(t);
+  set_mode(t, CTRACE__MODE_PLAIN);
+  if (!g) {
+    g = &t->self;
+    ctrace__g_register(g, pc, CTRACE__G_RUNNING);
+  }
+  t->home = g;
+  t->curg = g;
+  if (t->p < 0) t->p = alloc_own_p();
+}
+
+/* An event by the current G (or G0): makes the trace show it running. */
+CTRACE__INLINE void enter(ctrace__w *w, ctrace_g *g) {
+  if (ctrace__unlikely(w->t->tcurg != g)) ctrace__ensure_running(w, g, 0);
+}
+
+/* The current G stops running with event ev (block, sched, ...). */
+static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, void *fp,
+                  bool futile) {
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, g);
+  uint64_t v[1] = {ctrace__stack_id(t, fp)};
+  if (futile) ctrace__emit(&w, CTRACE_EV_FutileWakeup, 0, v, 0);
+  g->ctrace__ticks = ctrace__emit(&w, ev, 1, v, g->ctrace__ticks);
+  g->ctrace__tstatus = tstatus;
+  if (tstatus == CTRACE__G_RUNNABLE) g->ctrace__lastp = w.p;
+  t->tcurg = NULL;
+  ctrace__writer_done(&w);
+}
+
+void ctrace_go_create(ctrace_g *g, void (*start_fn)(void)) {
+  ctrace__g_register(g, (uintptr_t)start_fn, CTRACE__G_RUNNABLE);
+  ctrace_g *cur = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, cur);
+  ctrace__g_create_event(&w, g, ctrace__stack_id(t, __builtin_frame_address(0)));
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_go_destroy(ctrace_g *g) { ctrace__g_unregister(g); }
+
+void ctrace_g_set_stack(ctrace_g *g, const void *lo, const void *hi) {
+  g->ctrace__stack_lo = (uintptr_t)lo;
+  g->ctrace__stack_hi = (uintptr_t)hi;
+}
+
+static void go_start(ctrace_g *g, const char *label) {
+  ctrace__thread *t0 = &ctrace__tls;
+  if (t0->mode == CTRACE__MODE_NONE) set_mode(t0, CTRACE__MODE_RUNTIME);
+  t0->curg = g;
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNING, __ATOMIC_RELAXED);
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  if (t->tcurg != g) ctrace__ensure_running(&w, g, label ? ctrace__string_id(&w, label) : 0);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_go_start(ctrace_g *g) { go_start(g, NULL); }
+void ctrace_go_start_label(ctrace_g *g, const char *label) { go_start(g, label); }
+
+void ctrace_go_end(void) {
+  ctrace__thread *t0 = &ctrace__tls;
+  ctrace_g *g = t0->curg;
+  if (!g) return;
+  t0->curg = NULL;
+  if (t0->home == g) t0->home = NULL;
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_DEAD, __ATOMIC_RELAXED);
+  ctrace__thread *t = ctrace__begin();
+  if (t) {
+    ctrace__w w = ctrace__writer(t);
+    enter(&w, g);
+    uint64_t v[1];
+    ctrace__emit(&w, CTRACE_EV_GoEnd, 0, v, g->ctrace__ticks);
+    g->ctrace__tstatus = CTRACE__G_DEAD;
+    t->tcurg = NULL;
+    ctrace__writer_done(&w);
+    ctrace__end(t);
+  }
+  ctrace__g_unregister(g);
+}
+
+static void stop_current(uint8_t ev, uint32_t status, void *fp, bool futile) {
+  ctrace__thread *t0 = &ctrace__tls;
+  ctrace_g *g = ctrace__current(t0, 0);
+  if (!g) return;
+  __atomic_store_n(&g->ctrace__status, status, __ATOMIC_RELAXED);
+  t0->curg = NULL;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  leave(t, g, ev, status, fp, futile);
+  ctrace__end(t);
+}
+
+void ctrace_go_sched(void) {
+  stop_current(CTRACE_EV_GoSched, CTRACE__G_RUNNABLE, __builtin_frame_address(0), false);
+}
+void ctrace_go_preempt(void) {
+  stop_current(CTRACE_EV_GoPreempt, CTRACE__G_RUNNABLE, __builtin_frame_address(0), false);
+}
+void ctrace_go_stop(void) {
+  stop_current(CTRACE_EV_GoStop, CTRACE__G_RUNNABLE, __builtin_frame_address(0), false);
+}
+
+void ctrace_go_block(int reason) {
+  static const uint8_t evs[] = {
+      [CTRACE_BLOCK] = CTRACE_EV_GoBlock,           [CTRACE_BLOCK_SEND] = CTRACE_EV_GoBlockSend,
+      [CTRACE_BLOCK_RECV] = CTRACE_EV_GoBlockRecv,  [CTRACE_BLOCK_SELECT] = CTRACE_EV_GoBlockSelect,
+      [CTRACE_BLOCK_SYNC] = CTRACE_EV_GoBlockSync,  [CTRACE_BLOCK_COND] = CTRACE_EV_GoBlockCond,
+      [CTRACE_BLOCK_NET] = CTRACE_EV_GoBlockNet,    [CTRACE_BLOCK_GC] = CTRACE_EV_GoBlockGC,
+      [CTRACE_BLOCK_SLEEP] = CTRACE_EV_GoSleep,
+  };
+  unsigned r = (unsigned)reason & 0xff;
+  uint8_t ev = r < sizeof evs ? evs[r] : CTRACE_EV_GoBlock;
+  stop_current(ev, CTRACE__G_WAITING, __builtin_frame_address(0), reason & CTRACE_BLOCK_FUTILE);
+}
+
+void ctrace_go_unblock(ctrace_g *g) {
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNABLE, __ATOMIC_RELAXED);
+  ctrace_g *cur = ctrace__tls.curg;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, cur);
+  ctrace__ensure_announced(&w, g, CTRACE__G_WAITING);
+  if (g->ctrace__tstatus == CTRACE__G_WAITING)
+    ctrace__unblock_event(&w, g, ctrace__stack_id(t, __builtin_frame_address(0)));
+  else if (g->ctrace__tstatus == CTRACE__G_SYSCALL)
+    ctrace__sysexit_event(&w, g);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_go_syscall(void) {
+  ctrace_g *g = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));
+  if (!g) return;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, g);
+  uint64_t v[1] = {ctrace__stack_id(t, __builtin_frame_address(0))};
+  g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysCall, 1, v, 0);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_go_sysblock(void) {
+  ctrace__thread *t0 = &ctrace__tls;
+  ctrace_g *g = ctrace__current(t0, 0);
+  if (!g) return;
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_SYSCALL, __ATOMIC_RELAXED);
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, g);
+  uint64_t v[1];
+  g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysBlock, 0, v, g->ctrace__ticks);
+  g->ctrace__tstatus = CTRACE__G_SYSCALL;
+  t->tcurg = NULL;
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_go_sysexit(void) {
+  ctrace__thread *t0 = &ctrace__tls;
+  ctrace_g *g = t0->curg;
+  if (!g) return;
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNABLE, __ATOMIC_RELAXED);
+  t0->curg = NULL;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  ctrace__ensure_announced(&w, g, CTRACE__G_SYSCALL);
+  if (g->ctrace__tstatus == CTRACE__G_SYSCALL) ctrace__sysexit_event(&w, g);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+/* ---- processors ---------------------------------------------------------- */
+
+void ctrace__proc_open(ctrace__thread *t) {
+  ctrace__w w = {t, &t->buf, t->p};
+  if (!ctrace__reserve_slow(&t->buf, t->p, CTRACE__MAX_EVENT)) return;
+  uint64_t v[1] = {(uint64_t)t->tid};
+  ctrace__emit(&w, CTRACE_EV_ProcStart, 1, v, 0);
+  t->tp = t->p;
+}
+
+void ctrace__proc_close(ctrace__thread *t) {
+  ctrace__close_thread(t);
+  /* A P may move to another thread next: queue what this thread wrote for
+   * it now, so that the P's batches stay in file order. */
+  if (t->buf) {
+    ctrace__queue_full(t->buf);
+    t->buf = NULL;
+  }
+}
+
+void ctrace__sync_p(ctrace__thread *t) {
+  if (t->tp >= 0) ctrace__proc_close(t);
+  if (t->p >= 0) ctrace__proc_open(t);
+}
+
+/* A P change shows in the trace at the thread's next write (sync_p). */
+static void set_p(int64_t p) {
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_proc_start(int64_t p) {
+  if (p < 0) return;
+  ctrace__thread *t0 = &ctrace__tls;
+  if (t0->mode == CTRACE__MODE_NONE) set_mode(t0, CTRACE__MODE_RUNTIME);
+  t0->p = p;
+  raise_own_p(p + 1);
+  set_p(p);
+}
+
+void ctrace_proc_stop(void) {
+  ctrace__thread *t0 = &ctrace__tls;
+  if (t0->mode == CTRACE__MODE_NONE) return;
+  t0->p = -1;
+  set_p(-1);
+}
+
+void ctrace_gomaxprocs(int64_t procs) {
+  if (procs > 0) raise_own_p(procs);
+  ctrace_g *g = ctrace__tls.curg;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, g);
+  uint64_t v[2] = {(uint64_t)procs, ctrace__stack_id(t, __builtin_frame_address(0))};
+  ctrace__emit(&w, CTRACE_EV_Gomaxprocs, 2, v, 0);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+/* ---- garbage collection ------------------------------------------------- */
+
+/* An event of the current G (or G0) with n values; with_stack appends the
+ * caller's stack id as the last one. */
+static void simple(uint8_t ev, int n, uint64_t a, uint64_t b, void *fp) {
+  ctrace_g *g = ctrace__tls.curg;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, g);
+  uint64_t v[3] = {a, b, 0};
+  if (fp) v[n++] = ctrace__stack_id(t, fp);
+  if (ev == CTRACE_EV_GCStart)
+    v[0] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed);
+  ctrace__emit(&w, ev, n, v, 0);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_gc_start(void) { simple(CTRACE_EV_GCStart, 1, 0, 0, __builtin_frame_address(0)); }
+void ctrace_gc_done(void) { simple(CTRACE_EV_GCDone, 0, 0, 0, NULL); }
+void ctrace_gc_stw_start(int kind) { simple(CTRACE_EV_GCSTWStart, 1, kind == 1, 0, NULL); }
+void ctrace_gc_stw_done(void) { simple(CTRACE_EV_GCSTWDone, 0, 0, 0, NULL); }
+void ctrace_gc_sweep_start(void) {
+  simple(CTRACE_EV_GCSweepStart, 0, 0, 0, __builtin_frame_address(0));
+}
+void ctrace_gc_sweep_done(uint64_t swept, uint64_t reclaimed) {
+  simple(CTRACE_EV_GCSweepDone, 2, swept, reclaimed, NULL);
+}
+void ctrace_gc_mark_assist_start(void) {
+  simple(CTRACE_EV_GCMarkAssistStart, 0, 0, 0, __builtin_frame_address(0));
+}
+void ctrace_gc_mark_assist_done(void) { simple(CTRACE_EV_GCMarkAssistDone, 0, 0, 0, NULL); }
+void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, 1, live, 0, NULL); }
+void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, 1, goal, 0, NULL); }
+
+void ctrace_timer_goroutine(uint64_t gid) {
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  /* [g], the one event with neither timestamp nor stack. */
+  uint8_t *q = ctrace__reserve(w.bp, w.p, CTRACE__MAX_EVENT);
+  if (q) {
+    *q++ = CTRACE_EV_TimerGoroutine;
+    (*w.bp)->pos = ctrace__put_uvarint(q, gid);
+  }
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+/* ---- plain threads ------------------------------------------------------- */
+
+ctrace_g *ctrace_thread_g(void) {
+  return ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));
+}
+
+ctrace_g *ctrace_thread_create(void (*start_fn)(void)) {
+  ctrace_g *g = ctrace__alloc_g();
+  if (!g) return NULL;
+  ctrace_go_create(g, start_fn);
+  g->ctrace__flags = CTRACE__GF_OWNED;
+  return g;
+}
+
+void ctrace_thread_begin(ctrace_g *g) {
+  ctrace__thread *t0 = &ctrace__tls;
+  if (t0->mode == CTRACE__MODE_PLAIN && t0->home == &t0->self) ctrace__g_unregister(&t0->self);
+  if (g) __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNING, __ATOMIC_RELAXED);
+  ctrace__make_plain(t0, g, (uintptr_t)__builtin_return_address(0));
+  ctrace_thread_resume();
+}
+
+void ctrace_thread_resume(void) {
+  ctrace__thread *t0 = &ctrace__tls;
+  ctrace_g *g = ctrace__current(t0, (uintptr_t)__builtin_return_address(0));
+  if (!g && t0->home) g = t0->home;
+  if (!g) return;
+  t0->curg = g;
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNING, __ATOMIC_RELAXED);
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  enter(&w, g);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_thread_end(void) {
+  ctrace__thread *t0 = &ctrace__tls;
+  if (t0->mode != CTRACE__MODE_PLAIN) return;
+  ctrace_g *g = t0->home;
+  if (g) {
+    t0->curg = g;
+    ctrace_go_end();
+    if (g->ctrace__flags & CTRACE__GF_OWNED) ctrace__free_g(g);
+  }
+  t0->mode = CTRACE__MODE_ENDED;
+  int64_t p = t0->p;
+  ctrace_proc_stop(); /* queues the buffer: the P may now go to another thread */
+  free_own_p(p);
+}

@@ -1,0 +1,316 @@
+/* Internals of the tracer shared by src/runtime/. Everything here is
+ * ctrace__ and hidden from the shared library's exports (libctrace.map).
+ *
+ * Concurrency in one paragraph. Each thread writes events only into its
+ * own buffer, between two increments of its own sequence counter (odd while
+ * writing), after checking the global state word. Stop clears "enabled" in
+ * that word, forces a memory barrier on every thread (membarrier(2), or a
+ * full fence on each writer where membarrier is missing), and then waits for
+ * every registered thread's counter to leave the odd value it saw. After that
+ * no thread writes into this trace again, and stop may take their buffers.
+ * This is Go 1.22's scheme; C has no stop-the-world to lean on.
+ */
+#ifndef CTRACE_INTERNAL_H
+#define CTRACE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "ctrace/ctrace.h"
+#include "ctrace/format.h"
+
+#define ctrace__likely(x) __builtin_expect(!!(x), 1)
+#define ctrace__unlikely(x) __builtin_expect(!!(x), 0)
+#define CTRACE__HIDDEN __attribute__((visibility("hidden")))
+#define CTRACE__NOINLINE __attribute__((noinline))
+#define CTRACE__INLINE static inline __attribute__((always_inline))
+
+/* ---- buffers (buf.c) ------------------------------------------------- */
+
+/* Worst case of one event without a trailing string: type, length, tick
+ * diff, up to four values (three arguments and the stack id), 10 bytes each,
+ * plus a batch header the slow path may put first. */
+#define CTRACE__MAX_EVENT (2 + 5 * CTRACE_MAX_VARINT)
+#define CTRACE__NO_P ((int64_t)-1)
+
+typedef struct ctrace__buf {
+  struct ctrace__buf *link; /* pool or full queue */
+  uint8_t *pos, *end;       /* write cursor; end of the data area */
+  uint64_t last_ticks;      /* ticks of the last event, for diffs */
+  int64_t p;                /* P of the open batch */
+  size_t size;              /* bytes mapped, header included */
+  uint8_t data[];
+} ctrace__buf;
+
+/* Slow path of ctrace__reserve: queues *bp if any, takes an empty buffer
+ * and opens a batch for p. Returns NULL (and counts the event lost) when no
+ * memory can be had. */
+uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) CTRACE__HIDDEN;
+/* Appends b to the queue of full buffers the reader drains. */
+void ctrace__queue_full(ctrace__buf *b) CTRACE__HIDDEN;
+void ctrace__pool_trim(size_t keep_size) CTRACE__HIDDEN;
+size_t ctrace__buf_capacity(void) CTRACE__HIDDEN;
+
+CTRACE__INLINE uint8_t *ctrace__put_uvarint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* Room for n bytes in *bp, whose batch is for P p. */
+CTRACE__INLINE uint8_t *ctrace__reserve(ctrace__buf **bp, int64_t p, size_t n) {
+  ctrace__buf *b = *bp;
+  if (ctrace__likely(b != NULL && (size_t)(b->end - b->pos) >= n)) return b->pos;
+  return ctrace__reserve_slow(bp, p, n);
+}
+
+/* ---- clock (clock.c) --------------------------------------------------- */
+
+extern bool ctrace__use_tsc CTRACE__HIDDEN;
+uint64_t ctrace__mono_ns(void) CTRACE__HIDDEN;
+void ctrace__clock_init(void) CTRACE__HIDDEN;
+
+/* Trace ticks: rdtsc/64 where the TSC is constant and does not stop (Go's
+ * traceTickDiv on x86), else CLOCK_MONOTONIC nanoseconds. */
+CTRACE__INLINE uint64_t ctrace__ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (ctrace__likely(ctrace__use_tsc)) {
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return (((uint64_t)hi << 32) | lo) >> 6;
+  }
+#endif
+  return ctrace__mono_ns();
+}
+
+/* ---- goroutines -------------------------------------------------------- */
+
+/* A G's real status, kept whether or not tracing is on (read when a trace
+ * starts), and its status as the current trace has shown it (tstatus). */
+enum {
+  CTRACE__G_DEAD = 0,
+  CTRACE__G_RUNNABLE,
+  CTRACE__G_RUNNING,
+  CTRACE__G_WAITING,
+  CTRACE__G_SYSCALL, /* blocked in a system call, P given up */
+};
+
+/* ---- threads (tracer.c) ------------------------------------------------ */
+
+/* What a thread has said it is. A thread that says nothing before its
+ * first event is a plain thread: its own G on its own P. */
+enum {
+  CTRACE__MODE_NONE = 0,
+  CTRACE__MODE_PLAIN,   /* own G (home) on own P */
+  CTRACE__MODE_RUNTIME, /* runs Gs it is told of, on the P it is told of */
+  CTRACE__MODE_ENDED,   /* ctrace_thread_end was called */
+};
+
+/* ctrace__flags of a ctrace_g */
+#define CTRACE__GF_OWNED 1u /* allocated by ctrace_thread_create */
+
+typedef struct ctrace__thread {
+  _Atomic uint32_t seq; /* odd while writing an event */
+  uint64_t state;       /* global state this thread's trace fields are for */
+  ctrace__buf *buf;     /* this thread's buffer for that state */
+  int64_t tp;           /* P this thread has started in the trace, or -1 */
+  ctrace_g *tcurg;      /* G running on that P as the trace shows it */
+
+  /* Real state, kept whether or not tracing is on; this thread only. */
+  int64_t p;            /* P held, or -1 */
+  ctrace_g *curg;       /* G being run, NULL between Gs */
+  ctrace_g *home;       /* the thread's own G (plain threads) */
+  ctrace_g self;        /* storage for home unless adopted */
+  uintptr_t stack_lo, stack_hi;
+  pid_t tid;
+  uint8_t mode;         /* CTRACE__MODE_* */
+  bool registered, keyed, exiting;
+  _Atomic uint64_t events; /* events written, summed by ctrace_stats_get */
+  struct ctrace__thread *next, *prev; /* registry, under threads lock */
+} ctrace__thread;
+
+extern __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec"))) CTRACE__HIDDEN;
+/* gen << 1 | enabled */
+extern _Atomic uint64_t ctrace__state CTRACE__HIDDEN;
+extern bool ctrace__light_fence CTRACE__HIDDEN;
+
+typedef struct ctrace__config {
+  bool stacks;
+  int depth;
+  size_t buffer_size;
+} ctrace__config;
+extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
+
+typedef struct ctrace__counters {
+  _Atomic uint64_t events, lost, truncated, buffers, bytes;
+} ctrace__counters;
+extern ctrace__counters ctrace__stats CTRACE__HIDDEN;
+
+bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) CTRACE__HIDDEN;
+
+/* Enters the write section: returns the thread, or NULL when tracing is
+ * off (or this thread is already inside, as from a signal handler, where
+ * writing would tear the event being written; that event is counted lost). */
+CTRACE__INLINE ctrace__thread *ctrace__begin(void) {
+  ctrace__thread *t = &ctrace__tls;
+  uint32_t seq = atomic_load_explicit(&t->seq, memory_order_relaxed);
+  if (ctrace__unlikely(seq & 1)) {
+    atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+    return NULL;
+  }
+  atomic_store_explicit(&t->seq, seq + 1, memory_order_relaxed);
+  /* Store seq, then load state: stop does the mirror image. The StoreLoad
+   * order comes from stop's membarrier() where we have it. */
+  if (ctrace__likely(ctrace__light_fence))
+    atomic_signal_fence(memory_order_seq_cst);
+  else
+    atomic_thread_fence(memory_order_seq_cst);
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_acquire);
+  if (ctrace__unlikely(s != t->state) && !ctrace__begin_slow(t, s)) {
+    atomic_store_explicit(&t->seq, seq + 2, memory_order_release);
+    return NULL;
+  }
+  return t;
+}
+
+CTRACE__INLINE void ctrace__end(ctrace__thread *t) {
+  atomic_store_explicit(&t->seq, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1,
+                        memory_order_release);
+}
+
+CTRACE__INLINE bool ctrace__on(void) {
+  return atomic_load_explicit(&ctrace__state, memory_order_relaxed) & 1;
+}
+
+/* ---- writing events (events.c) ----------------------------------------- */
+
+/* Where an event goes: the thread's buffer for its P, or, for a thread
+ * without a P, the shared no-P buffer under its lock. */
+typedef struct ctrace__w {
+  ctrace__thread *t;
+  ctrace__buf **bp;
+  int64_t p;
+} ctrace__w;
+
+void ctrace__nop_lock(void) CTRACE__HIDDEN;
+void ctrace__nop_unlock(void) CTRACE__HIDDEN;
+extern ctrace__buf *ctrace__nop_buf CTRACE__HIDDEN;
+
+/* Brings the P the trace shows for t (tp) in line with the one it holds. */
+void ctrace__sync_p(ctrace__thread *t) CTRACE__HIDDEN;
+
+CTRACE__INLINE ctrace__w ctrace__writer(ctrace__thread *t) {
+  if (ctrace__unlikely(t->tp != t->p) && t->mode != CTRACE__MODE_NONE) ctrace__sync_p(t);
+  ctrace__w w = {t, &t->buf, t->tp};
+  if (ctrace__unlikely(t->tp < 0)) {
+    ctrace__nop_lock();
+    w.bp = &ctrace__nop_buf;
+    w.p = CTRACE__NO_P;
+  }
+  return w;
+}
+
+CTRACE__INLINE void ctrace__writer_done(ctrace__w *w) {
+  if (ctrace__unlikely(w->p == CTRACE__NO_P)) ctrace__nop_unlock();
+}
+
+/* Writes one event of type ev with n values (arguments, then the stack id
+ * for events that have one), at ticks at least min_ticks. Returns the ticks
+ * used, or 0 if the event was lost. */
+CTRACE__INLINE uint64_t ctrace__emit(ctrace__w *w, uint8_t ev, int n, const uint64_t *v,
+                                     uint64_t min_ticks) {
+  uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
+  if (ctrace__unlikely(p == NULL)) return 0;
+  ctrace__buf *b = *w->bp;
+  uint64_t now = ctrace__ticks();
+  /* Never go back in time within a batch (cores' TSCs may disagree), nor
+   * behind an event this one follows causally on another P. */
+  if (now < b->last_ticks) now = b->last_ticks;
+  if (now < min_ticks) now = min_ticks;
+  uint64_t diff = now - b->last_ticks;
+  /* Single writer: a plain increment, atomic only for readers' sake. */
+  atomic_store_explicit(&w->t->events, atomic_load_explicit(&w->t->events, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  b->last_ticks = now;
+  if (n < 3) {
+    *p++ = (uint8_t)(ev | n << CTRACE_ARG_COUNT_SHIFT);
+    p = ctrace__put_uvarint(p, diff);
+    for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
+  } else {
+    *p = (uint8_t)(ev | 3 << CTRACE_ARG_COUNT_SHIFT);
+    uint8_t *lenp = p + 1, *start = p + 2; /* < 128 bytes: one length byte */
+    p = ctrace__put_uvarint(start, diff);
+    for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
+    *lenp = (uint8_t)(p - start);
+  }
+  b->pos = p;
+  return now;
+}
+
+/* ---- strings and stacks (tab.c, stack.c) -------------------------------- */
+
+/* Id of string s in the current trace, writing its EvString through w the
+ * first time. 0 for NULL or "". */
+uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
+/* Id of the calling thread's stack above frame fp (the public function's
+ * own frame), 0 if stacks are off. */
+uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;
+/* Id of the one-frame stack of a G's start function. */
+uint64_t ctrace__pc_stack_id(uintptr_t pc) CTRACE__HIDDEN;
+/* At stop: writes every stack (symbolized) and resets both tables. */
+void ctrace__tables_dump(ctrace__buf **bp) CTRACE__HIDDEN;
+void ctrace__tables_reset(void) CTRACE__HIDDEN;
+
+/* Writes EvString [id, len, bytes]. */
+void ctrace__put_string(ctrace__buf **bp, int64_t p, uint64_t id, const char *s, size_t len) CTRACE__HIDDEN;
+
+/* ---- goroutine bookkeeping (sched.c) ------------------------------------ */
+
+void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) CTRACE__HIDDEN;
+void ctrace__g_unregister(ctrace_g *g) CTRACE__HIDDEN;
+ctrace_g *ctrace__alloc_g(void) CTRACE__HIDDEN;
+void ctrace__free_g(ctrace_g *g) CTRACE__HIDDEN;
+/* At start: announces every live G. */
+void ctrace__announce_all(void) CTRACE__HIDDEN;
+/* GoCreate of a new G, with the creator's stack. */
+void ctrace__g_create_event(ctrace__w *w, ctrace_g *g, uint64_t stack) CTRACE__HIDDEN;
+/* Announces g as status unless this trace has shown it already. */
+void ctrace__ensure_announced(ctrace__w *w, ctrace_g *g, uint32_t status) CTRACE__HIDDEN;
+/* Makes the trace show g running on w's P, emitting whatever bridges;
+ * label, if not 0, is the string id of a GoStartLabel. */
+void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) CTRACE__HIDDEN;
+void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) CTRACE__HIDDEN;
+void ctrace__sysexit_event(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
+/* Ends what the trace shows on t's P: its G stops, then the P. For stop
+ * (t quiescent) and for t itself. */
+void ctrace__close_thread(ctrace__thread *t) CTRACE__HIDDEN;
+
+/* ---- processors and threads (events.c) ----------------------------------- */
+
+/* Opens a batch for t->p and writes ProcStart. */
+void ctrace__proc_open(ctrace__thread *t) CTRACE__HIDDEN;
+/* close_thread, then queues t's buffer. */
+void ctrace__proc_close(ctrace__thread *t) CTRACE__HIDDEN;
+void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) CTRACE__HIDDEN;
+void ctrace__events_reset(void) CTRACE__HIDDEN;
+void ctrace__thread_known(ctrace__thread *t) CTRACE__HIDDEN;
+
+/* The thread's current G; a thread that has said nothing becomes a plain
+ * thread here (pc: where it was first seen, the name of its G). */
+CTRACE__INLINE ctrace_g *ctrace__current(ctrace__thread *t, uintptr_t pc) {
+  if (ctrace__unlikely(t->mode == CTRACE__MODE_NONE)) ctrace__make_plain(t, NULL, pc);
+  return t->curg;
+}
+
+/* The generation (state >> 1) being written. */
+CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }
+
+
+#endif

@@ -1,0 +1,109 @@
+/* ctrace_read: hands out the header, the full buffers in the order they
+ * were queued, the frequency footer, then the end.
+ *
+ * Buffers are queued FIFO; a P's batches therefore reach the file in time
+ * order, which Go's reader requires. The buffer last returned to the
+ * reader goes back to the pool on its next call (so the caller's pointer
+ * stays valid until then).
+ */
+#include <string.h>
+
+#include "reader.h"
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+static ctrace__buf *head, *tail;   /* full buffers */
+static ctrace__buf *reading;       /* returned by the last read */
+static bool open_;                 /* a trace is being produced or drained */
+static bool header_due, closing, footer_done, drained;
+static bool reader_active;
+static uint64_t frequency;
+static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
+
+void ctrace__queue_full(ctrace__buf *b) {
+  b->link = NULL;
+  pthread_mutex_lock(&mu);
+  if (tail)
+    tail->link = b;
+  else
+    head = b;
+  tail = b;
+  pthread_cond_signal(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_open(void) {
+  pthread_mutex_lock(&mu);
+  open_ = true;
+  header_due = true;
+  closing = footer_done = drained = false;
+  pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_close_and_wait(uint64_t freq) {
+  pthread_mutex_lock(&mu);
+  frequency = freq;
+  closing = true;
+  pthread_cond_broadcast(&cv);
+  while (!drained) pthread_cond_wait(&done_cv, &mu);
+  open_ = false;
+  pthread_mutex_unlock(&mu);
+}
+
+const void *ctrace_read(size_t *len) {
+  *len = 0;
+  pthread_mutex_lock(&mu);
+  if (reader_active) {
+    pthread_mutex_unlock(&mu);
+    return NULL;
+  }
+  reader_active = true;
+  if (reading) {
+    ctrace__buf_put(reading);
+    reading = NULL;
+  }
+  const void *out = NULL;
+  while (open_ && !drained) {
+    if (header_due) {
+      header_due = false;
+      out = CTRACE_HEADER;
+      *len = CTRACE_HEADER_LEN;
+      break;
+    }
+    if (head) {
+      ctrace__buf *b = head;
+      head = b->link;
+      if (!head) tail = NULL;
+      size_t n = (size_t)(b->pos - b->data);
+      if (n == 0) { /* nothing was written into it */
+        ctrace__buf_put(b);
+        continue;
+      }
+      reading = b;
+      out = b->data;
+      *len = n;
+      break;
+    }
+    if (closing && !footer_done) {
+      footer_done = true;
+      uint8_t *q = footer;
+      *q++ = CTRACE_EV_Frequency | 0 << CTRACE_ARG_COUNT_SHIFT;
+      q = ctrace__put_uvarint(q, frequency);
+      out = footer;
+      *len = (size_t)(q - footer);
+      break;
+    }
+    if (closing) {
+      drained = true;
+      pthread_cond_broadcast(&done_cv);
+      break;
+    }
+    /* The reader is woken by a full buffer or by stop; nothing else. */
+    pthread_cond_wait(&cv, &mu);
+  }
+  atomic_fetch_add_explicit(&ctrace__stats.bytes, *len, memory_order_relaxed);
+  reader_active = false;
+  pthread_mutex_unlock(&mu);
+  return out;
+}

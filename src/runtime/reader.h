@@ -1,0 +1,15 @@
+/* The reader side: the queue of full buffers and ctrace_read. */
+#ifndef CTRACE_READER_H
+#define CTRACE_READER_H
+
+#include "internal.h"
+
+/* Returns an empty buffer to the pool. */
+void ctrace__buf_put(ctrace__buf *b) CTRACE__HIDDEN;
+/* A new trace begins: the header is due first. */
+void ctrace__reader_open(void) CTRACE__HIDDEN;
+/* Everything is queued: after the queue, the reader gets the frequency
+ * footer and then the end. Blocks until the reader has returned the end. */
+void ctrace__reader_close_and_wait(uint64_t freq) CTRACE__HIDDEN;
+
+#endif

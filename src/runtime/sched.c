@@ -1,0 +1,218 @@
+/* Goroutine bookkeeping: the registry of live Gs, their announcement when
+ * a trace starts, and the bridging events that keep the trace valid.
+ *
+ * Go's reader checks a state machine (GO-COMPAT.md). A trace that starts
+ * while a G is blocked, or an API call that skips a step, would break it.
+ * So every G carries, per trace, the status the trace has shown so far
+ * (tstatus); an event that needs another status first writes the events
+ * that bridge the two, as Go 1.22 does lazily at a G's first event.
+ *
+ * Announcement (GoCreate, then GoWaiting or GoInSyscall) happens once per
+ * trace and G, under the G's own spinlock: either by the thread starting the
+ * trace, which walks the registry, or by the first thread that writes about
+ * the G, whichever comes first. Everything else about a G is ordered by the
+ * runtime's own synchronization, as in Go.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static pthread_mutex_t gs_mu = PTHREAD_MUTEX_INITIALIZER;
+static ctrace_g *gs_head; /* live Gs, under gs_mu */
+static _Atomic uint64_t next_gid = 1;
+
+void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
+  g->id = atomic_fetch_add_explicit(&next_gid, 1, memory_order_relaxed);
+  g->ctrace__gen = 0;
+  g->ctrace__seq = 0;
+  g->ctrace__lastp = CTRACE__NO_P;
+  g->ctrace__ticks = 0;
+  g->ctrace__start_pc = start_pc;
+  g->ctrace__stack_lo = g->ctrace__stack_hi = 0;
+  g->ctrace__tstatus = CTRACE__G_DEAD;
+  g->ctrace__lock = 0;
+  g->ctrace__flags = 0;
+  __atomic_store_n(&g->ctrace__status, status, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&gs_mu);
+  g->ctrace__prev = NULL;
+  g->ctrace__next = gs_head;
+  if (gs_head) gs_head->ctrace__prev = g;
+  gs_head = g;
+  pthread_mutex_unlock(&gs_mu);
+}
+
+void ctrace__g_unregister(ctrace_g *g) {
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_DEAD, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&gs_mu);
+  if (g->ctrace__prev)
+    g->ctrace__prev->ctrace__next = g->ctrace__next;
+  else if (gs_head == g)
+    gs_head = g->ctrace__next;
+  if (g->ctrace__next) g->ctrace__next->ctrace__prev = g->ctrace__prev;
+  g->ctrace__next = g->ctrace__prev = NULL;
+  pthread_mutex_unlock(&gs_mu);
+}
+
+ctrace_g *ctrace__alloc_g(void) { return calloc(1, sizeof(ctrace_g)); }
+void ctrace__free_g(ctrace_g *g) { free(g); }
+
+static void g_lock(ctrace_g *g) {
+  while (__atomic_exchange_n(&g->ctrace__lock, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_load_n(&g->ctrace__lock, __ATOMIC_RELAXED)) __builtin_ia32_pause();
+}
+
+static void g_unlock(ctrace_g *g) { __atomic_store_n(&g->ctrace__lock, 0, __ATOMIC_RELEASE); }
+
+static bool announced(ctrace__w *w, ctrace_g *g) {
+  return __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE) == ctrace__gen(w->t);
+}
+
+/* Shows g in this trace as it stands (status), once. creator_stack is the
+ * stack of the GoCreate: the creator's for a new G, 0 for one announced. */
+static void announce(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creator_stack) {
+  g_lock(g);
+  if (!announced(w, g)) {
+    g->ctrace__seq = 0;
+    g->ctrace__lastp = w->p;
+    uint64_t v[3] = {g->id, ctrace__pc_stack_id(g->ctrace__start_pc), creator_stack};
+    uint64_t ticks = ctrace__emit(w, CTRACE_EV_GoCreate, 3, v, 0);
+    g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+    if (status == CTRACE__G_WAITING || status == CTRACE__G_SYSCALL) {
+      /* GoWaiting/GoInSyscall carry the implied seq 1. */
+      g->ctrace__seq = 1;
+      ticks = ctrace__emit(w, status == CTRACE__G_WAITING ? CTRACE_EV_GoWaiting : CTRACE_EV_GoInSyscall,
+                           1, v, 0);
+      g->ctrace__tstatus = status;
+    }
+    g->ctrace__ticks = ticks;
+    __atomic_store_n(&g->ctrace__gen, ctrace__gen(w->t), __ATOMIC_RELEASE);
+  }
+  g_unlock(g);
+}
+
+void ctrace__announce_all(void) {
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  pthread_mutex_lock(&gs_mu);
+  for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
+    uint32_t st = __atomic_load_n(&g->ctrace__status, __ATOMIC_RELAXED);
+    if (st != CTRACE__G_DEAD) announce(&w, g, st, 0);
+  }
+  pthread_mutex_unlock(&gs_mu);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace__g_create_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
+  announce(w, g, CTRACE__G_RUNNABLE, stack);
+}
+
+/* Takes the G the trace shows on w's P off it, if it is not g: the
+ * runtime switched without saying so. GoPreempt is the honest name. */
+static void free_p(ctrace__w *w, ctrace_g *g) {
+  ctrace_g *cur = w->t->tcurg;
+  if (!cur || cur == g) return;
+  uint64_t v[1] = {0};
+  cur->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoPreempt, 1, v, cur->ctrace__ticks);
+  cur->ctrace__tstatus = CTRACE__G_RUNNABLE;
+  cur->ctrace__lastp = w->p;
+  w->t->tcurg = NULL;
+}
+
+/* The Local variants say "same P as this G's last event", which lets the
+ * reader order them without a sequence number (the seeds' tracelastp). */
+static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
+  free_p(w, g);
+  g->ctrace__seq++;
+  uint64_t t;
+  if (label) {
+    uint64_t v[3] = {g->id, g->ctrace__seq, label};
+    g->ctrace__lastp = w->p;
+    t = ctrace__emit(w, CTRACE_EV_GoStartLabel, 3, v, g->ctrace__ticks);
+  } else if (g->ctrace__lastp == w->p) {
+    uint64_t v[1] = {g->id};
+    t = ctrace__emit(w, CTRACE_EV_GoStartLocal, 1, v, g->ctrace__ticks);
+  } else {
+    uint64_t v[2] = {g->id, g->ctrace__seq};
+    g->ctrace__lastp = w->p;
+    t = ctrace__emit(w, CTRACE_EV_GoStart, 2, v, g->ctrace__ticks);
+  }
+  g->ctrace__ticks = t;
+  g->ctrace__tstatus = CTRACE__G_RUNNING;
+  w->t->tcurg = g;
+}
+
+void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
+  g->ctrace__seq++;
+  uint64_t t;
+  if (g->ctrace__lastp == w->p) {
+    uint64_t v[2] = {g->id, stack};
+    t = ctrace__emit(w, CTRACE_EV_GoUnblockLocal, 2, v, g->ctrace__ticks);
+  } else {
+    uint64_t v[3] = {g->id, g->ctrace__seq, stack};
+    g->ctrace__lastp = w->p;
+    t = ctrace__emit(w, CTRACE_EV_GoUnblock, 3, v, g->ctrace__ticks);
+  }
+  g->ctrace__ticks = t;
+  g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+}
+
+/* Always GoSysExit, never GoSysExitLocal, as Go 1.11's runtime does:
+ * Go 1.19's reader does not take the G of a GoSysExitLocal from its
+ * argument, and so rejects it after a GoSysBlock. */
+void ctrace__sysexit_event(ctrace__w *w, ctrace_g *g) {
+  g->ctrace__seq++;
+  g->ctrace__lastp = w->p;
+  /* Real exit time 0: the event's own time stands. */
+  uint64_t v[3] = {g->id, g->ctrace__seq, 0};
+  g->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoSysExit, 3, v, g->ctrace__ticks);
+  g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+}
+
+void ctrace__ensure_announced(ctrace__w *w, ctrace_g *g, uint32_t status) {
+  if (!announced(w, g)) announce(w, g, status, 0);
+}
+
+void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
+  if (!announced(w, g)) announce(w, g, CTRACE__G_RUNNABLE, 0);
+  switch (g->ctrace__tstatus) {
+  case CTRACE__G_RUNNING:
+    if (w->t->tcurg == g) return;
+    /* Shown running on another P: only a runtime that moved a G without
+     * stopping it gets here. Stop it there in the trace's eyes. */
+    g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+    break;
+  case CTRACE__G_WAITING:
+    /* Nobody told us who woke it: it wakes itself from this P, between
+     * Gs, as Go's netpoller does from G0. */
+    free_p(w, g);
+    w->t->tcurg = NULL;
+    ctrace__unblock_event(w, g, 0);
+    break;
+  case CTRACE__G_SYSCALL:
+    free_p(w, g);
+    ctrace__sysexit_event(w, g);
+    break;
+  default:
+    break;
+  }
+  start_event(w, g, label);
+}
+
+/* Ends what the trace shows on the thread's P: the G running there stops
+ * (GoSched, Go's own recipe at trace stop), then the P. */
+void ctrace__close_thread(ctrace__thread *t) {
+  if (t->tp < 0) return;
+  ctrace__w w = {t, &t->buf, t->tp};
+  uint64_t v[1] = {0};
+  ctrace_g *g = t->tcurg;
+  if (g) {
+    g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSched, 1, v, g->ctrace__ticks);
+    g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+    g->ctrace__lastp = t->tp;
+    t->tcurg = NULL;
+  }
+  ctrace__emit(&w, CTRACE_EV_ProcStop, 0, v, 0);
+  t->tp = -1;
+}

@@ -1,0 +1,536 @@
+/* In-process symbolizer on elfutils' libdwfl. See symbolize.h.
+ *
+ * One Dwfl session describes this process's modules (from /proc/self/maps)
+ * and loads each module's ELF and DWARF lazily, the first time a PC falls
+ * in it. Results are cached by PC, and the strings in them are interned
+ * copies, so they outlive module reloads and stay valid until close.
+ */
+#include "runtime/symbolize.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char unknown[] = "?";
+
+/* NULL: libdwfl's default debuginfo search path (.debug, /usr/lib/debug).
+   The callbacks keep a pointer to it, so it must outlive the session. */
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks callbacks = {
+  .find_elf = dwfl_linux_proc_find_elf,
+  .find_debuginfo = dwfl_standard_find_debuginfo,
+  .debuginfo_path = &debuginfo_path,
+};
+
+typedef struct cache_entry {
+  uintptr_t pc; /* 0: empty slot (PC 0 is never cached) */
+  ctrace__frame frame;
+} cache_entry;
+
+static struct {
+  Dwfl *dwfl;       /* NULL until the first report, or if libdwfl failed */
+  bool reported;    /* a report was attempted: do not retry on every call */
+  bool counted;     /* adds/subs below were read from the loader */
+  uint64_t adds;    /* the loader's dlpi_adds and dlpi_subs when the */
+  uint64_t subs;    /* modules were last reported */
+  cache_entry *cache; /* PC -> frame, open addressing, power-of-2 size */
+  size_t cache_cap, cache_len;
+  char **strs;        /* interned strings, open addressing, power-of-2 */
+  size_t strs_cap, strs_len;
+} S;
+
+/* ---- loader generation --------------------------------------------------- */
+
+typedef struct loader_counters {
+  bool valid;
+  uint64_t adds, subs;
+} loader_counters;
+
+static int read_counters_cb(struct dl_phdr_info *info, size_t size,
+                            void *arg) {
+  loader_counters *c = arg;
+  /* Every entry carries the same counters; older loaders lack them. */
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                  sizeof info->dlpi_subs) {
+    c->valid = true;
+    c->adds = info->dlpi_adds;
+    c->subs = info->dlpi_subs;
+  }
+  return 1; /* one entry is enough */
+}
+
+/* The loader counts objects added and removed; comparing the counts with
+   those at the last report tells whether /proc/self/maps is worth
+   rereading, without reading it. */
+static loader_counters read_counters(void) {
+  loader_counters c = {0};
+  dl_iterate_phdr(read_counters_cb, &c);
+  return c;
+}
+
+/* ---- interned strings ---------------------------------------------------- */
+
+static uint64_t hash_str(const char *s, size_t n) {
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static bool strs_grow(void) {
+  size_t cap = S.strs_cap ? S.strs_cap * 2 : 256;
+  char **strs = calloc(cap, sizeof *strs);
+  if (strs == NULL)
+    return false;
+  for (size_t i = 0; i < S.strs_cap; i++) {
+    char *s = S.strs[i];
+    if (s == NULL)
+      continue;
+    size_t j = hash_str(s, strlen(s)) & (cap - 1);
+    while (strs[j] != NULL)
+      j = (j + 1) & (cap - 1);
+    strs[j] = s;
+  }
+  free(S.strs);
+  S.strs = strs;
+  S.strs_cap = cap;
+  return true;
+}
+
+/* Returns a copy of a followed by b (b may be NULL) that lives until close,
+   shared with every equal string: function and file names repeat across
+   many PCs. "?" for an empty or missing string, or when memory runs out. */
+static const char *intern2(const char *a, const char *b) {
+  if (a == NULL || a[0] == '\0')
+    return unknown;
+  size_t na = strlen(a), nb = b ? strlen(b) : 0;
+  char stack[512], *buf = stack;
+  if (na + nb + 1 > sizeof stack && (buf = malloc(na + nb + 1)) == NULL)
+    return unknown;
+  memcpy(buf, a, na);
+  if (nb)
+    memcpy(buf + na, b, nb);
+  buf[na + nb] = '\0';
+  size_t n = na + nb;
+
+  const char *result = unknown;
+  if (S.strs_len * 2 >= S.strs_cap && !strs_grow())
+    goto out;
+  size_t j = hash_str(buf, n) & (S.strs_cap - 1);
+  for (; S.strs[j] != NULL; j = (j + 1) & (S.strs_cap - 1)) {
+    if (strcmp(S.strs[j], buf) == 0) {
+      result = S.strs[j];
+      goto out;
+    }
+  }
+  char *copy = malloc(n + 1);
+  if (copy == NULL)
+    goto out;
+  memcpy(copy, buf, n + 1);
+  S.strs[j] = copy;
+  S.strs_len++;
+  result = copy;
+out:
+  if (buf != stack)
+    free(buf);
+  return result;
+}
+
+static const char *intern(const char *s) { return intern2(s, NULL); }
+
+/* Source paths in DWARF may be relative to the compilation directory;
+   joining them gives the viewer a path it can open. */
+static const char *intern_path(const char *file, const char *comp_dir) {
+  if (file == NULL || file[0] == '/' || comp_dir == NULL ||
+      comp_dir[0] == '\0')
+    return intern(file);
+  size_t n = strlen(comp_dir);
+  char stack[512], *dir = stack;
+  if (n + 2 > sizeof stack && (dir = malloc(n + 2)) == NULL)
+    return intern(file);
+  memcpy(dir, comp_dir, n);
+  if (comp_dir[n - 1] != '/')
+    dir[n++] = '/';
+  dir[n] = '\0';
+  const char *result = intern2(dir, file);
+  if (dir != stack)
+    free(dir);
+  return result;
+}
+
+/* ---- PC cache ------------------------------------------------------------ */
+
+static size_t hash_pc(uintptr_t pc, size_t cap) {
+  return (size_t)(((uint64_t)pc * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+static const ctrace__frame *cache_find(uintptr_t pc) {
+  if (S.cache_cap == 0)
+    return NULL;
+  for (size_t j = hash_pc(pc, S.cache_cap); S.cache[j].pc != 0;
+       j = (j + 1) & (S.cache_cap - 1)) {
+    if (S.cache[j].pc == pc)
+      return &S.cache[j].frame;
+  }
+  return NULL;
+}
+
+static bool cache_grow(void) {
+  size_t cap = S.cache_cap ? S.cache_cap * 2 : 1024;
+  cache_entry *cache = calloc(cap, sizeof *cache);
+  if (cache == NULL)
+    return false;
+  for (size_t i = 0; i < S.cache_cap; i++) {
+    if (S.cache[i].pc == 0)
+      continue;
+    size_t j = hash_pc(S.cache[i].pc, cap);
+    while (cache[j].pc != 0)
+      j = (j + 1) & (cap - 1);
+    cache[j] = S.cache[i];
+  }
+  free(S.cache);
+  S.cache = cache;
+  S.cache_cap = cap;
+  return true;
+}
+
+/* Caching is an optimization: when memory runs out the frame is simply
+   not remembered. */
+static void cache_add(uintptr_t pc, const ctrace__frame *frame) {
+  if (S.cache_len * 2 >= S.cache_cap && !cache_grow())
+    return;
+  size_t j = hash_pc(pc, S.cache_cap);
+  while (S.cache[j].pc != 0)
+    j = (j + 1) & (S.cache_cap - 1);
+  S.cache[j].pc = pc;
+  S.cache[j].frame = *frame;
+  S.cache_len++;
+}
+
+static void cache_clear(void) {
+  if (S.cache != NULL)
+    memset(S.cache, 0, S.cache_cap * sizeof *S.cache);
+  S.cache_len = 0;
+}
+
+/* ---- CUs by address ------------------------------------------------------ */
+
+/* libdw (0.188) finds the compilation unit holding an address only through
+   .debug_aranges, which clang does not emit by default. For modules where
+   that fails, the CUs' own address ranges are collected once into a sorted
+   index kept in the module's userdata slot. */
+typedef struct cu_range {
+  Dwarf_Addr lo, hi; /* [lo, hi) in DWARF addresses (without bias) */
+  Dwarf_Die cu;      /* valid while the module is */
+} cu_range;
+
+typedef struct cu_index {
+  size_t n;
+  cu_range r[];
+} cu_index;
+
+static int cmp_range(const void *a, const void *b) {
+  const cu_range *x = a, *y = b;
+  return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Returns an index, possibly empty (no DWARF, or memory ran out part-way:
+   a partial index only loses file and line for some PCs), or NULL when
+   nothing could be allocated. */
+static cu_index *build_cu_index(Dwfl_Module *mod) {
+  size_t cap = 0;
+  cu_index *ix = calloc(1, sizeof *ix);
+  Dwarf_Addr bias;
+  for (Dwarf_Die *cu = NULL;
+       ix != NULL && (cu = dwfl_module_nextcu(mod, cu, &bias)) != NULL;) {
+    Dwarf_Addr base, lo, hi;
+    ptrdiff_t off = 0;
+    while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+      /* Linkers leave the ranges of discarded code at 0. */
+      if (lo == 0 || hi <= lo)
+        continue;
+      if (ix->n == cap) {
+        size_t ncap = cap ? cap * 2 : 64;
+        cu_index *bigger = realloc(ix, sizeof *ix + ncap * sizeof ix->r[0]);
+        if (bigger == NULL)
+          goto done;
+        ix = bigger;
+        cap = ncap;
+      }
+      ix->r[ix->n++] = (cu_range){lo, hi, *cu};
+    }
+  }
+done:
+  if (ix != NULL)
+    qsort(ix->r, ix->n, sizeof ix->r[0], cmp_range);
+  return ix;
+}
+
+static Dwarf_Die *cu_index_find(cu_index *ix, Dwarf_Addr a) {
+  size_t lo = 0, hi = ix->n; /* find the last range starting at or below a */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ix->r[mid].lo <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > 0 && a < ix->r[lo - 1].hi ? &ix->r[lo - 1].cu : NULL;
+}
+
+/* The CU DIE holding addr, and in *bias the offset from DWARF addresses
+   to run-time ones; NULL if the module has no DWARF for addr. */
+static Dwarf_Die *find_cu(Dwfl_Module *mod, uintptr_t addr, Dwarf_Addr *bias) {
+  Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+  if (cu != NULL)
+    return cu;
+  if (dwfl_module_getdwarf(mod, bias) == NULL)
+    return NULL;
+  void **userdata;
+  dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  if (*userdata == NULL)
+    *userdata = build_cu_index(mod);
+  return *userdata ? cu_index_find(*userdata, addr - *bias) : NULL;
+}
+
+/* dwfl_report_end callback for modules that went away; also used to free
+   every index at close. The slot is taken from dwfl_module_info because
+   the two callback types disagree on whether they pass it by address. */
+static int forget_module(Dwfl_Module *mod, void *slot, const char *name,
+                         Dwarf_Addr start, void *arg) {
+  void **userdata;
+  dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  free(*userdata);
+  *userdata = NULL;
+  return 0;
+}
+
+static int forget_module_cb(Dwfl_Module *mod, void **userdata,
+                            const char *name, Dwarf_Addr start, void *arg) {
+  forget_module(mod, userdata, name, start, arg);
+  return DWARF_CB_OK;
+}
+
+/* ---- modules ------------------------------------------------------------- */
+
+static void end_session(void) {
+  dwfl_getmodules(S.dwfl, forget_module_cb, NULL, 0);
+  dwfl_end(S.dwfl);
+  S.dwfl = NULL;
+}
+
+/* (Re)reads /proc/self/maps into the session. Modules still mapped at the
+   same place are kept by libdwfl with their loaded ELF and DWARF. */
+static void report_modules(void) {
+  S.reported = true;
+  if (S.dwfl == NULL && (S.dwfl = dwfl_begin(&callbacks)) == NULL)
+    return;
+  /* Counters first: a library loaded while the maps are being read then
+     shows up as a change next time, rather than being missed. */
+  loader_counters c = read_counters();
+  S.counted = c.valid;
+  S.adds = c.adds;
+  S.subs = c.subs;
+  dwfl_report_begin(S.dwfl);
+  /* A failure part-way (say, one unreadable file) still leaves the
+     modules reported so far, which are worth using. */
+  (void)dwfl_linux_proc_report(S.dwfl, getpid());
+  if (dwfl_report_end(S.dwfl, forget_module, NULL) != 0)
+    end_session();
+}
+
+/* A module was unloaded since the last report: another may now sit at its
+   addresses, so both the module list and the cached frames are stale. */
+static void check_unloads(void) {
+  if (!S.reported) {
+    report_modules();
+    return;
+  }
+  loader_counters c = read_counters();
+  if (c.valid && S.counted && c.subs != S.subs) {
+    report_modules();
+    cache_clear();
+  }
+}
+
+/* dwfl_addrmodule (elfutils 0.188) can answer with the module below an
+   address that lies past that module's end, in a gap of the map; seen
+   with a library dlopen'ed above the highest module reported. Checking
+   the bounds turns that into the miss it is. */
+static Dwfl_Module *module_at(uintptr_t addr) {
+  Dwfl_Module *mod = S.dwfl ? dwfl_addrmodule(S.dwfl, addr) : NULL;
+  Dwarf_Addr start, end;
+  if (mod == NULL ||
+      dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL) ==
+          NULL ||
+      addr < start || addr >= end)
+    return NULL;
+  return mod;
+}
+
+/* A PC outside every module may be in a library loaded since the last
+   report. Rereading the maps only when the loader added something keeps
+   garbage PCs from costing a reread each. */
+static Dwfl_Module *find_module(uintptr_t addr) {
+  Dwfl_Module *mod = module_at(addr);
+  if (mod != NULL)
+    return mod;
+  loader_counters c = read_counters();
+  if (c.valid && S.counted && c.adds == S.adds && c.subs == S.subs)
+    return NULL;
+  report_modules();
+  return module_at(addr);
+}
+
+/* ---- DWARF --------------------------------------------------------------- */
+
+/* The linkage name is the symbol name (mangled for C++, absent for C);
+   the integrate variants follow abstract_origin and specification, which
+   is where inlined instances and clones keep their names. */
+static const char *die_name(Dwarf_Die *die) {
+  Dwarf_Attribute attr;
+  const char *name =
+      dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  if (name == NULL)
+    name = dwarf_formstring(
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  if (name == NULL)
+    name = dwarf_diename(die);
+  return name;
+}
+
+static const char *comp_dir_of(Dwarf_Die *cu) {
+  Dwarf_Attribute attr;
+  return dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+}
+
+/* addr falls in code inlined (maybe several levels deep) into a real
+   function. Walking the concrete scopes out from the innermost inlined
+   instance finds that function, and the outermost inlined instance holds
+   the place in it where the inlined code was called. */
+static void describe_inlined(Dwarf_Die *inlined, ctrace__frame *out) {
+  Dwarf_Die *chain;
+  int n = dwarf_getscopes_die(inlined, &chain);
+  if (n <= 0)
+    return;
+  Dwarf_Die *call = NULL;
+  for (int i = 0; i < n; i++) {
+    int tag = dwarf_tag(&chain[i]);
+    if (tag == DW_TAG_inlined_subroutine) {
+      call = &chain[i];
+    } else if (tag == DW_TAG_subprogram) {
+      out->func = intern(die_name(&chain[i]));
+      break;
+    }
+  }
+  Dwarf_Attribute attr;
+  Dwarf_Word file_idx, line;
+  Dwarf_Die cu;
+  Dwarf_Files *files;
+  size_t nfiles;
+  if (call != NULL &&
+      dwarf_formudata(dwarf_attr(call, DW_AT_call_line, &attr), &line) == 0 &&
+      dwarf_formudata(dwarf_attr(call, DW_AT_call_file, &attr), &file_idx) ==
+          0 &&
+      dwarf_diecu(call, &cu, NULL, NULL) != NULL &&
+      dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && file_idx < nfiles) {
+    out->file = intern_path(dwarf_filesrc(files, file_idx, NULL, NULL),
+                            comp_dir_of(&cu));
+    out->line = line;
+  }
+  free(chain);
+}
+
+/* Fills in what DWARF says about addr: the function from the scopes, and
+   the file and line from the line table or, in inlined code, from the
+   call site. */
+static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
+                           ctrace__frame *out) {
+  Dwarf_Addr bias;
+  Dwarf_Die *cu = find_cu(mod, addr, &bias);
+  if (cu == NULL)
+    return;
+  Dwarf_Die *scopes;
+  int n = dwarf_getscopes(cu, addr - bias, &scopes);
+  for (int i = 0; i < n; i++) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) {
+      out->func = intern(die_name(&scopes[i]));
+      break;
+    }
+    if (tag == DW_TAG_inlined_subroutine) {
+      describe_inlined(&scopes[i], out);
+      break;
+    }
+  }
+  if (n > 0)
+    free(scopes);
+  if (out->line != 0)
+    return;
+  Dwarf_Line *line = dwarf_getsrc_die(cu, addr - bias);
+  int lineno;
+  const char *file;
+  if (line != NULL && dwarf_lineno(line, &lineno) == 0 && lineno > 0 &&
+      (file = dwarf_linesrc(line, NULL, NULL)) != NULL) {
+    out->file = intern_path(file, comp_dir_of(cu));
+    out->line = (uint64_t)lineno;
+  }
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
+  *out = (ctrace__frame){unknown, unknown, 0};
+  Dwfl_Module *mod = find_module(addr);
+  /* Outside every module the answer can change once a library is loaded
+     there, so only frames from known modules are cached. */
+  *cacheable = mod != NULL;
+  if (mod != NULL) {
+    describe_dwarf(mod, addr, out);
+    if (out->func == unknown)
+      out->func = intern(dwfl_module_addrname(mod, addr));
+  }
+  if (out->func == unknown) {
+    Dl_info info;
+    if (dladdr((void *)addr, &info) != 0)
+      out->func = intern(info.dli_sname);
+  }
+}
+
+void ctrace__symbolize(uintptr_t pc, ctrace__frame *out) {
+  /* PC 0 ends some frame-pointer walks; it never names code. */
+  if (pc == 0) {
+    *out = (ctrace__frame){unknown, unknown, 0};
+    return;
+  }
+  check_unloads();
+  const ctrace__frame *hit = cache_find(pc);
+  if (hit != NULL) {
+    *out = *hit;
+    return;
+  }
+  /* A return address is the instruction after the call, which may belong
+     to the next line or, after a noreturn call, the next function. */
+  bool cacheable;
+  resolve(pc - 1, out, &cacheable);
+  if (cacheable)
+    cache_add(pc, out);
+}
+
+void ctrace__symbolize_close(void) {
+  if (S.dwfl != NULL)
+    end_session();
+  for (size_t i = 0; i < S.strs_cap; i++)
+    free(S.strs[i]);
+  free(S.strs);
+  free(S.cache);
+  memset(&S, 0, sizeof S);
+}

@@ -1,0 +1,44 @@
+/* In-process symbolizer: return addresses -> {function, file, line}.
+ *
+ * Stacks are captured while tracing as bare PCs (a frame-pointer walk);
+ * names are only needed when the trace is written out, so the tracer
+ * symbolizes when tracing stops, off the hot path. The symbolizer reads the
+ * process's own ELF files and DWARF through elfutils' libdwfl, falling back
+ * to symbol tables and dladdr when there is no debug information.
+ *
+ * Threads: none of these functions is thread-safe. The caller serializes
+ * every call (the tracer calls them under its control lock). They may be
+ * called from any thread, but not from a signal handler: they allocate and
+ * open files.
+ */
+#ifndef CTRACE_RUNTIME_SYMBOLIZE_H
+#define CTRACE_RUNTIME_SYMBOLIZE_H
+
+#include <stdint.h>
+
+typedef struct ctrace__frame {
+  const char *func; /* function name, "?" if unknown */
+  const char *file; /* source file path, "?" if unknown */
+  uint64_t line;    /* 0 if unknown */
+} ctrace__frame;
+
+/* pc is a return address: the call instruction is looked up at pc-1.
+   Never fails. Strings stay valid until ctrace__symbolize_close().
+   Not thread-safe: the caller serializes (the tracer calls it under its control lock).
+
+   For a call made from code inlined into its caller, the frame names the
+   function that owns the stack frame (the outermost non-inlined function)
+   and the line in it where the inlined code was called, so func, file and
+   line always agree with each other.
+
+   The first call reads /proc/self/maps; libraries loaded later are picked
+   up when a PC falls outside every known module. Results are cached per
+   PC until ctrace__symbolize_close(). */
+void ctrace__symbolize(uintptr_t pc, ctrace__frame *out);
+
+/* Frees everything the symbolizer holds: the libdwfl session, the cache
+   and every string handed out. Safe to call when nothing was symbolized
+   and more than once; a later ctrace__symbolize() starts afresh. */
+void ctrace__symbolize_close(void);
+
+#endif /* CTRACE_RUNTIME_SYMBOLIZE_H */

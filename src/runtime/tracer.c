@@ -1,0 +1,267 @@
+/* Tracer control: the state word, thread registry, start and stop.
+ *
+ * Start and stop run under ctl_mu, one at a time. Neither stops the world:
+ * start publishes a new state word (generation + enabled) and announces the
+ * live Gs; each thread notices the new word at its next event and opens
+ * its part of the trace (begin_slow). Stop clears "enabled", makes every
+ * thread's view of that store certain (membarrier), waits until no thread is
+ * inside a write section it began before, and only then touches their
+ * buffers. Locks a thread may need inside a write section (buffer pool,
+ * reader queue, intern tables, G registry) are never held by stop while it
+ * waits; threads_mu, which stop holds, is only taken outside write sections.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+__thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t ctrace__state;
+bool ctrace__light_fence;
+ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE};
+ctrace__counters ctrace__stats;
+
+static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static ctrace__thread *threads; /* registered threads, under threads_mu */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static uint64_t ticks_start, ns_start;
+
+ctrace__buf *ctrace__nop_buf;
+static pthread_mutex_t nop_mu = PTHREAD_MUTEX_INITIALIZER;
+void ctrace__nop_lock(void) { pthread_mutex_lock(&nop_mu); }
+void ctrace__nop_unlock(void) { pthread_mutex_unlock(&nop_mu); }
+
+const char *ctrace_strerror(int err) {
+  switch (err) {
+#define CTRACE__ERR_CASE(name, val, msg) \
+  case CTRACE_##name:                    \
+    return msg;
+    CTRACE_ERRNO_MAP(CTRACE__ERR_CASE)
+#undef CTRACE__ERR_CASE
+  case 0:
+    return "success";
+  }
+  return "unknown error";
+}
+
+static void thread_exit(void *arg);
+
+static void init_once(void) {
+  ctrace__clock_init();
+#ifndef CTRACE_TSAN
+  /* With expedited private membarrier, stop pays for the StoreLoad fence
+   * (an IPI to the process's running CPUs), so writers need none. TSan
+   * does not model membarrier, so its builds fence on every write. */
+  ctrace__light_fence =
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+  pthread_key_create(&exit_key, thread_exit);
+}
+
+static void heavy_barrier(void) {
+  if (ctrace__light_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* Outside any write section: threads_mu is held by stop while it waits. */
+static void thread_register(ctrace__thread *t) {
+  t->tid = (pid_t)syscall(SYS_gettid);
+  t->tp = -1;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *addr;
+    size_t size;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      t->stack_lo = (uintptr_t)addr;
+      t->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  pthread_mutex_lock(&threads_mu);
+  t->prev = NULL;
+  t->next = threads;
+  if (threads) threads->prev = t;
+  threads = t;
+  t->registered = true;
+  pthread_mutex_unlock(&threads_mu);
+  ctrace__thread_known(t);
+}
+
+/* The thread saw a state word other than the one its trace fields are for:
+ * tracing is off, or a new trace began. Called inside the write section. */
+bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
+  if (!(s & 1) || t->exiting) return false;
+  if (!t->registered) {
+    /* Registration takes threads_mu, which stop holds while it waits for
+     * write sections to end: leave ours for the duration. */
+    atomic_store_explicit(&t->seq, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1,
+                          memory_order_release);
+    pthread_once(&once, init_once);
+    thread_register(t);
+    atomic_store_explicit(&t->seq, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    if (ctrace__light_fence)
+      atomic_signal_fence(memory_order_seq_cst);
+    else
+      atomic_thread_fence(memory_order_seq_cst);
+    s = atomic_load_explicit(&ctrace__state, memory_order_acquire);
+    if (!(s & 1)) return false;
+  }
+  /* The buffer of the previous trace, if any, was taken by its stop. */
+  t->state = s;
+  t->buf = NULL;
+  t->tcurg = NULL;
+  t->tp = -1; /* the P, if any, opens at the first write (sync_p) */
+  return true;
+}
+
+/* Makes sure thread_exit runs for t: a thread that owns a registered G
+ * must unregister it before its TLS goes away. */
+void ctrace__thread_known(ctrace__thread *t) {
+  if (t->keyed) return;
+  pthread_once(&once, init_once);
+  pthread_setspecific(exit_key, t);
+  t->keyed = true;
+}
+
+static void thread_exit(void *arg) {
+  ctrace__thread *t = arg;
+  if (t->mode == CTRACE__MODE_PLAIN) ctrace_thread_end();
+  ctrace__thread *w = ctrace__begin();
+  if (w) {
+    ctrace__close_thread(w); /* a runtime thread that still shows a G or P */
+    ctrace__end(w);
+  }
+  t->exiting = true;
+  t->state = 0; /* never equal to an enabled state: begin goes slow */
+  if (!t->registered) return;
+  pthread_mutex_lock(&threads_mu);
+  /* The buffer is ours unless stop took it (it clears t->buf under this
+   * lock): hand it over. */
+  if (t->buf) ctrace__queue_full(t->buf);
+  t->buf = NULL;
+  if (t->prev)
+    t->prev->next = t->next;
+  else
+    threads = t->next;
+  if (t->next) t->next->prev = t->prev;
+  t->registered = false;
+  atomic_fetch_add(&ctrace__stats.events, atomic_load_explicit(&t->events, memory_order_relaxed));
+  pthread_mutex_unlock(&threads_mu);
+}
+
+int ctrace_enabled(void) { return ctrace__on(); }
+
+int ctrace_start(const ctrace_options *opts) {
+  ctrace_options o = {0};
+  if (opts) o = *opts;
+  if (o.stack_depth < 0 || o.stack_depth > CTRACE_MAX_STACK_DEPTH) return CTRACE_EINVAL;
+  if (o.buffer_size && (o.buffer_size < 8192 || o.buffer_size > (16u << 20))) return CTRACE_EINVAL;
+  pthread_once(&once, init_once);
+  pthread_mutex_lock(&ctl_mu);
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
+  if (s & 1) {
+    pthread_mutex_unlock(&ctl_mu);
+    return CTRACE_EBUSY;
+  }
+  /* Only here, with tracing off and every thread out of its write
+   * section since the last stop, may the configuration change. */
+  ctrace__cfg.stacks = !o.no_stacks;
+  ctrace__cfg.depth = o.stack_depth ? o.stack_depth : CTRACE_DEFAULT_STACK_DEPTH;
+  ctrace__cfg.buffer_size = o.buffer_size ? o.buffer_size : CTRACE_DEFAULT_BUFFER_SIZE;
+  ctrace__pool_trim(ctrace__cfg.buffer_size);
+  ctrace__events_reset();
+  ctrace__reader_open();
+  ns_start = ctrace__mono_ns();
+  ticks_start = ctrace__ticks();
+  atomic_store_explicit(&ctrace__state, ((s >> 1) + 1) << 1 | 1, memory_order_seq_cst);
+  ctrace__announce_all();
+  pthread_mutex_unlock(&ctl_mu);
+  return 0;
+}
+
+/* Ticks per second over the trace. A very short trace would give a poor
+ * figure, so the measurement spans at least 10 ms. */
+static uint64_t frequency(void) {
+  uint64_t ns, ticks;
+  for (;;) {
+    ticks = ctrace__ticks();
+    ns = ctrace__mono_ns();
+    if (ns - ns_start >= 10000000) break;
+    struct timespec d = {0, 1000000};
+    nanosleep(&d, NULL);
+  }
+  uint64_t f = (uint64_t)((double)(ticks - ticks_start) * 1e9 / (double)(ns - ns_start));
+  return f ? f : 1;
+}
+
+static void wait_quiescent(ctrace__thread *t) {
+  uint32_t seq = atomic_load_explicit(&t->seq, memory_order_acquire);
+  if (!(seq & 1)) return;
+  for (int spins = 0; atomic_load_explicit(&t->seq, memory_order_acquire) == seq; spins++) {
+    if (spins < 100)
+      __builtin_ia32_pause();
+    else
+      sched_yield();
+  }
+}
+
+static int stop_locked(void) {
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
+  if (!(s & 1)) return CTRACE_ENOTRACE;
+  atomic_store_explicit(&ctrace__state, s & ~(uint64_t)1, memory_order_seq_cst);
+  heavy_barrier();
+
+  pthread_mutex_lock(&threads_mu);
+  for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
+  /* Nobody writes into this trace any more. Close what each thread shows
+   * and take its buffer. */
+  for (ctrace__thread *t = threads; t; t = t->next) {
+    if (t->state != s) continue;
+    ctrace__close_thread(t);
+    if (t->buf) ctrace__queue_full(t->buf);
+    t->buf = NULL;
+  }
+  pthread_mutex_unlock(&threads_mu);
+
+  pthread_mutex_lock(&nop_mu);
+  if (ctrace__nop_buf) ctrace__queue_full(ctrace__nop_buf);
+  ctrace__nop_buf = NULL;
+  pthread_mutex_unlock(&nop_mu);
+
+  ctrace__buf *dump = NULL;
+  ctrace__tables_dump(&dump);
+  if (dump) ctrace__queue_full(dump);
+  ctrace__tables_reset();
+  ctrace__reader_close_and_wait(frequency());
+  return 0;
+}
+
+int ctrace__writer_join(void);
+
+int ctrace_stop(void) {
+  pthread_mutex_lock(&ctl_mu);
+  int err = stop_locked();
+  if (!err) err = ctrace__writer_join();
+  pthread_mutex_unlock(&ctl_mu);
+  return err;
+}
+
+void ctrace_stats_get(ctrace_stats *out) {
+  pthread_mutex_lock(&threads_mu);
+  out->events = atomic_load(&ctrace__stats.events);
+  for (ctrace__thread *t = threads; t; t = t->next)
+    out->events += atomic_load_explicit(&t->events, memory_order_relaxed);
+  pthread_mutex_unlock(&threads_mu);
+  out->lost = atomic_load(&ctrace__stats.lost);
+  out->truncated = atomic_load(&ctrace__stats.truncated);
+  out->buffers = atomic_load(&ctrace__stats.buffers);
+  out->bytes = atomic_load(&ctrace__stats.bytes);
+}
