@@ -264,7 +264,7 @@ void ctrace__sync_p(ctrace__thread *t) {
 }
 
 /* A P change shows in the trace at the thread's next write (sync_p). */
-static void set_p(int64_t p) {
+static void show_p(void) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
@@ -278,14 +278,14 @@ void ctrace_proc_start(int64_t p) {
   if (t0->mode == CTRACE__MODE_NONE) set_mode(t0, CTRACE__MODE_RUNTIME);
   t0->p = p;
   raise_own_p(p + 1);
-  set_p(p);
+  show_p();
 }
 
 void ctrace_proc_stop(void) {
   ctrace__thread *t0 = &ctrace__tls;
   if (t0->mode == CTRACE__MODE_NONE) return;
   t0->p = -1;
-  set_p(-1);
+  show_p();
 }
 
 void ctrace_gomaxprocs(int64_t procs) {

@@ -155,6 +155,30 @@ extern ctrace__counters ctrace__stats CTRACE__HIDDEN;
 
 bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) CTRACE__HIDDEN;
 
+/* ctrace_start; writer (writer.c), if any, is the trace's reader thread,
+ * which stop joins with ctrace__writer_join, returning its error. */
+int ctrace__start(const ctrace_options *opts, void *writer) CTRACE__HIDDEN;
+int ctrace__writer_join(void *writer) CTRACE__HIDDEN;
+
+/* Stores the odd seq, then loads the state word: stop does the mirror
+ * image, so one of the two sees the other. The StoreLoad order comes from
+ * stop's membarrier() where the kernel has it, else from a full fence
+ * here. TSan models neither fences nor membarrier, so its builds use
+ * sequentially consistent accesses, which it understands. */
+CTRACE__INLINE uint64_t ctrace__enter_seq(ctrace__thread *t, uint32_t odd) {
+#ifdef CTRACE_TSAN
+  atomic_store_explicit(&t->seq, odd, memory_order_seq_cst);
+  return atomic_load_explicit(&ctrace__state, memory_order_seq_cst);
+#else
+  atomic_store_explicit(&t->seq, odd, memory_order_relaxed);
+  if (ctrace__likely(ctrace__light_fence))
+    atomic_signal_fence(memory_order_seq_cst);
+  else
+    atomic_thread_fence(memory_order_seq_cst);
+  return atomic_load_explicit(&ctrace__state, memory_order_acquire);
+#endif
+}
+
 /* Enters the write section: returns the thread, or NULL when tracing is
  * off (or this thread is already inside, as from a signal handler, where
  * writing would tear the event being written; that event is counted lost). */
@@ -165,14 +189,7 @@ CTRACE__INLINE ctrace__thread *ctrace__begin(void) {
     atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
     return NULL;
   }
-  atomic_store_explicit(&t->seq, seq + 1, memory_order_relaxed);
-  /* Store seq, then load state: stop does the mirror image. The StoreLoad
-   * order comes from stop's membarrier() where we have it. */
-  if (ctrace__likely(ctrace__light_fence))
-    atomic_signal_fence(memory_order_seq_cst);
-  else
-    atomic_thread_fence(memory_order_seq_cst);
-  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_acquire);
+  uint64_t s = ctrace__enter_seq(t, seq + 1);
   if (ctrace__unlikely(s != t->state) && !ctrace__begin_slow(t, s)) {
     atomic_store_explicit(&t->seq, seq + 2, memory_order_release);
     return NULL;

@@ -412,32 +412,70 @@ static const char *comp_dir_of(Dwarf_Die *cu) {
   return dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
 }
 
-/* addr falls in code inlined (maybe several levels deep) into a real
-   function. Walking the concrete scopes out from the innermost inlined
-   instance finds that function, and the outermost inlined instance holds
-   the place in it where the inlined code was called. */
-static void describe_inlined(Dwarf_Die *inlined, ctrace__frame *out) {
-  Dwarf_Die *chain;
-  int n = dwarf_getscopes_die(inlined, &chain);
-  if (n <= 0)
-    return;
-  Dwarf_Die *call = NULL;
-  for (int i = 0; i < n; i++) {
-    int tag = dwarf_tag(&chain[i]);
-    if (tag == DW_TAG_inlined_subroutine) {
-      call = &chain[i];
-    } else if (tag == DW_TAG_subprogram) {
-      out->func = intern(die_name(&chain[i]));
-      break;
+/* Tags whose children may define functions: C++ namespaces and classes. */
+static bool holds_functions(int tag) {
+  return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+         tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+         tag == DW_TAG_module;
+}
+
+/* Finds the definition of the function containing a among the children of
+   parent. Only function DIEs are asked for their ranges: a CU is mostly
+   type and variable DIEs, and dwarf_getscopes, which asks every DIE, costs
+   tens of microseconds per PC on an ordinary C file. */
+static bool find_function(Dwarf_Die *parent, Dwarf_Addr a, Dwarf_Die *fn) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0)
+    return false;
+  do {
+    int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram && dwarf_haspc(&child, a) == 1) {
+      *fn = child;
+      return true;
+    }
+    if (holds_functions(tag) && find_function(&child, a, fn))
+      return true;
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
+/* Descends from function fn through the scopes containing a to the
+   outermost inlined call containing it, if any. A nested function (GNU C)
+   on the way is where the frame belongs, so it replaces fn. */
+static bool find_inlined_call(Dwarf_Die *fn, Dwarf_Addr a, Dwarf_Die *call) {
+  Dwarf_Die scope = *fn, child;
+  bool more = dwarf_child(&scope, &child) == 0;
+  while (more) {
+    int tag = dwarf_tag(&child);
+    bool scope_tag = tag == DW_TAG_inlined_subroutine ||
+                     tag == DW_TAG_subprogram ||
+                     tag == DW_TAG_lexical_block ||
+                     tag == DW_TAG_try_block || tag == DW_TAG_catch_block;
+    if (scope_tag && dwarf_haspc(&child, a) == 1) {
+      if (tag == DW_TAG_inlined_subroutine) {
+        *call = child;
+        return true;
+      }
+      if (tag == DW_TAG_subprogram)
+        *fn = child;
+      scope = child;
+      more = dwarf_child(&scope, &child) == 0;
+    } else {
+      more = dwarf_siblingof(&child, &child) == 0;
     }
   }
+  return false;
+}
+
+/* The place in the calling function where inlined code was called. */
+static void describe_call_site(Dwarf_Die *call, ctrace__frame *out) {
   Dwarf_Attribute attr;
   Dwarf_Word file_idx, line;
   Dwarf_Die cu;
   Dwarf_Files *files;
   size_t nfiles;
-  if (call != NULL &&
-      dwarf_formudata(dwarf_attr(call, DW_AT_call_line, &attr), &line) == 0 &&
+  if (dwarf_formudata(dwarf_attr(call, DW_AT_call_line, &attr), &line) == 0 &&
+      line != 0 &&
       dwarf_formudata(dwarf_attr(call, DW_AT_call_file, &attr), &file_idx) ==
           0 &&
       dwarf_diecu(call, &cu, NULL, NULL) != NULL &&
@@ -446,36 +484,28 @@ static void describe_inlined(Dwarf_Die *inlined, ctrace__frame *out) {
                             comp_dir_of(&cu));
     out->line = line;
   }
-  free(chain);
 }
 
-/* Fills in what DWARF says about addr: the function from the scopes, and
+/* Fills in what DWARF says about addr: the function owning the frame, and
    the file and line from the line table or, in inlined code, from the
-   call site. */
+   call site in that function, so that the three agree. */
 static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
                            ctrace__frame *out) {
   Dwarf_Addr bias;
   Dwarf_Die *cu = find_cu(mod, addr, &bias);
   if (cu == NULL)
     return;
-  Dwarf_Die *scopes;
-  int n = dwarf_getscopes(cu, addr - bias, &scopes);
-  for (int i = 0; i < n; i++) {
-    int tag = dwarf_tag(&scopes[i]);
-    if (tag == DW_TAG_subprogram) {
-      out->func = intern(die_name(&scopes[i]));
-      break;
-    }
-    if (tag == DW_TAG_inlined_subroutine) {
-      describe_inlined(&scopes[i], out);
-      break;
-    }
+  Dwarf_Addr a = addr - bias;
+  Dwarf_Die fn, call;
+  if (find_function(cu, a, &fn)) {
+    bool inlined = find_inlined_call(&fn, a, &call);
+    out->func = intern(die_name(&fn));
+    if (inlined)
+      describe_call_site(&call, out);
   }
-  if (n > 0)
-    free(scopes);
   if (out->line != 0)
     return;
-  Dwarf_Line *line = dwarf_getsrc_die(cu, addr - bias);
+  Dwarf_Line *line = dwarf_getsrc_die(cu, a);
   int lineno;
   const char *file;
   if (line != NULL && dwarf_lineno(line, &lineno) == 0 && lineno > 0 &&

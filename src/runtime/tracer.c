@@ -32,6 +32,7 @@ static ctrace__thread *threads; /* registered threads, under threads_mu */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static uint64_t ticks_start, ns_start;
+static void *trace_writer; /* of ctrace_start_fd, joined by stop */
 
 ctrace__buf *ctrace__nop_buf;
 static pthread_mutex_t nop_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -65,9 +66,13 @@ static void init_once(void) {
   pthread_key_create(&exit_key, thread_exit);
 }
 
+/* Between stop's store of the state word and its loads of the threads'
+ * seq (see ctrace__enter_seq). */
 static void heavy_barrier(void) {
+#ifndef CTRACE_TSAN
   if (ctrace__light_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
   atomic_thread_fence(memory_order_seq_cst);
+#endif
 }
 
 /* Outside any write section: threads_mu is held by stop while it waits. */
@@ -105,13 +110,7 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
                           memory_order_release);
     pthread_once(&once, init_once);
     thread_register(t);
-    atomic_store_explicit(&t->seq, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    if (ctrace__light_fence)
-      atomic_signal_fence(memory_order_seq_cst);
-    else
-      atomic_thread_fence(memory_order_seq_cst);
-    s = atomic_load_explicit(&ctrace__state, memory_order_acquire);
+    s = ctrace__enter_seq(t, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1);
     if (!(s & 1)) return false;
   }
   /* The buffer of the previous trace, if any, was taken by its stop. */
@@ -139,10 +138,14 @@ static void thread_exit(void *arg) {
     ctrace__close_thread(w); /* a runtime thread that still shows a G or P */
     ctrace__end(w);
   }
+  if (!t->registered) {
+    t->exiting = true;
+    return;
+  }
+  /* Stop reads state and buf under threads_mu: change them only under it. */
+  pthread_mutex_lock(&threads_mu);
   t->exiting = true;
   t->state = 0; /* never equal to an enabled state: begin goes slow */
-  if (!t->registered) return;
-  pthread_mutex_lock(&threads_mu);
   /* The buffer is ours unless stop took it (it clears t->buf under this
    * lock): hand it over. */
   if (t->buf) ctrace__queue_full(t->buf);
@@ -154,12 +157,15 @@ static void thread_exit(void *arg) {
   if (t->next) t->next->prev = t->prev;
   t->registered = false;
   atomic_fetch_add(&ctrace__stats.events, atomic_load_explicit(&t->events, memory_order_relaxed));
+  atomic_store_explicit(&t->events, 0, memory_order_relaxed);
   pthread_mutex_unlock(&threads_mu);
 }
 
 int ctrace_enabled(void) { return ctrace__on(); }
 
-int ctrace_start(const ctrace_options *opts) {
+int ctrace_start(const ctrace_options *opts) { return ctrace__start(opts, NULL); }
+
+int ctrace__start(const ctrace_options *opts, void *writer) {
   ctrace_options o = {0};
   if (opts) o = *opts;
   if (o.stack_depth < 0 || o.stack_depth > CTRACE_MAX_STACK_DEPTH) return CTRACE_EINVAL;
@@ -179,6 +185,7 @@ int ctrace_start(const ctrace_options *opts) {
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset();
   ctrace__reader_open();
+  trace_writer = writer;
   ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
   atomic_store_explicit(&ctrace__state, ((s >> 1) + 1) << 1 | 1, memory_order_seq_cst);
@@ -203,7 +210,7 @@ static uint64_t frequency(void) {
 }
 
 static void wait_quiescent(ctrace__thread *t) {
-  uint32_t seq = atomic_load_explicit(&t->seq, memory_order_acquire);
+  uint32_t seq = atomic_load_explicit(&t->seq, memory_order_seq_cst);
   if (!(seq & 1)) return;
   for (int spins = 0; atomic_load_explicit(&t->seq, memory_order_acquire) == seq; spins++) {
     if (spins < 100)
@@ -244,12 +251,11 @@ static int stop_locked(void) {
   return 0;
 }
 
-int ctrace__writer_join(void);
-
 int ctrace_stop(void) {
   pthread_mutex_lock(&ctl_mu);
   int err = stop_locked();
-  if (!err) err = ctrace__writer_join();
+  if (!err && trace_writer) err = ctrace__writer_join(trace_writer);
+  trace_writer = NULL;
   pthread_mutex_unlock(&ctl_mu);
   return err;
 }
