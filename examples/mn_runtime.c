@@ -170,7 +170,12 @@ static int chan_op(coro *self, chan *ch, int send, msg *m) {
   coro **peers = send ? &ch->recvq : &ch->sendq, *peer = *peers;
   if (peer) { /* rendezvous: swap the value and wake the peer */
     *peers = peer->next;
-    if (send) peer->slot = *m, peer->ok = 1; else *m = peer->slot;
+    if (send) {
+      peer->slot = *m;
+      peer->ok = 1;
+    } else {
+      *m = peer->slot;
+    }
     ctrace_go_unblock(&peer->g);
     pthread_mutex_unlock(&ch->mu);
     ready(peer);

@@ -249,7 +249,7 @@ void ctrace__proc_open(ctrace__thread *t) {
 }
 
 void ctrace__proc_close(ctrace__thread *t) {
-  ctrace__close_thread(t);
+  ctrace__close_thread(t, false);
   /* A P may move to another thread next: queue what this thread wrote for
    * it now, so that the P's batches stay in file order. */
   if (t->buf) {

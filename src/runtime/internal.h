@@ -305,9 +305,9 @@ void ctrace__ensure_announced(ctrace__w *w, ctrace_g *g, uint32_t status) CTRACE
 void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) CTRACE__HIDDEN;
 void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) CTRACE__HIDDEN;
 void ctrace__sysexit_event(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
-/* Ends what the trace shows on t's P: its G stops, then the P. For stop
- * (t quiescent) and for t itself. */
-void ctrace__close_thread(ctrace__thread *t) CTRACE__HIDDEN;
+/* Ends what the trace shows on t's P: its G stops, then the P. For t
+ * itself, or, stopping, for a trace that is over (t quiescent). */
+void ctrace__close_thread(ctrace__thread *t, bool stopping) CTRACE__HIDDEN;
 
 /* ---- processors and threads (events.c) ----------------------------------- */
 

@@ -201,16 +201,21 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
 }
 
 /* Ends what the trace shows on the thread's P: the G running there stops
- * (GoSched, Go's own recipe at trace stop), then the P. */
-void ctrace__close_thread(ctrace__thread *t) {
+ * (GoSched, Go's own recipe at trace stop), then the P. At stop the G is
+ * not touched: its thread may have ended it and freed it since tracing went
+ * off, and the next trace announces it afresh anyway. */
+void ctrace__close_thread(ctrace__thread *t, bool stopping) {
   if (t->tp < 0) return;
   ctrace__w w = {t, &t->buf, t->tp};
   uint64_t v[1] = {0};
   ctrace_g *g = t->tcurg;
   if (g) {
-    g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSched, 1, v, g->ctrace__ticks);
-    g->ctrace__tstatus = CTRACE__G_RUNNABLE;
-    g->ctrace__lastp = t->tp;
+    uint64_t ticks = ctrace__emit(&w, CTRACE_EV_GoSched, 1, v, stopping ? 0 : g->ctrace__ticks);
+    if (!stopping) {
+      g->ctrace__ticks = ticks;
+      g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+      g->ctrace__lastp = t->tp;
+    }
     t->tcurg = NULL;
   }
   ctrace__emit(&w, CTRACE_EV_ProcStop, 0, v, 0);

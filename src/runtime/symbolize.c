@@ -24,9 +24,13 @@ static const char unknown[] = "?";
    The callbacks keep a pointer to it, so it must outlive the session. */
 static char *debuginfo_path;
 
+/* Local files only. dwfl_standard_find_debuginfo would ask debuginfod when
+   DEBUGINFOD_URLS is set (Debian sets it in login shells), and stopping a
+   trace must never wait on the network. Build-id lookup still finds
+   Debian's -dbgsym packages under /usr/lib/debug/.build-id. */
 static const Dwfl_Callbacks callbacks = {
   .find_elf = dwfl_linux_proc_find_elf,
-  .find_debuginfo = dwfl_standard_find_debuginfo,
+  .find_debuginfo = dwfl_build_id_find_debuginfo,
   .debuginfo_path = &debuginfo_path,
 };
 

@@ -21,7 +21,9 @@
 #include "reader.h"
 
 __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
-_Atomic uint64_t ctrace__state;
+/* Generation 1, off. Not 0: a thread's zeroed TLS holds state 0, and the
+ * word must differ so that its first event takes the slow path. */
+_Atomic uint64_t ctrace__state = 2;
 bool ctrace__light_fence;
 ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE};
 ctrace__counters ctrace__stats;
@@ -135,7 +137,7 @@ static void thread_exit(void *arg) {
   if (t->mode == CTRACE__MODE_PLAIN) ctrace_thread_end();
   ctrace__thread *w = ctrace__begin();
   if (w) {
-    ctrace__close_thread(w); /* a runtime thread that still shows a G or P */
+    ctrace__close_thread(w, false); /* a runtime thread that still shows a G or P */
     ctrace__end(w);
   }
   if (!t->registered) {
@@ -147,8 +149,12 @@ static void thread_exit(void *arg) {
   t->exiting = true;
   t->state = 0; /* never equal to an enabled state: begin goes slow */
   /* The buffer is ours unless stop took it (it clears t->buf under this
-   * lock): hand it over. */
-  if (t->buf) ctrace__queue_full(t->buf);
+   * lock): hand it over, closed as stop would have closed it if tracing
+   * went off after our last write. */
+  if (t->buf) {
+    ctrace__close_thread(t, true);
+    ctrace__queue_full(t->buf);
+  }
   t->buf = NULL;
   if (t->prev)
     t->prev->next = t->next;
@@ -232,7 +238,7 @@ static int stop_locked(void) {
    * and take its buffer. */
   for (ctrace__thread *t = threads; t; t = t->next) {
     if (t->state != s) continue;
-    ctrace__close_thread(t);
+    ctrace__close_thread(t, true);
     if (t->buf) ctrace__queue_full(t->buf);
     t->buf = NULL;
   }

@@ -1,0 +1,65 @@
+/* test_headers.c - the public headers compile on their own as strict C11
+ * (-std=c11 -Wall -Wextra -Werror -pedantic), in either order, and link.
+ *
+ * Built twice: with ctrace/ctrace.h first, and with ctrace/format.h first
+ * (TEST_HEADERS_FORMAT_FIRST), so that each header is shown to be
+ * self-contained. Each is included twice to test its include guard.
+ */
+#ifdef TEST_HEADERS_FORMAT_FIRST
+#include <ctrace/format.h>
+#include <ctrace/ctrace.h>
+#else
+#include <ctrace/ctrace.h>
+#include <ctrace/format.h>
+#endif
+#include <ctrace/ctrace.h>
+#include <ctrace/format.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define EXPECT(cond)                                                       \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "test_headers.c:%d: failed: %s\n", __LINE__, #cond); \
+      failures++;                                                          \
+    }                                                                      \
+  } while (0)
+
+/* The public types are usable as declared. */
+static ctrace_options options = {0, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE};
+
+int main(void) {
+  /* Error codes and their messages (the X-macro table in ctrace.h). */
+  EXPECT(strcmp(ctrace_strerror(CTRACE_EBUSY), "tracing is already on") == 0);
+  EXPECT(strcmp(ctrace_strerror(CTRACE_EREADER), "another reader is active") == 0);
+  EXPECT(strcmp(ctrace_strerror(0), "success") == 0);
+  EXPECT(ctrace_strerror(12345) != NULL);
+
+  /* The event table, through the shared library's exported data. */
+  EXPECT(strcmp(ctrace_event_descs[CTRACE_EV_UserLog].name, "UserLog") == 0);
+  EXPECT(ctrace_event_descs[CTRACE_EV_UserLog].flags & CTRACE_F_STRING);
+  EXPECT(ctrace_event_descs[CTRACE_EV_Batch].nargs == 2);
+  EXPECT(CTRACE_EV_COUNT == 50);
+  EXPECT(sizeof(CTRACE_HEADER) - 1 == CTRACE_HEADER_LEN);
+  EXPECT(CTRACE_VERSION == 1011);
+
+  /* Public API usable without tracing: no trace is on. */
+  EXPECT(!ctrace_enabled());
+  EXPECT(ctrace_stop() == CTRACE_ENOTRACE);
+  options.stack_depth = CTRACE_MAX_STACK_DEPTH + 1;
+  EXPECT(ctrace_start(&options) == CTRACE_EINVAL);
+  EXPECT(ctrace_task_create(0, "t") != 0);
+
+  if (failures) return 1;
+  printf("test_headers (C%s): ok\n",
+#ifdef TEST_HEADERS_FORMAT_FIRST
+         ", format.h first"
+#else
+         ", ctrace.h first"
+#endif
+  );
+  return 0;
+}
