@@ -74,17 +74,11 @@ static void open_batch(ctrace__buf *b, int64_t p) {
 }
 
 uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) {
-  ctrace__buf *b = *bp;
-  if (b && (size_t)(b->end - b->pos) >= n + 1 + 2 * CTRACE_MAX_VARINT && b->p != p) {
-    /* Same buffer, new P: a second batch in it keeps order, because a P
-     * changes hands only through ProcStop, which queues the buffer. */
-    open_batch(b, p);
-    return b->pos;
-  }
-  if (b && b->p == p && (size_t)(b->end - b->pos) >= n) return b->pos;
-  if (b) ctrace__queue_full(b);
+  /* A batch holds one P: a thread queues its buffer before it changes P
+   * (ctrace__proc_close), so here the P is that of *bp, if any. */
+  if (*bp) ctrace__queue_full(*bp);
   *bp = NULL;
-  b = buf_get();
+  ctrace__buf *b = buf_get();
   if (!b || (size_t)(b->end - b->data) < n + 1 + 2 * CTRACE_MAX_VARINT) {
     if (b) ctrace__buf_put(b);
     atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);

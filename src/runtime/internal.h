@@ -47,7 +47,7 @@ typedef struct ctrace__buf {
 } ctrace__buf;
 
 /* Slow path of ctrace__reserve: queues *bp if any, takes an empty buffer
- * and opens a batch for p. Returns NULL (and counts the event lost) when no
+ * and opens a batch for p in it. Returns NULL (and counts the event lost) when no
  * memory can be had. */
 uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) CTRACE__HIDDEN;
 /* Appends b to the queue of full buffers the reader drains. */
