@@ -29,13 +29,15 @@
  * While a traced case runs, the trace goes to /dev/null through
  * ctrace_start_fd, whose background thread reads it as it is produced.
  * Bytes per event are the reader's byte total (ctrace_stats.bytes, counted
- * as the reader consumes) over the events written, both taken across the
- * case's whole trace, so the header, stack table and footer are included.
+ * as the reader consumes) over the events written (ctrace_stats.events),
+ * both summed over the case's traces (one per run, whole, so headers,
+ * stack tables and footers are included).
  *
  * Output: one line per case on stdout,
  *   BENCH name=<case> ns_per_event=<x> ratio_to_floor=<r> bytes_per_event=<b>
  *         threads=<n> [scaling=<s>] floor_ns=<f>
- * (one line), where floor_ns is the floor's median per iteration, and
+ * (one line), where floor_ns is the floor's median per iteration in the
+ * pass reported, and
  * threads=2 lines give per-thread figures with both threads running the
  * same loop at once (the floor too). scaling is the 2-thread per-event cost
  * over the 1-thread one, each in units of its own floor (ratio_to_floor

@@ -1421,6 +1421,20 @@ static int thread_state(pid_t tid) {
   return p && p[1] == ' ' ? p[2] : '?';
 }
 
+static _Atomic int second_done;
+static const void *second_ptr;
+static size_t second_len;
+static void *second_reader(void *arg) {
+  (void)arg;
+  size_t n = 99;
+  const void *p = ctrace_read(&n);
+  second_ptr = p;
+  second_len = n;
+  atomic_store(&second_done, 1);
+  while (p) p = ctrace_read(&n); /* only if it was not refused */
+  return NULL;
+}
+
 static void test_errors(void **state) {
   (void)state;
   assert_int_equal(ctrace_enabled(), 0);
@@ -1473,11 +1487,18 @@ static void test_errors(void **state) {
   for (int i = 0; i < 5000 && (st = thread_state(c.tid)) != 'S'; i++) usleep(1000);
   CHECK_EQ(st, 'S', "state of the reader thread");
   usleep(20000);
-  len = 99;
-  assert_null(ctrace_read(&len));
-  assert_int_equal(len, 0);
-  assert_int_equal(ctrace_stop(), 0);
+  /* From another thread, so that a reader that is not refused (and would
+   * block) fails the test instead of hanging it. */
+  pthread_t second;
+  assert_int_equal(pthread_create(&second, NULL, second_reader, NULL), 0);
+  bool returned = false;
+  for (int i = 0; i < 2000 && !(returned = atomic_load(&second_done)); i++) usleep(1000);
+  assert_int_equal(ctrace_stop(), 0); /* drains either way */
   capture_join(&c);
+  assert_int_equal(pthread_join(second, NULL), 0);
+  CHECK(returned, "a second reader returned at once");
+  assert_null(second_ptr);
+  assert_int_equal(second_len, 0);
   td_trace tr;
   if (td_decode(c.data, c.len, &tr) != 0) fail_msg("decode: %s", tr.err);
   assert_true(tr.freq_last);
@@ -1506,17 +1527,11 @@ static void test_errors(void **state) {
   assert_non_null(ctrace_strerror(12345));
 }
 
-/* ---- known library bugs ----------------------------------------------------------
+/* ---- regressions ------------------------------------------------------------------
  *
- * Each test below states what the library should do and fails today. They
- * are skipped (and show as SKIPPED) unless UT_KNOWN_BUGS=1 is set, so that
- * the suite stays green; whoever fixes one moves it into the main list.
+ * Each test below is a bug this suite once found, with what the library
+ * must do instead.
  */
-
-static void known_bug(void) {
-  const char *e = getenv("UT_KNOWN_BUGS");
-  if (!e || !*e || *e == '0') skip();
-}
 
 /* Runs fn in a child process (for bugs that crash); fails unless the child
  * exits with status 0. */
@@ -1547,9 +1562,8 @@ static ctrace_g gk, gk2;
  * makes `go tool trace` fail with "no consistent ordering of events
  * possible". Expected: a trace Go accepts (e.g. GoPreempt or GoBlock +
  * bridging instead of GoStop while the G lives on). */
-static void test_bug_go_stop_then_start(void **state) {
+static void test_regress_go_stop_then_start(void **state) {
   (void)state;
-  known_bug();
   static worker a;
   worker_start(&a);
   session s = {0};
@@ -1564,9 +1578,8 @@ static void test_bug_go_stop_then_start(void **state) {
 /* A trace in which nothing was traced is the header and Frequency only; Go
  * 1.19 refuses it ("trace is empty"). Expected: at least one event (Go's
  * own runtime always writes ProcStart/GoCreate for what exists). */
-static void test_bug_empty_trace(void **state) {
+static void test_regress_empty_trace(void **state) {
   (void)state;
-  known_bug();
   session s = {0};
   session_start(&s, NULL);
   session_stop(&s);
@@ -1583,9 +1596,8 @@ static void test_bug_empty_trace(void **state) {
  * P the plain thread got.) */
 static void get_own_p(void *arg) { *(int64_t *)arg = ctrace__tls.p; }
 
-static void test_bug_plain_thread_p_collision(void **state) {
+static void test_regress_plain_thread_p_collision(void **state) {
   (void)state;
-  known_bug();
   static worker p, r;
   worker_start(&p);
   worker_start(&r);
@@ -1633,9 +1645,8 @@ static void fast_syscall_child(void) {
  * go_create, gomaxprocs, gc_*) runs enter(w, NULL) -> ensure_running(w,
  * NULL) and dereferences NULL (sched.c ctrace__ensure_running). Expected:
  * no crash (event functions "never fail visibly"). */
-static void test_bug_fast_syscall_crash(void **state) {
+static void test_regress_fast_syscall_crash(void **state) {
   (void)state;
-  known_bug();
 #ifdef CTRACE_TSAN
   skip(); /* TSan cannot start threads in a child of a threaded process */
 #endif
@@ -1648,9 +1659,8 @@ static void test_bug_fast_syscall_crash(void **state) {
  * stack of its own (test_timestamps: ~160k stacks for ~160k events, a
  * 10 MB trace instead of 0.5 MB). Expected: a loop calling one site has a
  * handful of stacks. Fails in the TSan build only. */
-static void test_bug_stack_per_event(void **state) {
+static void test_regress_stack_per_event(void **state) {
   (void)state;
-  known_bug();
   static worker w;
   worker_start(&w);
   session s = {0};
@@ -1678,19 +1688,20 @@ static void arena_child(void) {
   bool fresh;
   if (ctrace__tab_put(&tab_big, key, len, ctrace__hash(key, len), &fresh) != 1) _exit(2);
 }
-static void test_bug_tab_arena_overflow(void **state) {
+static void test_regress_tab_arena_overflow(void **state) {
   (void)state;
-  known_bug();
   in_child(arena_child, "ctrace__tab_put of a 1 MiB - 8 byte entry");
 }
 
-/* ctrace.h documents buffer_size "4 KiB..16 MiB"; ctrace_start rejects
- * anything under 8192 with CTRACE_EINVAL. Expected: one of the two changed
- * to match the other. */
-static void test_bug_buffer_size_doc(void **state) {
+/* ctrace.h documents buffer_size as 8 KiB..16 MiB (a stack table entry of
+ * 128 frames needs up to 5 KiB); ctrace_start must agree at both ends. */
+static void test_regress_buffer_size_doc(void **state) {
   (void)state;
-  known_bug();
-  ctrace_options o = {.buffer_size = 4096};
+  ctrace_options o = {.buffer_size = 8191};
+  assert_int_equal(ctrace_start(&o), CTRACE_EINVAL);
+  o.buffer_size = (16u << 20) + 1;
+  assert_int_equal(ctrace_start(&o), CTRACE_EINVAL);
+  o.buffer_size = 8192;
   int err = ctrace_start(&o);
   if (err == 0) {
     capture c;
@@ -1699,7 +1710,7 @@ static void test_bug_buffer_size_doc(void **state) {
     capture_join(&c);
     free(c.data);
   }
-  CHECK_EQ((int64_t)err, 0, "ctrace_start with buffer_size 4096 (documented as valid)");
+  CHECK_EQ((int64_t)err, 0, "ctrace_start with buffer_size 8192 (documented as valid)");
 }
 
 /* ---- main -------------------------------------------------------------------------- */
@@ -1708,6 +1719,10 @@ static void test_bug_buffer_size_doc(void **state) {
  * the tests compare with the trace's. */
 static int group_setup(void **state) {
   (void)state;
+  /* The runtime-style tests name Ps 0..3: declare them before this thread
+   * traces anything and becomes a plain thread on a P of its own, as the
+   * API asks of runtimes (a P taken before would be shown renumbered). */
+  ctrace_gomaxprocs(4);
   if (ctrace_start(NULL) != 0) return -1;
   capture c;
   memset(&c, 0, sizeof c);
@@ -1734,14 +1749,14 @@ int main(void) {
       cmocka_unit_test(test_stack_capture),
       cmocka_unit_test(test_stack_depth),
       cmocka_unit_test(test_no_stacks),
-      /* Known bugs: skipped unless UT_KNOWN_BUGS=1. */
-      cmocka_unit_test(test_bug_go_stop_then_start),
-      cmocka_unit_test(test_bug_empty_trace),
-      cmocka_unit_test(test_bug_plain_thread_p_collision),
-      cmocka_unit_test(test_bug_fast_syscall_crash),
-      cmocka_unit_test(test_bug_stack_per_event),
-      cmocka_unit_test(test_bug_tab_arena_overflow),
-      cmocka_unit_test(test_bug_buffer_size_doc),
+      /* Regressions. */
+      cmocka_unit_test(test_regress_go_stop_then_start),
+      cmocka_unit_test(test_regress_empty_trace),
+      cmocka_unit_test(test_regress_plain_thread_p_collision),
+      cmocka_unit_test(test_regress_fast_syscall_crash),
+      cmocka_unit_test(test_regress_stack_per_event),
+      cmocka_unit_test(test_regress_tab_arena_overflow),
+      cmocka_unit_test(test_regress_buffer_size_doc),
   };
   /* UT_FILTER=pattern runs only the matching tests (cmocka's filter). */
   const char *filter = getenv("UT_FILTER");

@@ -54,7 +54,7 @@ const char *ctrace_strerror(int err);
 typedef struct ctrace_options {
   int no_stacks;      /* nonzero: record no call stacks (stack id 0) */
   int stack_depth;    /* frames per stack, 1..128; 0 means 32 */
-  size_t buffer_size; /* bytes per buffer, 4 KiB..16 MiB; 0 means 64 KiB */
+  size_t buffer_size; /* bytes per buffer, 8 KiB..16 MiB; 0 means 64 KiB */
 } ctrace_options;
 
 /* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY
@@ -126,6 +126,7 @@ void ctrace_logf(uint64_t task, const char *category, const char *fmt, ...)
  */
 typedef struct ctrace_g {
   uint64_t id; /* goroutine id, unique for the process; read-only */
+  /* (a G started again after ctrace_go_stop gets a new one) */
   /* The rest is private to ctrace. */
   uint64_t ctrace__gen;
   uint64_t ctrace__seq;
@@ -168,8 +169,10 @@ void ctrace_go_start(ctrace_g *g);
 void ctrace_go_start_label(ctrace_g *g, const char *label);
 /* The current G ends (GoEnd); it is forgotten and its memory may be reused. */
 void ctrace_go_end(void);
-/* The current G stops running and stays runnable: yields (GoSched), is
- * preempted (GoPreempt), or stops for good reason unknown (GoStop). */
+/* The current G stops running and stays runnable: it yields (GoSched) or
+ * is preempted (GoPreempt). ctrace_go_stop: it stops for good without
+ * ending (Go's select{}); Go's tools show it ended, and if it is started
+ * again it shows as a new goroutine with a new id. */
 void ctrace_go_sched(void);
 void ctrace_go_preempt(void);
 void ctrace_go_stop(void);
@@ -183,7 +186,7 @@ void ctrace_go_syscall(void);
  * the G as its current G and ... */
 void ctrace_go_sysblock(void);
 /* ... returns: the G is runnable again (GoSysExit), to be started with
- * ctrace_go_start. real_ticks: when the call returned (0: now). */
+ * ctrace_go_start. */
 void ctrace_go_sysexit(void);
 
 /* The calling thread takes P number p (0 and up), or gives up its P. A P

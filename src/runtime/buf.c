@@ -13,10 +13,6 @@
 static ctrace__buf *pool;       /* empty buffers, any size */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
-size_t ctrace__buf_capacity(void) {
-  return ctrace__cfg.buffer_size - sizeof(ctrace__buf);
-}
-
 static ctrace__buf *buf_get(void) {
   size_t size = ctrace__cfg.buffer_size;
   pthread_mutex_lock(&pool_mu);

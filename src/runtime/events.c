@@ -7,43 +7,70 @@
  * outside could belong to the previous trace.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 static _Atomic uint64_t gc_seq;
 
-/* P numbers of plain threads: the lowest free ones at or above every
- * number a runtime has declared (ctrace_gomaxprocs, ctrace_proc_start), and
- * reused once a thread has ended, so that thread pools do not run the
- * numbers up to Go's limit (its reader takes 1000000 and up as fake Ps). */
-#define OWN_P_MAX 4096
-static pthread_mutex_t own_p_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t own_p_used[OWN_P_MAX / 64];
-static int64_t own_p_floor, own_p_overflow = OWN_P_MAX;
+/* P numbers. A runtime names its Ps (ctrace_proc_start); plain threads
+ * take the lowest free numbers at or above every P a runtime has named or
+ * declared (ctrace_gomaxprocs), and give them back when they end, so that
+ * thread pools do not run the numbers up to Go's limit (its reader takes
+ * 1000000 and up as fake Ps). A runtime P whose number a plain thread
+ * took before the runtime said anything is shown under another number,
+ * the same one every time: two threads must never write one P at once. */
+#define P_MAX 4096
+static pthread_mutex_t p_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t own_used[P_MAX / 64]; /* held by plain threads */
+static int64_t runtime_map[P_MAX];    /* runtime P -> trace P + 1; 0: unmapped */
+static int64_t own_floor, overflow = P_MAX;
+static _Atomic int64_t declared_procs;
 
-static void raise_own_p(int64_t at_least) {
-  pthread_mutex_lock(&own_p_mu);
-  if (at_least > own_p_floor) own_p_floor = at_least;
-  pthread_mutex_unlock(&own_p_mu);
+static bool used(int64_t p) { return own_used[p / 64] >> (p % 64) & 1; }
+
+static int64_t lowest_free(int64_t from) {
+  int64_t p = from;
+  while (p < P_MAX && (used(p) || runtime_map[p])) p++;
+  return p < P_MAX ? p : overflow++;
+}
+
+static void raise_floor(int64_t at_least) {
+  if (at_least > own_floor) own_floor = at_least < P_MAX ? at_least : P_MAX;
 }
 
 static int64_t alloc_own_p(void) {
-  pthread_mutex_lock(&own_p_mu);
-  int64_t p = own_p_floor;
-  while (p < OWN_P_MAX && (own_p_used[p / 64] >> (p % 64) & 1)) p++;
-  if (p < OWN_P_MAX)
-    own_p_used[p / 64] |= 1ull << (p % 64);
-  else
-    p = own_p_overflow++;
-  pthread_mutex_unlock(&own_p_mu);
+  pthread_mutex_lock(&p_mu);
+  int64_t p = lowest_free(own_floor);
+  if (p < P_MAX) own_used[p / 64] |= 1ull << (p % 64);
+  pthread_mutex_unlock(&p_mu);
   return p;
 }
 
 static void free_own_p(int64_t p) {
-  if (p < 0 || p >= OWN_P_MAX) return;
-  pthread_mutex_lock(&own_p_mu);
-  own_p_used[p / 64] &= ~(1ull << (p % 64));
-  pthread_mutex_unlock(&own_p_mu);
+  if (p < 0 || p >= P_MAX) return;
+  pthread_mutex_lock(&p_mu);
+  own_used[p / 64] &= ~(1ull << (p % 64));
+  pthread_mutex_unlock(&p_mu);
+}
+
+/* The trace P of runtime P p. */
+static int64_t runtime_p(int64_t p) {
+  if (p >= P_MAX) return p;
+  pthread_mutex_lock(&p_mu);
+  if (!runtime_map[p]) runtime_map[p] = (used(p) ? lowest_free(own_floor) : p) + 1;
+  int64_t tp = runtime_map[p] - 1;
+  raise_floor(p + 1);
+  raise_floor(tp + 1);
+  pthread_mutex_unlock(&p_mu);
+  return tp;
+}
+
+int64_t ctrace__procs(void) {
+  int64_t n = atomic_load_explicit(&declared_procs, memory_order_relaxed);
+  if (n > 0) return n;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus > 0 ? cpus : 1;
 }
 
 void ctrace__events_reset(void) { atomic_store_explicit(&gc_seq, 0, memory_order_relaxed); }
@@ -67,14 +94,22 @@ void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) {
   if (t->p < 0) t->p = alloc_own_p();
 }
 
-/* An event by the current G (or G0): makes the trace show it running. */
+/* An event by the current G (or G0): makes the trace show it running, or,
+ * for G0, shows none running (the runtime left a G without saying so, as
+ * after a system call that did not block). */
 CTRACE__INLINE void enter(ctrace__w *w, ctrace_g *g) {
-  if (ctrace__unlikely(w->t->tcurg != g)) ctrace__ensure_running(w, g, 0);
+  if (ctrace__likely(w->t->tcurg == g)) return;
+  if (g)
+    ctrace__ensure_running(w, g, 0);
+  else
+    ctrace__free_p(w, NULL);
 }
 
 /* The current G stops running with event ev (block, sched, ...). */
 static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, void *fp,
                   bool futile) {
+  /* GoStop ends a G for Go's reader, whatever the runtime does next. */
+  if (ev == CTRACE_EV_GoStop) tstatus = CTRACE__G_DEAD;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
   uint64_t v[1] = {ctrace__stack_id(t, fp)};
@@ -179,7 +214,7 @@ void ctrace_go_block(int reason) {
 
 void ctrace_go_unblock(ctrace_g *g) {
   __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNABLE, __ATOMIC_RELAXED);
-  ctrace_g *cur = ctrace__tls.curg;
+  ctrace_g *cur = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
@@ -276,8 +311,7 @@ void ctrace_proc_start(int64_t p) {
   if (p < 0) return;
   ctrace__thread *t0 = &ctrace__tls;
   if (t0->mode == CTRACE__MODE_NONE) set_mode(t0, CTRACE__MODE_RUNTIME);
-  t0->p = p;
-  raise_own_p(p + 1);
+  t0->p = runtime_p(p);
   show_p();
 }
 
@@ -289,7 +323,12 @@ void ctrace_proc_stop(void) {
 }
 
 void ctrace_gomaxprocs(int64_t procs) {
-  if (procs > 0) raise_own_p(procs);
+  if (procs > 0) {
+    atomic_store_explicit(&declared_procs, procs, memory_order_relaxed);
+    pthread_mutex_lock(&p_mu);
+    raise_floor(procs);
+    pthread_mutex_unlock(&p_mu);
+  }
   ctrace_g *g = ctrace__tls.curg;
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
@@ -306,7 +345,7 @@ void ctrace_gomaxprocs(int64_t procs) {
 /* An event of the current G (or G0) with n values; with_stack appends the
  * caller's stack id as the last one. */
 static void simple(uint8_t ev, int n, uint64_t a, uint64_t b, void *fp) {
-  ctrace_g *g = ctrace__tls.curg;
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);

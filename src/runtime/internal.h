@@ -53,7 +53,6 @@ uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) CTRACE__HID
 /* Appends b to the queue of full buffers the reader drains. */
 void ctrace__queue_full(ctrace__buf *b) CTRACE__HIDDEN;
 void ctrace__pool_trim(size_t keep_size) CTRACE__HIDDEN;
-size_t ctrace__buf_capacity(void) CTRACE__HIDDEN;
 
 CTRACE__INLINE uint8_t *ctrace__put_uvarint(uint8_t *p, uint64_t v) {
   while (v >= 0x80) {
@@ -147,6 +146,11 @@ typedef struct ctrace__config {
   size_t buffer_size;
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
+
+/* Bytes of events a buffer holds. */
+CTRACE__INLINE size_t ctrace__buf_capacity(void) {
+  return ctrace__cfg.buffer_size - sizeof(ctrace__buf);
+}
 
 typedef struct ctrace__counters {
   _Atomic uint64_t events, lost, truncated, buffers, bytes;
@@ -294,8 +298,12 @@ void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) CTRACE
 void ctrace__g_unregister(ctrace_g *g) CTRACE__HIDDEN;
 ctrace_g *ctrace__alloc_g(void) CTRACE__HIDDEN;
 void ctrace__free_g(ctrace_g *g) CTRACE__HIDDEN;
-/* At start: announces every live G. */
-void ctrace__announce_all(void) CTRACE__HIDDEN;
+/* At start: writes Gomaxprocs and announces every live G. */
+void ctrace__announce_all(int64_t procs) CTRACE__HIDDEN;
+/* Stops the G the trace shows on w's P, unless it is g (GoPreempt). */
+void ctrace__free_p(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
+/* procs for Gomaxprocs at start: as declared, or the online CPUs. */
+int64_t ctrace__procs(void) CTRACE__HIDDEN;
 /* GoCreate of a new G, with the creator's stack. */
 void ctrace__g_create_event(ctrace__w *w, ctrace_g *g, uint64_t stack) CTRACE__HIDDEN;
 /* Announces g as status unless this trace has shown it already. */

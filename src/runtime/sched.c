@@ -90,10 +90,15 @@ static void announce(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creato
   g_unlock(g);
 }
 
-void ctrace__announce_all(void) {
+void ctrace__announce_all(int64_t procs) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
+  /* Go's runtime writes Gomaxprocs as the world restarts after
+   * StartTrace; it also keeps a trace with nothing else in it valid (Go's
+   * reader refuses an empty one). */
+  uint64_t v[2] = {(uint64_t)procs, 0};
+  ctrace__emit(&w, CTRACE_EV_Gomaxprocs, 2, v, 0);
   pthread_mutex_lock(&gs_mu);
   for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
     uint32_t st = __atomic_load_n(&g->ctrace__status, __ATOMIC_RELAXED);
@@ -110,7 +115,7 @@ void ctrace__g_create_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
 
 /* Takes the G the trace shows on w's P off it, if it is not g: the
  * runtime switched without saying so. GoPreempt is the honest name. */
-static void free_p(ctrace__w *w, ctrace_g *g) {
+void ctrace__free_p(ctrace__w *w, ctrace_g *g) {
   ctrace_g *cur = w->t->tcurg;
   if (!cur || cur == g) return;
   uint64_t v[1] = {0};
@@ -123,7 +128,7 @@ static void free_p(ctrace__w *w, ctrace_g *g) {
 /* The Local variants say "same P as this G's last event", which lets the
  * reader order them without a sequence number (the seeds' tracelastp). */
 static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
-  free_p(w, g);
+  ctrace__free_p(w, g);
   g->ctrace__seq++;
   uint64_t t;
   if (label) {
@@ -186,13 +191,21 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
   case CTRACE__G_WAITING:
     /* Nobody told us who woke it: it wakes itself from this P, between
      * Gs, as Go's netpoller does from G0. */
-    free_p(w, g);
+    ctrace__free_p(w, g);
     w->t->tcurg = NULL;
     ctrace__unblock_event(w, g, 0);
     break;
   case CTRACE__G_SYSCALL:
-    free_p(w, g);
+    ctrace__free_p(w, g);
     ctrace__sysexit_event(w, g);
+    break;
+  case CTRACE__G_DEAD:
+    /* Go's reader takes GoStop (and GoEnd) as the end of a G and never
+     * lets it run again: a G the runtime starts after that shows as a new
+     * goroutine, under a new id. */
+    g->id = atomic_fetch_add_explicit(&next_gid, 1, memory_order_relaxed);
+    __atomic_store_n(&g->ctrace__gen, 0, __ATOMIC_RELAXED);
+    announce(w, g, CTRACE__G_RUNNABLE, 0);
     break;
   default:
     break;

@@ -1,13 +1,16 @@
 /* Stacks and strings of the current trace.
  *
- * Stacks are captured by walking frame pointers. Measured on this project's
- * bench (bench/bench_events.c, case stack16-unwind vs event-stack16), a
- * 16-frame walk costs a few tens of nanoseconds where libunwind's
- * unw_backtrace costs microseconds, which would make a traced event cost a
- * hundred times the clock read. The price is that code built without frame
- * pointers ends the walk early; every read is bounds-checked against the
- * running stack, so a broken chain ends the walk but never faults.
+ * Stacks are captured by walking frame pointers. Measured side by side on
+ * this project's bench (make bench: stack16-unwind vs event-stack16), a
+ * 16-frame walk takes about 22 ns, libunwind's unw_backtrace about 130 ns
+ * (11x the clock-read floor) before any table lookup: more than a whole
+ * event with its stack. The price is that code built without frame pointers
+ * ends the walk early; every read is bounds-checked against the running
+ * stack, so a broken chain ends the walk but never faults, and a stack new
+ * to the table is cut at its first pc outside executable code (the chain
+ * may run through frames of code without frame pointers into data).
  */
+#include <link.h>
 #include <string.h>
 
 #include "symbolize.h"
@@ -51,10 +54,23 @@ uint64_t ctrace__string_id(ctrace__w *w, const char *s) {
   return id;
 }
 
+/* The stack table's hash, folded into the walk so that its multiplies
+ * overlap the walk's loads instead of following them. */
+CTRACE__INLINE uint64_t hash_step(uint64_t h, uintptr_t pc) {
+  h = (h ^ pc) * 0xBF58476D1CE4E5B9u;
+  return h ^ (h >> 31);
+}
+
+static uint64_t hash_pcs(const uintptr_t *pcs, int n) {
+  uint64_t h = 0x9E3779B97F4A7C15u;
+  for (int i = 0; i < n; i++) h = hash_step(h, pcs[i]);
+  return h;
+}
+
 /* Walks frame pointers from fp, the frame of the public function that was
  * called, so the first pc recorded is the return address into its caller
  * and none of the tracer's frames appear. */
-static int capture(ctrace__thread *t, void *fp, uintptr_t *pcs, int depth) {
+CTRACE__INLINE int capture(ctrace__thread *t, void *fp, uintptr_t *pcs, int depth, uint64_t *hash) {
   uintptr_t lo = (uintptr_t)fp, hi = 0;
   ctrace_g *g = t->curg;
   if (g && g->ctrace__stack_hi && lo >= g->ctrace__stack_lo && lo < g->ctrace__stack_hi)
@@ -62,40 +78,81 @@ static int capture(ctrace__thread *t, void *fp, uintptr_t *pcs, int depth) {
   else if (lo >= t->stack_lo && lo < t->stack_hi)
     hi = t->stack_hi;
   uintptr_t *f = fp;
+  uint64_t h = 0x9E3779B97F4A7C15u;
   int n = 0;
   /* Our own frame is always readable; callers' frames only inside the
    * stack we know we are on. */
   pcs[n++] = f[1];
+  h = hash_step(h, f[1]);
   while (n < depth) {
     uintptr_t next = f[0];
     if (next <= (uintptr_t)f || next & 7 || next + 16 > hi) break;
     f = (uintptr_t *)next;
     if (f[1] < 4096) break;
     pcs[n++] = f[1];
+    h = hash_step(h, f[1]);
   }
+  *hash = h;
   return n;
 }
 
-uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
-  if (!ctrace__cfg.stacks) return 0;
-  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
-  int n = capture(t, fp, pcs, ctrace__cfg.depth);
+typedef struct exec_check {
+  const uintptr_t *pcs;
+  int n;
+  uint64_t ok[CTRACE_MAX_STACK_DEPTH / 64]; /* bit i: pcs[i] is in code */
+} exec_check;
+
+static int exec_check_object(struct dl_phdr_info *info, size_t size, void *arg) {
+  exec_check *c = arg;
+  for (int j = 0; j < info->dlpi_phnum; j++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[j];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    for (int i = 0; i < c->n; i++)
+      if (c->pcs[i] > lo && c->pcs[i] <= hi) c->ok[i / 64] |= 1ull << (i % 64);
+  }
+  return 0;
+}
+
+/* How many leading pcs lie in executable segments of loaded objects. Only
+ * for stacks new to the table, so its cost (a walk of the loaded objects)
+ * is paid once per distinct stack. */
+static int code_prefix(const uintptr_t *pcs, int n) {
+  exec_check c = {pcs, n, {0}};
+  dl_iterate_phdr(exec_check_object, &c);
+  int i = 0;
+  while (i < n && (c.ok[i / 64] >> (i % 64) & 1)) i++;
+  return i;
+}
+
+static uint64_t stack_put(const uintptr_t *pcs, int n, uint64_t h) {
   size_t len = (size_t)n * sizeof pcs[0];
-  uint64_t h = ctrace__hash(pcs, len);
   uint64_t id = ctrace__tab_find(&stacks, pcs, len, h);
   if (id) return id;
   bool fresh;
   return ctrace__tab_put(&stacks, pcs, len, h, &fresh);
 }
 
+uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
+  if (!ctrace__cfg.stacks) return 0;
+  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
+  uint64_t h;
+  int n = capture(t, fp, pcs, ctrace__cfg.depth, &h);
+  uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
+  if (id) return id;
+  int good = code_prefix(pcs, n);
+  if (good < n) {
+    if (good == 0) return 0;
+    n = good;
+    h = hash_pcs(pcs, n);
+  }
+  return stack_put(pcs, n, h);
+}
+
 uint64_t ctrace__pc_stack_id(uintptr_t pc) {
   /* +1: frames hold return addresses, and the symbolizer looks at pc-1. */
   uintptr_t pcs[1] = {pc + 1};
-  uint64_t h = ctrace__hash(pcs, sizeof pcs);
-  uint64_t id = ctrace__tab_find(&stacks, pcs, sizeof pcs, h);
-  if (id) return id;
-  bool fresh;
-  return ctrace__tab_put(&stacks, pcs, sizeof pcs, h, &fresh);
+  return stack_put(pcs, 1, hash_pcs(pcs, 1));
 }
 
 void ctrace__tables_dump(ctrace__buf **bp) {

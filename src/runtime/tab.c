@@ -43,10 +43,10 @@ static void *arena_alloc(ctrace__tab *tab, size_t n) {
     tab->cur += n;
     return p;
   }
-  /* A new chunk; the old one stays reachable through its first word so
-   * that reset can rewind over every chunk. */
+  /* A new chunk: 16 bytes of header (the previous chunk and its size, so
+   * that reset can free every chunk), then entries. */
   size_t size = 1u << 20;
-  if (n + 8 > size) size = (n + 8 + 4095) & ~(size_t)4095;
+  if (n + 16 > size) size = (n + 16 + 4095) & ~(size_t)4095;
   uint8_t *c = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (c == MAP_FAILED) return NULL;
   memcpy(c, &tab->chunk, sizeof tab->chunk);

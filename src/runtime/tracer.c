@@ -195,7 +195,7 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
   atomic_store_explicit(&ctrace__state, ((s >> 1) + 1) << 1 | 1, memory_order_seq_cst);
-  ctrace__announce_all();
+  ctrace__announce_all(ctrace__procs());
   pthread_mutex_unlock(&ctl_mu);
   return 0;
 }
