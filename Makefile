@@ -9,6 +9,7 @@
 PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl
+BENCH_PKGS := $(BUILD_PKGS) libunwind-dev
 JOBS ?= $(shell nproc)
 
 define configure
@@ -52,7 +53,13 @@ check-tsan:
 	@cmake --build build-tsan -j $(JOBS)
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L concurrent -j $(JOBS)
 
-bench: deps build
+# libunwind only for the comparison case; reconfigure so CMake sees it
+# when it was installed after the first configure.
+bench:
+	@scripts/deps.sh $(BENCH_PKGS)
+	$(call configure,build,-DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	@cmake -S . -B build >/dev/null
+	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
 
 install: deps build
