@@ -20,16 +20,19 @@ static _Atomic uint64_t next_task = 1;
   ctrace__writer_done(&w);   \
   ctrace__end(t)
 
-static void task_create(uint64_t id, uint64_t parent, const char *name, void *fp) {
+/* UserTaskCreate [task, parent, name] and UserRegion [task, mode, name],
+ * each with the caller's stack. */
+static void named_event(uint8_t ev, uint64_t a, uint64_t b, const char *name, void *fp) {
   ANNOTATION_BEGIN(t, w);
-  uint64_t v[4] = {id, parent, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
-  ctrace__emit(&w, CTRACE_EV_UserTaskCreate, 4, v, 0);
+  uint64_t v[4] = {a, b, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
+  ctrace__emit(&w, ev, 4, v, 0);
   ANNOTATION_END(t, w);
 }
 
 uint64_t ctrace_task_create(uint64_t parent, const char *name) {
   uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
-  if (ctrace__on()) task_create(id, parent, name, __builtin_frame_address(0));
+  if (ctrace__on())
+    named_event(CTRACE_EV_UserTaskCreate, id, parent, name, __builtin_frame_address(0));
   return id;
 }
 
@@ -41,19 +44,12 @@ void ctrace_task_end(uint64_t task) {
   ANNOTATION_END(t, w);
 }
 
-static void region(uint64_t task, uint64_t mode, const char *name, void *fp) {
-  ANNOTATION_BEGIN(t, w);
-  uint64_t v[4] = {task, mode, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
-  ctrace__emit(&w, CTRACE_EV_UserRegion, 4, v, 0);
-  ANNOTATION_END(t, w);
-}
-
 void ctrace_region_begin(uint64_t task, const char *name) {
-  if (ctrace__on()) region(task, 0, name, __builtin_frame_address(0));
+  if (ctrace__on()) named_event(CTRACE_EV_UserRegion, task, 0, name, __builtin_frame_address(0));
 }
 
 void ctrace_region_end(uint64_t task, const char *name) {
-  if (ctrace__on()) region(task, 1, name, __builtin_frame_address(0));
+  if (ctrace__on()) named_event(CTRACE_EV_UserRegion, task, 1, name, __builtin_frame_address(0));
 }
 
 static void log_event(uint64_t task, const char *category, const char *msg, size_t len,
