@@ -1,30 +1,71 @@
-/* The ctrace command. */
+/* The ctrace command: dispatches to one subcommand per file. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "ctrace/ctrace.h"
+
+static int cmd_version(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  printf("ctrace %s\n", CTRACE_VERSION_STRING);
+  return 0;
+}
+
+static int cmd_help(int argc, char **argv);
+
+const ctrace__cmd ctrace__cmds[] = {
+    {"help", cmd_help, "print this help, or a command's (ctrace help COMMAND)"},
+    {"version", cmd_version, "print the version"},
+    {NULL, NULL, NULL},
+};
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace <command> [arguments]\n"
           "\n"
-          "ctrace records Go execution traces of C programs; go tool trace opens them.\n"
+          "ctrace records Go execution traces of C programs; Go's own tools\n"
+          "(go tool trace) open what it writes.\n"
           "\n"
-          "commands:\n"
-          "  version    print the version\n"
-          "  help       print this help\n");
+          "commands:\n");
+  for (const ctrace__cmd *c = ctrace__cmds; c->name; c++)
+    fprintf(f, "  %-10s %s\n", c->name, c->summary);
+  fprintf(f, "\nEvery command takes --help.\n");
+}
+
+static const ctrace__cmd *find(const char *name) {
+  for (const ctrace__cmd *c = ctrace__cmds; c->name; c++)
+    if (strcmp(c->name, name) == 0) return c;
+  return NULL;
+}
+
+static int cmd_help(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--help") != 0) {
+    const ctrace__cmd *c = find(argv[1]);
+    if (!c) {
+      fprintf(stderr, "ctrace: unknown command '%s'\n", argv[1]);
+      return 2;
+    }
+    char *args[] = {argv[1], "--help", NULL};
+    return c->main(2, args);
+  }
+  usage(stdout);
+  return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
   }
-  if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-    printf("ctrace %s\n", CTRACE_VERSION_STRING);
-    return 0;
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
+  if (strcmp(name, "--version") == 0) name = "version";
+  const ctrace__cmd *c = find(name);
+  if (!c) {
+    fprintf(stderr, "ctrace: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
   }
-  fprintf(stderr, "ctrace: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  return c->main(argc - 1, argv + 1);
 }
