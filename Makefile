@@ -4,11 +4,12 @@
 #   make demo       trace an example program into demo.trace
 #   make check      all tests: plain, ASan+UBSan, TSan
 #   make bench      benchmarks (BENCH lines)
+#   make fuzz       fuzz the trace reader (FUZZ_SECONDS=600; fuzz/README.md)
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config
-TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl
+TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev
 JOBS ?= $(shell nproc)
 
@@ -66,4 +67,32 @@ install: deps build
 	@cmake --install build --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
+
+# ---- fuzzing the reader (fuzz/README.md) -----------------------------------
+# libFuzzer needs clang; the harness is built straight from the reader's
+# sources, outside CMake. Crashes fail the target and stay in build-fuzz/.
+FUZZ_SECONDS ?= 600
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
+FUZZ_SRCS = $(wildcard src/parse/*.c) src/format.c fuzz/fuzz_reader.c
+
+.PHONY: fuzz fuzz-ci fuzz-seeds
+
+build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h include/ctrace/*.h)
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) -lm
+
+fuzz: test-deps
+	@$(MAKE) --no-print-directory build-fuzz/fuzz_reader
+	@fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+fuzz-ci:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
+
+# Rewrites the ctrace-made seeds in fuzz/corpus/ (fuzz/seed_gen.c).
+fuzz-seeds: build
+	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Iinclude fuzz/seed_gen.c \
+	  -o build/fuzz_seed_gen -Lbuild/lib -lctrace -Wl,-rpath,$(CURDIR)/build/lib -lpthread
+	build/fuzz_seed_gen fuzz/corpus

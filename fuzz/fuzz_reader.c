@@ -1,0 +1,161 @@
+/* libFuzzer harness for ctrace's reader (include/ctrace/parse.h).
+ *
+ * Every input goes through the whole public API, as `ctrace dump` would use
+ * it: open (from memory), check, then the ordered stream twice (before and
+ * after a rewind), formatting every event and looking up every stack and
+ * string the events could refer to. Besides the sanitizers' findings, it
+ * aborts when the reader breaks its own contract: an unterminated error
+ * message, sequence numbers that skip, an event count unlike the one check
+ * reported, a link that does not point back, a second pass unlike the
+ * first, or a formatted line whose length is not what the formatter said.
+ *
+ * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
+ * fuzz/README.md. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrace/parse.h"
+
+#define FAIL(...)                                                                   \
+  do {                                                                              \
+    fprintf(stderr, "fuzz_reader: contract broken: " __VA_ARGS__);                  \
+    fputc('\n', stderr);                                                            \
+    abort();                                                                        \
+  } while (0)
+
+/* Reads every byte of a string the reader handed out, so ASan sees it. */
+static volatile size_t sink;
+static void touch(const char *s) {
+  if (s) sink += strlen(s);
+}
+
+static void check_error(const ctrace_parse_error *err) {
+  if (memchr(err->message, '\0', sizeof err->message) == NULL)
+    FAIL("error message not NUL-terminated");
+}
+
+static void progress(void *arg, uint64_t done, uint64_t total) {
+  (void)arg;
+  if (done > total) FAIL("progress %llu of %llu", (unsigned long long)done, (unsigned long long)total);
+}
+
+static void touch_stack(const ctrace_reader *r, uint64_t id) {
+  const ctrace_frame *frames = NULL;
+  size_t n = ctrace_reader_stack(r, id, &frames);
+  if (n && !frames) FAIL("stack %llu: %zu frames, NULL array", (unsigned long long)id, n);
+  for (size_t i = 0; i < n; i++) {
+    sink += frames[i].pc + frames[i].line;
+    touch(frames[i].func);
+    touch(frames[i].file);
+  }
+}
+
+/* Formats ev into a buffer of exactly the size it needs, so ASan catches a
+ * write past it; then into a short one, which must be truncated and
+ * terminated as snprintf does. */
+static void format_event(const ctrace_event *ev) {
+  int n = ctrace_event_format(ev, NULL, 0);
+  if (n < 0) FAIL("event %llu: format returned %d", (unsigned long long)ev->seq, n);
+  char *buf = malloc((size_t)n + 1);
+  if (!buf) abort();
+  int m = ctrace_event_format(ev, buf, (size_t)n + 1);
+  if (m != n) FAIL("event %llu: format needs %d, then %d", (unsigned long long)ev->seq, n, m);
+  if (strlen(buf) != (size_t)n)
+    FAIL("event %llu: format said %d, wrote %zu", (unsigned long long)ev->seq, n, strlen(buf));
+  if (n > 0) {
+    size_t half = (size_t)n / 2 + 1;
+    char *part = malloc(half);
+    if (!part) abort();
+    m = ctrace_event_format(ev, part, half);
+    if (m != n || strlen(part) != half - 1 || memcmp(part, buf, half - 1) != 0)
+      FAIL("event %llu: truncated format differs", (unsigned long long)ev->seq);
+    free(part);
+  }
+  free(buf);
+}
+
+/* One pass over the ordered stream; returns the number of events and a
+ * checksum of their fields, to compare the passes. */
+static uint64_t pass(ctrace_reader *r, const ctrace_trace_info *info, uint64_t *sum) {
+  ctrace_event ev;
+  uint64_t n = 0, h = 1469598103934665603ull;
+  int64_t last_ts = INT64_MIN;
+  while (ctrace_reader_next(r, &ev) == 1) {
+    if (ev.seq != n) FAIL("event %llu has seq %llu", (unsigned long long)n, (unsigned long long)ev.seq);
+    if (n >= info->events)
+      FAIL("more events than the %llu check reported", (unsigned long long)info->events);
+    if (ev.link != CTRACE_NO_LINK && ev.link >= ev.seq)
+      FAIL("event %llu links forward to %llu", (unsigned long long)ev.seq, (unsigned long long)ev.link);
+    if (ev.ts < last_ts)
+      FAIL("event %llu at %lld ns after one at %lld ns", (unsigned long long)ev.seq,
+           (long long)ev.ts, (long long)last_ts);
+    if (ev.off >= info->bytes)
+      FAIL("event %llu at offset %llu of a %llu-byte trace", (unsigned long long)ev.seq,
+           (unsigned long long)ev.off, (unsigned long long)info->bytes);
+    last_ts = ev.ts;
+
+    format_event(&ev);
+    touch(ev.sargs[0]);
+    touch(ev.sargs[1]);
+    /* Lookups must answer for any id, so every argument is tried as a
+     * string id and as a stack id (GoCreate's second argument is one). */
+    touch_stack(r, ev.stack);
+    for (int i = 0; i < 4; i++) {
+      touch(ctrace_reader_string(r, ev.args[i]));
+      touch_stack(r, ev.args[i]);
+    }
+
+    uint64_t f[] = {ev.seq, (uint64_t)ev.ts, ev.off, ev.type, (uint64_t)ev.p, ev.g,
+                    ev.args[0], ev.args[1], ev.args[2], ev.args[3], ev.stack, ev.link};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) h = (h ^ f[i]) * 1099511628211ull;
+    n++;
+  }
+  *sum = h;
+  return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  ctrace_reader *r = NULL;
+  ctrace_parse_error err;
+  memset(&err, 0xAA, sizeof err); /* no terminator unless the reader writes one */
+  if (ctrace_reader_open_mem(data, size, &r, &err) != 0) {
+    check_error(&err);
+    if (r) FAIL("open failed but set the reader");
+    return 0;
+  }
+  if (!r) FAIL("open succeeded without a reader");
+  ctrace_reader_set_progress(r, progress, NULL);
+
+  /* The lookups must answer before check too, and for ids never defined. */
+  touch(ctrace_reader_string(r, 0));
+  touch(ctrace_reader_string(r, UINT64_MAX));
+  touch_stack(r, 0);
+  touch_stack(r, UINT64_MAX);
+
+  ctrace_trace_info info;
+  memset(&err, 0xAA, sizeof err);
+  if (ctrace_reader_check(r, &info, &err) != 0) {
+    check_error(&err);
+    ctrace_reader_close(r);
+    return 0;
+  }
+  if (info.bytes != size)
+    FAIL("info.bytes %llu for a %zu-byte input", (unsigned long long)info.bytes, size);
+
+  uint64_t sum1, sum2;
+  uint64_t n1 = pass(r, &info, &sum1);
+  if (n1 != info.events)
+    FAIL("%llu events read, check reported %llu", (unsigned long long)n1,
+         (unsigned long long)info.events);
+  ctrace_event ev;
+  if (ctrace_reader_next(r, &ev) != 0) FAIL("next after the end returned an event");
+  ctrace_reader_rewind(r);
+  uint64_t n2 = pass(r, &info, &sum2);
+  if (n2 != n1 || sum2 != sum1)
+    FAIL("second pass differs: %llu events vs %llu", (unsigned long long)n2,
+         (unsigned long long)n1);
+  ctrace_reader_close(r);
+  return 0;
+}
