@@ -13,9 +13,13 @@ static int cmd_version(int argc, char **argv) {
 }
 
 static int cmd_help(int argc, char **argv);
+int ctrace__cmd_dump(int argc, char **argv);
+int ctrace__cmd_check(int argc, char **argv);
 
 const ctrace__cmd ctrace__cmds[] = {
     {"help", cmd_help, "print this help, or a command's (ctrace help COMMAND)"},
+    {"check", ctrace__cmd_check, "validate a trace and sum it up"},
+    {"dump", ctrace__cmd_dump, "print every event as `go tool trace -d` does"},
     {"version", cmd_version, "print the version"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,112 @@
+/* ctrace's reader: parses, orders and validates Go execution traces of
+ * every version Go 1.19 reads (1.5, 1.7 to 1.11, 1.19), ctrace's own
+ * included, without Go.
+ *
+ * It reads in passes over the file (mapped, not copied): the first checks
+ * the framing of every event and gathers strings, stacks, the frequency and
+ * an index of batches; later passes merge the batches into one ordered
+ * stream (Go's frontier merge on per-goroutine sequence numbers, or the
+ * timestamp sort of 1.5) and check the goroutine/P/GC/region state machine
+ * as they go. Memory is the strings, the stacks, the batch index and the
+ * state of live goroutines and Ps, not the events: see docs/reader.md for
+ * the bound and its two exceptions.
+ *
+ * Errors carry the byte offset they are about and, where Go rejects a
+ * trace, Go's own words.
+ */
+#ifndef CTRACE_PARSE_H
+#define CTRACE_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrace/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ctrace_reader ctrace_reader;
+
+typedef struct ctrace_parse_error {
+  uint64_t offset;   /* byte offset in the trace the error is about */
+  char message[512]; /* what was expected, in Go's words where Go says it */
+} ctrace_parse_error;
+
+/* Fake Ps that Go's reader moves some events to (its FakeP + n). */
+#define CTRACE_P_TIMER 1000001
+#define CTRACE_P_NETPOLL 1000002
+#define CTRACE_P_SYSCALL 1000003
+#define CTRACE_P_GC 1000004
+#define CTRACE_P_PROFILE 1000005
+#define CTRACE_NO_LINK UINT64_MAX
+
+typedef struct ctrace_event {
+  uint64_t seq;        /* position in the ordered stream, from 0 */
+  int64_t ts;          /* nanoseconds since the first event */
+  uint64_t off;        /* byte offset of the event in the trace */
+  uint8_t type;        /* CTRACE_EV_*; Local variants read as the plain kind, as Go reads them */
+  int64_t p;           /* P, -1 for none, or a CTRACE_P_* */
+  uint64_t g;          /* goroutine, 0 for none */
+  uint64_t args[4];    /* named as in the event table (ctrace_event_descs) */
+  uint64_t stack;      /* stack id, 0 for none */
+  /* String arguments, valid until the reader closes; a log message (of
+   * UserLog) only until the next ctrace_reader_next. */
+  const char *sargs[2];
+  /* The earlier event this one completes, by seq: a start for an end or a
+   * block, a block for its unblock, a syscall for its exit, a region's
+   * start, a task's creation. CTRACE_NO_LINK if none. */
+  uint64_t link;
+} ctrace_event;
+
+typedef struct ctrace_frame {
+  uint64_t pc;
+  const char *func, *file;
+  uint64_t line;
+} ctrace_frame;
+
+typedef struct ctrace_trace_info {
+  int version;          /* 1005, 1007 ... 1011, 1019 */
+  uint64_t frequency;   /* ticks per second */
+  uint64_t bytes;       /* size of the trace */
+  uint64_t events;      /* events after ordering */
+  uint64_t goroutines;  /* distinct goroutines seen */
+  uint64_t procs;       /* distinct Ps with events */
+  int64_t duration_ns;  /* first to last event */
+} ctrace_trace_info;
+
+/* Opens a trace file (mapped) or a buffer (not copied: it must outlive the
+ * reader) and reads its header. 0, or -1 with *err set. */
+int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err);
+int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
+                           ctrace_parse_error *err);
+void ctrace_reader_close(ctrace_reader *r);
+
+/* Called during ctrace_reader_check with how far it is (done of total). */
+void ctrace_reader_set_progress(ctrace_reader *r,
+                                void (*fn)(void *arg, uint64_t done, uint64_t total), void *arg);
+
+/* Reads, orders and validates the whole trace, and fills *info. 0, or -1
+ * with *err set (then nothing may be read). Must precede every call
+ * below. */
+int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);
+
+/* The next event of the ordered stream: 1 with *ev set, 0 at the end. */
+int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev);
+/* Back to the first event. */
+void ctrace_reader_rewind(ctrace_reader *r);
+
+/* The string of an id ("" for 0 or unknown), and the frames of a stack
+ * (0 frames for 0 or unknown). Valid until the reader closes. */
+const char *ctrace_reader_string(const ctrace_reader *r, uint64_t id);
+size_t ctrace_reader_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
+
+/* Writes the line `go tool trace -d` prints for ev (no newline), as
+ * snprintf does: returns the length it needed. */
+int ctrace_event_format(const ctrace_event *ev, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,88 @@
+#include "map.h"
+
+#include <stdlib.h>
+
+static size_t slot(uint64_t key, size_t cap) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdu;
+  key ^= key >> 33;
+  return (size_t)key & (cap - 1);
+}
+
+uint64_t *ctrace__map_get(const u64map *m, uint64_t key) {
+  if (!m->cap) return NULL;
+  for (size_t i = slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->used[i]) return NULL;
+    if (m->keys[i] == key) return &m->vals[i];
+  }
+}
+
+static bool grow(u64map *m) {
+  size_t cap = m->cap ? m->cap * 2 : 16;
+  u64map n = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), cap, 0};
+  if (!n.keys || !n.vals || !n.used) {
+    free(n.keys), free(n.vals), free(n.used);
+    return false;
+  }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->used[i]) continue;
+    size_t j = slot(m->keys[i], cap);
+    while (n.used[j]) j = (j + 1) & (cap - 1);
+    n.used[j] = 1;
+    n.keys[j] = m->keys[i];
+    n.vals[j] = m->vals[i];
+    n.len++;
+  }
+  ctrace__map_free(m);
+  *m = n;
+  return true;
+}
+
+uint64_t *ctrace__map_put(u64map *m, uint64_t key, bool *fresh) {
+  if ((m->len + 1) * 2 > m->cap && !grow(m)) return NULL;
+  size_t i = slot(key, m->cap);
+  for (; m->used[i]; i = (i + 1) & (m->cap - 1))
+    if (m->keys[i] == key) {
+      if (fresh) *fresh = false;
+      return &m->vals[i];
+    }
+  m->used[i] = 1;
+  m->keys[i] = key;
+  m->vals[i] = 0;
+  m->len++;
+  if (fresh) *fresh = true;
+  return &m->vals[i];
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+bool ctrace__map_del(u64map *m, uint64_t key) {
+  if (!m->cap) return false;
+  size_t i = slot(key, m->cap);
+  for (;; i = (i + 1) & (m->cap - 1)) {
+    if (!m->used[i]) return false;
+    if (m->keys[i] == key) break;
+  }
+  for (size_t j = i;;) {
+    j = (j + 1) & (m->cap - 1);
+    if (!m->used[j]) break;
+    size_t k = slot(m->keys[j], m->cap);
+    /* Move j back to i unless its home k lies cyclically in (i, j]. */
+    if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+      m->keys[i] = m->keys[j];
+      m->vals[i] = m->vals[j];
+      i = j;
+    }
+  }
+  m->used[i] = 0;
+  m->len--;
+  return true;
+}
+
+void ctrace__map_free(u64map *m) {
+  free(m->keys);
+  free(m->vals);
+  free(m->used);
+  m->keys = m->vals = NULL;
+  m->used = NULL;
+  m->cap = m->len = 0;
+}

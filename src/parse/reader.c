@@ -1,0 +1,222 @@
+/* The reader's public API: open (pass 1), check (an ordering pass, then
+ * an ordering + state pass), and next (the same again, one event at a time).
+ * Every pass reads the mapped file afresh, so memory does not grow with the
+ * number of events. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+/* Open reads the header only: a file that is no trace fails at once, and
+ * a progress display set after open sees every pass. */
+static int open_common(ctrace_reader *r, ctrace_reader **out, ctrace_parse_error *err) {
+  if (ctrace__header(r, err)) {
+    ctrace_reader_close(r);
+    *out = NULL;
+    return -1;
+  }
+  r->info.version = r->ver;
+  r->info.bytes = r->len;
+  *out = r;
+  return 0;
+}
+
+static void progress(ctrace_reader *r, int pass, uint64_t done, uint64_t of) {
+  if (r->progress && of)
+    r->progress(r->progress_arg, r->len / 3 * (uint64_t)pass + r->len / 3 * done / of, r->len);
+}
+
+int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
+                           ctrace_parse_error *err) {
+  ctrace_reader *r = calloc(1, sizeof *r);
+  if (!r) return ctrace__perr(err, 0, "out of memory");
+  r->data = data;
+  r->len = len;
+  return open_common(r, out, err);
+}
+
+int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err) {
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ctrace__perr(err, 0, "failed to open trace file: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return ctrace__perr(err, 0, "failed to open trace file: %s", strerror(e));
+  }
+  ctrace_reader *r = calloc(1, sizeof *r);
+  if (!r) {
+    close(fd);
+    return ctrace__perr(err, 0, "out of memory");
+  }
+  if (st.st_size > 0) {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      free(r);
+      return ctrace__perr(err, 0, "failed to read trace file: %s", strerror(e));
+    }
+    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    r->data = m;
+    r->len = (size_t)st.st_size;
+    r->mapped = true;
+  } else {
+    r->data = (const uint8_t *)"";
+  }
+  close(fd);
+  return open_common(r, out, err);
+}
+
+void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, uint64_t),
+                                void *arg) {
+  r->progress = fn;
+  r->progress_arg = arg;
+}
+
+void ctrace_reader_close(ctrace_reader *r) {
+  if (!r) return;
+  ctrace__order_free(r);
+  ctrace__state_free(r);
+  if (r->mapped) munmap((void *)r->data, r->len);
+  free(r->arena);
+  ctrace__map_free(&r->strings);
+  ctrace__map_free(&r->stack_ids);
+  for (size_t i = 0; i < r->nstacks; i++) free(r->stacks[i].frames);
+  free(r->stacks);
+  ctrace__map_free(&r->ps);
+  for (uint32_t i = 0; i < r->npq; i++) free(r->pq[i].batches);
+  free(r->pq);
+  free(r->batches);
+  free(r->samples);
+  ctrace__map_free(&r->timer_gs);
+  ctrace__map_free(&r->exits_with_ts);
+  free(r->msgbuf);
+  free(r);
+}
+
+/* Ticks to nanoseconds since the first event, and Go's fake Ps for timer
+ * unblocks and syscall exits, as Go's parseEvents does after ordering. */
+static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
+  memset(ev, 0, sizeof *ev);
+  double ns_per_tick = 1e9 / (double)r->ticks_per_sec;
+  ev->ts = (int64_t)((double)(e->ts - r->min_ts) * ns_per_tick);
+  ev->off = e->off;
+  ev->type = e->type;
+  ev->p = e->p;
+  ev->g = e->g;
+  memcpy(ev->args, e->args, sizeof e->args);
+  ev->stack = e->stk;
+  ev->sargs[0] = e->sargs[0];
+  ev->sargs[1] = e->sargs[1];
+  if (e->type == CTRACE_EV_UserLog) {
+    if (e->msglen + 1 > r->msgcap) {
+      size_t cap = e->msglen + 1 > 256 ? e->msglen + 1 : 256;
+      char *b = realloc(r->msgbuf, cap);
+      if (b) r->msgbuf = b, r->msgcap = cap;
+    }
+    if (e->msglen + 1 <= r->msgcap) {
+      memcpy(r->msgbuf, e->msg, e->msglen);
+      r->msgbuf[e->msglen] = 0;
+      ev->sargs[1] = r->msgbuf;
+    } else {
+      ev->sargs[1] = "";
+    }
+  }
+  if (e->type == CTRACE_EV_GoUnblock && ctrace__map_get(&r->timer_gs, e->g)) ev->p = CTRACE_P_TIMER;
+  if (e->type == CTRACE_EV_GoSysExit) ev->p = CTRACE_P_SYSCALL;
+}
+
+/* The next event of the final stream (futile wakeups dropped), applied to
+ * the state machine. */
+static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  pev e;
+  for (;;) {
+    int rc = ctrace__order_next(r, &e, err);
+    if (rc <= 0) return rc;
+    if (r->ss.futile_set.len && ctrace__map_get(&r->ss.futile_set, e.off)) continue;
+    break;
+  }
+  convert(r, &e, ev);
+  ev->seq = r->out_seq++;
+  if (ctrace__state_apply(r, ev, err)) return -1;
+  return 1;
+}
+
+void ctrace_reader_rewind(ctrace_reader *r) {
+  ctrace__order_init(r);
+  ctrace__state_init(r);
+  r->out_seq = 0;
+}
+
+int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err) {
+  if (r->checked) {
+    if (info) *info = r->info;
+    return 0;
+  }
+  /* Pass 1: framing, strings, stacks, the batch index. */
+  if (ctrace__scan(r, err)) return -1;
+  r->info.frequency = (uint64_t)r->ticks_per_sec;
+  /* Pass 2: the order alone. Go reports ordering errors before any state
+   * error, wherever they are, and needs the first time of the final order
+   * to convert ticks. */
+  ctrace__order_init(r);
+  void *futile = r->nfutile ? ctrace__futile_begin() : NULL;
+  pev e;
+  int rc;
+  int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
+  uint64_t n = 0;
+  while ((rc = ctrace__order_next(r, &e, err)) == 1) {
+    if (e.ts < min_ts) min_ts = e.ts;
+    if (e.ts > max_ts) max_ts = e.ts;
+    if (futile) ctrace__futile_observe(r, futile, &e);
+    if ((++n & 0xfffff) == 0) progress(r, 1, n, r->nevents);
+  }
+  if (futile) ctrace__futile_end(futile);
+  if (rc < 0) return -1;
+  r->min_ts = min_ts;
+  /* Pass 3: the state machine. */
+  ctrace_reader_rewind(r);
+  ctrace_event ev;
+  uint64_t procs = 0;
+  while ((rc = next_event(r, &ev, err)) == 1)
+    if ((ev.seq & 0xfffff) == 0) progress(r, 2, ev.seq, n);
+  if (rc < 0) return -1;
+  for (uint32_t i = 0; i < r->npq; i++)
+    if (r->pq[i].remaining && r->pq[i].p >= 0 && r->pq[i].p < 1000000) procs++;
+  r->info.events = r->out_seq;
+  r->info.goroutines = r->ss.ng ? r->ss.ng - 1 : 0; /* not G0 */
+  r->info.procs = procs;
+  r->info.duration_ns = n ? (int64_t)((double)(max_ts - min_ts) * 1e9 / (double)r->ticks_per_sec) : 0;
+  r->checked = true;
+  if (info) *info = r->info;
+  ctrace_reader_rewind(r);
+  progress(r, 2, 1, 1);
+  return 0;
+}
+
+int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev) {
+  if (!r->checked) return 0;
+  ctrace_parse_error err;
+  return next_event(r, ev, &err) == 1;
+}
+
+const char *ctrace_reader_string(const ctrace_reader *r, uint64_t id) {
+  return ctrace__string(r, id);
+}
+
+size_t ctrace_reader_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames) {
+  const uint64_t *i = ctrace__map_get(&r->stack_ids, id);
+  if (!i) {
+    *frames = NULL;
+    return 0;
+  }
+  *frames = r->stacks[*i].frames;
+  return r->stacks[*i].n;
+}

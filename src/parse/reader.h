@@ -1,0 +1,226 @@
+/* Internals of the reader (src/parse/). Passes over the trace:
+ *
+ *   scan.c    pass 1, in file order: framing of every event (Go's
+ *             readTrace), argument counts and stacks (parseEvents), the
+ *             string dictionary, the frequency, and the batch index.
+ *   order.c   the ordered stream: per-P cursors decode events lazily from
+ *             the mapped file and a frontier merge orders them on
+ *             per-goroutine sequence numbers (1.7 and later), or a sort on
+ *             global sequence numbers (1.5); syscall exit times applied.
+ *   state.c   Go's postProcessTrace: the goroutine/P/GC/region state
+ *             machine, the fake Ps and the links between events.
+ *   reader.c  the public API; check runs order + state to the end once,
+ *             then next() replays them.
+ */
+#ifndef CTRACE_PARSE_READER_H
+#define CTRACE_PARSE_READER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ctrace/parse.h"
+#include "map.h"
+
+#define CTRACE__MAX_ARGS 8 /* values kept per event; more only in EvStack */
+
+/* One event as decoded from the file. */
+typedef struct pev {
+  uint64_t off;
+  int64_t ts;  /* ticks until the conversion to ns */
+  int64_t seq; /* 1.5: global sequence number */
+  uint8_t type;
+  int64_t p;
+  uint64_t g;
+  uint64_t args[3];
+  uint64_t stk;
+  const char *sargs[2];
+  const uint8_t *msg; /* a UserLog's message, in the file */
+  uint64_t msglen;
+} pev;
+
+/* A goroutine's place in Go's ordering: sequence number and status. */
+typedef struct gstate {
+  uint64_t seq;
+  int status;
+} gstate;
+
+/* A run of one P's events: from start (just after the EvBatch header) up
+ * to end (the next EvBatch, or the end of the file). */
+typedef struct batch {
+  uint64_t start, end;
+  int64_t ticks, seq;
+} batch;
+
+typedef struct pqueue {
+  int64_t p;
+  uint32_t *batches; /* indices into r->batches, in file order */
+  uint32_t nbatches, cap;
+  /* cursor */
+  uint32_t bi;
+  uint64_t off;
+  int64_t last_ts, last_seq;
+  uint64_t last_g;
+  bool has_head, in_frontier;
+  pev head;
+  uint64_t tg; /* the head's transition, taken before a Local is renamed */
+  gstate tinit, tnext;
+  uint64_t remaining; /* events left */
+} pqueue;
+
+typedef struct stack_rec {
+  ctrace_frame *frames;
+  uint32_t n;
+} stack_rec;
+
+/* Ordering state (order.c). */
+
+typedef struct frontier_item {
+  uint32_t q;     /* pqueue index */
+  uint64_t order; /* rank among equal times (as int64_t) */
+} frontier_item;
+
+typedef struct order_state {
+  u64map gs;          /* g -> gstate index */
+  gstate *gstates;
+  uint64_t ngstates, capgstates;
+  frontier_item *front; /* sorted on (ticks, rank) */
+  uint32_t nfront, capfront;
+  int64_t rank_hi, rank_lo;
+  uint32_t *due; /* scratch: queues to look at this round */
+  u64map waiting;     /* g -> head of list of queues waiting on it */
+  uint32_t *wait_next; /* per queue: next queue waiting on the same g */
+  uint32_t ready_head; /* queues to look at, a stack through ready_next */
+  uint32_t *ready_next;
+  bool *queued;
+  int64_t last_ts;    /* merged order, before syscall exit times */
+  bool unsorted;      /* the merge went back in time */
+  uint64_t pending;   /* events not yet merged */
+  /* syscall exit times: a buffer of events sorted by final ts */
+  pev *buf;
+  uint64_t bhead, blen, bcap;
+  u64map sysblock;    /* g -> last GoSysBlock/GoInSyscall ticks + 1 */
+  u64map exits_left;  /* g -> exits with a real time still to come */
+  bool sys_error;     /* "stray syscall exit" or time order at an exit */
+  char sys_msg[128];
+  /* min-heap of (block ticks, g) of goroutines whose exit may still move
+   * an event back: see release() */
+  uint64_t (*heap)[2];
+  uint64_t nheap, capheap;
+  /* 1.5: every event, sorted */
+  pev *all;
+  uint64_t nall, iall;
+  uint32_t profile_q; /* index of the CPU samples' queue, or UINT32_MAX */
+} order_state;
+
+/* State machine (state.c). */
+typedef struct gdesc {
+  int state;
+  uint64_t ev, ev_start, ev_markassist; /* seq + 1, 0 none */
+  uint64_t create_stack;
+  uint8_t ev_type; /* type of ev */
+  bool has_create;
+  uint32_t regions; /* index of the G's region stack in rstacks, +1 */
+} gdesc;
+
+typedef struct pdesc {
+  bool running;
+  uint64_t g;
+  uint64_t ev_stw, ev_sweep; /* seq + 1 */
+} pdesc;
+
+typedef struct region {
+  uint64_t seq, task;
+  const char *name;
+} region;
+
+typedef struct rstack {
+  region *r;
+  uint32_t n, cap;
+} rstack;
+
+typedef struct state_state {
+  u64map gs, ps, tasks;
+  gdesc *g;
+  uint64_t ng, capg;
+  pdesc *p;
+  uint64_t np, capp;
+  rstack *rs;
+  uint32_t nrs, caprs;
+  uint64_t ev_gc, ev_stw;
+  /* futile wakeups (Go's removeFutile): what to drop, by event offset */
+  u64map futile_set;
+} state_state;
+
+struct ctrace_reader {
+  const uint8_t *data;
+  size_t len;
+  bool mapped;
+  int ver;
+  int64_t ticks_per_sec;
+  char *arena; /* strings: NUL-terminated copies */
+  u64map strings; /* id -> offset in arena + 1 */
+  size_t arena_len, arena_cap;
+  u64map stack_ids; /* id -> index in stacks */
+  stack_rec *stacks;
+  size_t nstacks, capstacks;
+  u64map ps; /* p -> index in pq */
+  pqueue *pq;
+  uint32_t npq, cappq;
+  batch *batches;
+  uint32_t nbatches, capbatches;
+  pev *samples; /* CPU samples (1.19), ProfileP's own batch */
+  uint64_t nsamples, capsamples;
+  u64map timer_gs;
+  u64map exits_with_ts; /* g -> GoSysExit events with a real time */
+  uint64_t nfutile;
+  uint64_t nevents; /* events in batches */
+  /* after check */
+  bool checked;
+  int64_t min_ts;
+  ctrace_trace_info info;
+  order_state os;
+  state_state ss;
+  uint64_t out_seq;
+  char *msgbuf; /* the last UserLog message, NUL-terminated */
+  size_t msgcap;
+  void (*progress)(void *, uint64_t, uint64_t);
+  void *progress_arg;
+  uint64_t progress_next;
+};
+
+/* Writes an error into err (printf-style); returns -1. */
+int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Decodes the event at *off (already framed by the scan); fills v with up
+ * to CTRACE__MAX_ARGS values and *n with their count, *str and *slen with a
+ * UserLog's trailing string. Returns the type; String, Stack and the like
+ * are returned too, for the caller to skip. */
+uint8_t ctrace__decode(const ctrace_reader *r, uint64_t *off, uint64_t *v, uint32_t *n,
+                       const uint8_t **str, uint64_t *slen);
+int ctrace__header(ctrace_reader *r, ctrace_parse_error *err);
+int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err);
+const char *ctrace__string(const ctrace_reader *r, uint64_t id);
+/* Number of values an event of type t must have in version ver (Go's
+ * argNum), counting the timestamp and sequence. */
+uint32_t ctrace__argnum(uint8_t t, int ver);
+
+void ctrace__order_init(ctrace_reader *r);
+void ctrace__order_free(ctrace_reader *r);
+/* The next event in final order: 1, 0 at the end, -1 with *err. */
+int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err);
+
+void ctrace__state_init(ctrace_reader *r);
+void ctrace__state_free(ctrace_reader *r);
+/* Applies ev (seq is its position) to the state machine: fake Ps, links.
+ * 0, or -1 with *err. */
+int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err);
+
+/* Go's removeFutile, as a pass over the ordered stream that records in
+ * r->ss.futile_set the offsets of the events later passes drop. */
+void *ctrace__futile_begin(void);
+void ctrace__futile_observe(ctrace_reader *r, void *st, const pev *e);
+void ctrace__futile_end(void *st);
+
+#endif

@@ -1,0 +1,443 @@
+/* The state machine Go's reader checks (postProcessTrace), applied to the
+ * ordered stream one event at a time: goroutines, Ps, GC, STW, sweeps, mark
+ * assists, tasks and regions. It also moves events to Go's fake Ps and links
+ * each event to the earlier one it completes. Messages are Go's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+
+enum { G_DEAD, G_RUNNABLE, G_RUNNING, G_WAITING };
+
+static gdesc *gd(state_state *s, uint64_t g) {
+  bool fresh;
+  uint64_t *i = ctrace__map_put(&s->gs, g, &fresh);
+  if (!i) return NULL;
+  if (fresh) {
+    if (s->ng == s->capg) {
+      uint64_t cap = s->capg ? s->capg * 2 : 256;
+      gdesc *n = realloc(s->g, cap * sizeof *n);
+      if (!n) return NULL;
+      s->g = n;
+      s->capg = cap;
+    }
+    memset(&s->g[s->ng], 0, sizeof s->g[0]);
+    *i = s->ng++;
+  }
+  return &s->g[*i];
+}
+
+static pdesc *pd(state_state *s, int64_t p) {
+  bool fresh;
+  uint64_t *i = ctrace__map_put(&s->ps, (uint64_t)p, &fresh);
+  if (!i) return NULL;
+  if (fresh) {
+    if (s->np == s->capp) {
+      uint64_t cap = s->capp ? s->capp * 2 : 64;
+      pdesc *n = realloc(s->p, cap * sizeof *n);
+      if (!n) return NULL;
+      s->p = n;
+      s->capp = cap;
+    }
+    memset(&s->p[s->np], 0, sizeof s->p[0]);
+    *i = s->np++;
+  }
+  return &s->p[*i];
+}
+
+static rstack *regions_of(state_state *s, gdesc *g) {
+  if (!g->regions) {
+    if (s->nrs == s->caprs) {
+      uint32_t cap = s->caprs ? s->caprs * 2 : 64;
+      rstack *n = realloc(s->rs, cap * sizeof *n);
+      if (!n) return NULL;
+      s->rs = n;
+      s->caprs = cap;
+    }
+    s->rs[s->nrs] = (rstack){NULL, 0, 0};
+    g->regions = ++s->nrs;
+  }
+  return &s->rs[g->regions - 1];
+}
+
+void ctrace__state_free(ctrace_reader *r) {
+  state_state *s = &r->ss;
+  ctrace__map_free(&s->gs);
+  ctrace__map_free(&s->ps);
+  ctrace__map_free(&s->tasks);
+  ctrace__map_free(&s->futile_set);
+  for (uint32_t i = 0; i < s->nrs; i++) free(s->rs[i].r);
+  free(s->rs);
+  free(s->g);
+  free(s->p);
+  memset(s, 0, sizeof *s);
+}
+
+void ctrace__state_init(ctrace_reader *r) {
+  u64map keep = r->ss.futile_set; /* computed by the check pass */
+  r->ss.futile_set = (u64map){0};
+  ctrace__state_free(r);
+  r->ss.futile_set = keep;
+  gdesc *g0 = gd(&r->ss, 0);
+  if (g0) g0->state = G_RUNNING;
+}
+
+/* Go's %q of an event: its line, quoted. */
+static const char *quoted(const ctrace_event *ev, char *buf, size_t n) {
+  char line[400];
+  ctrace_event_format(ev, line, sizeof line);
+  size_t j = 0;
+  buf[j++] = '"';
+  for (const char *c = line; *c && j + 3 < n; c++) {
+    if (*c == '"' || *c == '\\') buf[j++] = '\\';
+    buf[j++] = *c;
+  }
+  buf[j++] = '"';
+  buf[j] = 0;
+  return buf;
+}
+
+#define FAIL(...) return ctrace__perr(err, ev->off, __VA_ARGS__)
+#define AT (unsigned long long)ev->off, (long long)ev->ts
+#define NAME ctrace_event_descs[ev->type].name
+#define LINK(x) ((x) ? (x) - 1 : CTRACE_NO_LINK)
+
+static int check_running(const pdesc *p, const gdesc *g, const ctrace_event *ev, bool allow_g0,
+                         ctrace_parse_error *err) {
+  if (g->state != G_RUNNING)
+    FAIL("g %llu is not running while %s (offset %llu, time %lld)", (unsigned long long)ev->g, NAME, AT);
+  if (p->g != ev->g)
+    FAIL("p %lld is not running g %llu while %s (offset %llu, time %lld)", (long long)ev->p,
+         (unsigned long long)ev->g, NAME, AT);
+  if (!allow_g0 && ev->g == 0) FAIL("g 0 did %s (offset %llu, time %lld)", NAME, AT);
+  return 0;
+}
+
+int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  state_state *s = &r->ss;
+  const uint64_t me = ev->seq + 1;
+  ev->link = CTRACE_NO_LINK;
+  gdesc *g = gd(s, ev->g);
+  pdesc *p = pd(s, ev->p);
+  if (!g || !p) FAIL("out of memory");
+  /* gd/pd may move the arrays: index, don't hold, across further lookups. */
+  uint64_t gi = *ctrace__map_get(&s->gs, ev->g);
+  switch (ev->type) {
+  case CTRACE_EV_ProcStart:
+    if (p->running) FAIL("p %lld is running before start (offset %llu, time %lld)", (long long)ev->p, AT);
+    p->running = true;
+    break;
+  case CTRACE_EV_ProcStop:
+    if (!p->running)
+      FAIL("p %lld is not running before stop (offset %llu, time %lld)", (long long)ev->p, AT);
+    if (p->g != 0)
+      FAIL("p %lld is running a goroutine %llu during stop (offset %llu, time %lld)", (long long)ev->p,
+           (unsigned long long)p->g, AT);
+    p->running = false;
+    break;
+  case CTRACE_EV_GCStart:
+    if (s->ev_gc) FAIL("previous GC is not ended before a new one (offset %llu, time %lld)", AT);
+    s->ev_gc = me;
+    ev->p = CTRACE_P_GC;
+    break;
+  case CTRACE_EV_GCDone:
+    if (!s->ev_gc) FAIL("bogus GC end (offset %llu, time %lld)", AT);
+    ev->link = LINK(s->ev_gc);
+    s->ev_gc = 0;
+    break;
+  case CTRACE_EV_GCSTWStart:
+  case CTRACE_EV_GCSTWDone: {
+    /* Before 1.10 STW was per P. */
+    uint64_t *stw = r->ver < 1010 ? &p->ev_stw : &s->ev_stw;
+    if (ev->type == CTRACE_EV_GCSTWStart) {
+      if (*stw) FAIL("previous STW is not ended before a new one (offset %llu, time %lld)", AT);
+      *stw = me;
+    } else {
+      if (!*stw) FAIL("bogus STW end (offset %llu, time %lld)", AT);
+      ev->link = LINK(*stw);
+      *stw = 0;
+    }
+    break;
+  }
+  case CTRACE_EV_GCSweepStart:
+    if (p->ev_sweep) FAIL("previous sweeping is not ended before a new one (offset %llu, time %lld)", AT);
+    p->ev_sweep = me;
+    break;
+  case CTRACE_EV_GCMarkAssistStart:
+    if (g->ev_markassist)
+      FAIL("previous mark assist is not ended before a new one (offset %llu, time %lld)", AT);
+    g->ev_markassist = me;
+    break;
+  case CTRACE_EV_GCMarkAssistDone:
+    /* May have begun before tracing did: no error. */
+    ev->link = LINK(g->ev_markassist);
+    g->ev_markassist = 0;
+    break;
+  case CTRACE_EV_GCSweepDone:
+    if (!p->ev_sweep) FAIL("bogus sweeping end (offset %llu, time %lld)", AT);
+    ev->link = LINK(p->ev_sweep);
+    p->ev_sweep = 0;
+    break;
+  case CTRACE_EV_GoWaiting:
+  case CTRACE_EV_GoInSyscall:
+    if (g->state != G_RUNNABLE)
+      FAIL("g %llu is not runnable before %s (offset %llu, time %lld)", (unsigned long long)ev->g,
+           ev->type == CTRACE_EV_GoWaiting ? "EvGoWaiting" : "EvGoInSyscall", AT);
+    g->state = G_WAITING;
+    g->ev = me;
+    g->ev_type = ev->type;
+    break;
+  case CTRACE_EV_GoCreate: {
+    if (check_running(p, g, ev, true, err)) return -1;
+    if (ctrace__map_get(&s->gs, ev->args[0]))
+      FAIL("g %llu already exists (offset %llu, time %lld)", (unsigned long long)ev->args[0], AT);
+    gdesc *n = gd(s, ev->args[0]);
+    if (!n) FAIL("out of memory");
+    n->state = G_RUNNABLE;
+    n->ev = me;
+    n->ev_type = ev->type;
+    n->has_create = true;
+    n->create_stack = ev->args[1];
+    g = &s->g[gi];
+    break;
+  }
+  case CTRACE_EV_GoStart:
+  case CTRACE_EV_GoStartLabel:
+    if (g->state != G_RUNNABLE)
+      FAIL("g %llu is not runnable before start (offset %llu, time %lld)", (unsigned long long)ev->g, AT);
+    if (p->g != 0)
+      FAIL("p %lld is already running g %llu while start g %llu (offset %llu, time %lld)",
+           (long long)ev->p, (unsigned long long)p->g, (unsigned long long)ev->g, AT);
+    g->state = G_RUNNING;
+    g->ev_start = me;
+    p->g = ev->g;
+    if (g->has_create) {
+      ev->stack = g->create_stack;
+      g->has_create = false;
+    }
+    ev->link = LINK(g->ev);
+    g->ev = 0;
+    break;
+  case CTRACE_EV_GoEnd:
+  case CTRACE_EV_GoStop:
+    if (check_running(p, g, ev, false, err)) return -1;
+    ev->link = LINK(g->ev_start);
+    g->ev_start = 0;
+    g->state = G_DEAD;
+    p->g = 0;
+    if (ev->type == CTRACE_EV_GoEnd && g->regions) s->rs[g->regions - 1].n = 0;
+    break;
+  case CTRACE_EV_GoSched:
+  case CTRACE_EV_GoPreempt:
+    if (check_running(p, g, ev, false, err)) return -1;
+    g->state = G_RUNNABLE;
+    ev->link = LINK(g->ev_start);
+    g->ev_start = 0;
+    p->g = 0;
+    g->ev = me;
+    g->ev_type = ev->type;
+    break;
+  case CTRACE_EV_GoUnblock: {
+    if (g->state != G_RUNNING)
+      FAIL("g %llu is not running while unpark (offset %llu, time %lld)", (unsigned long long)ev->g, AT);
+    if (ev->p != CTRACE_P_TIMER && p->g != ev->g)
+      FAIL("p %lld is not running g %llu while unpark (offset %llu, time %lld)", (long long)ev->p,
+           (unsigned long long)ev->g, AT);
+    const uint64_t *i1 = ctrace__map_get(&s->gs, ev->args[0]);
+    gdesc *g1 = i1 ? &s->g[*i1] : NULL;
+    if (!g1 || g1->state != G_WAITING)
+      FAIL("g %llu is not waiting before unpark (offset %llu, time %lld)",
+           (unsigned long long)ev->args[0], AT);
+    if (g1->ev && g1->ev_type == CTRACE_EV_GoBlockNet && ev->p != CTRACE_P_TIMER)
+      ev->p = CTRACE_P_NETPOLL;
+    ev->link = LINK(g1->ev);
+    g1->state = G_RUNNABLE;
+    g1->ev = me;
+    g1->ev_type = ev->type;
+    break;
+  }
+  case CTRACE_EV_GoSysCall:
+    if (check_running(p, g, ev, false, err)) return -1;
+    g->ev = me;
+    g->ev_type = ev->type;
+    break;
+  case CTRACE_EV_GoSysBlock:
+    if (check_running(p, g, ev, false, err)) return -1;
+    g->state = G_WAITING;
+    ev->link = LINK(g->ev_start);
+    g->ev_start = 0;
+    p->g = 0;
+    break;
+  case CTRACE_EV_GoSysExit:
+    if (g->state != G_WAITING)
+      FAIL("g %llu is not waiting during syscall exit (offset %llu, time %lld)", (unsigned long long)ev->g, AT);
+    if (g->ev && g->ev_type == CTRACE_EV_GoSysCall) ev->link = LINK(g->ev);
+    g->state = G_RUNNABLE;
+    g->ev = me;
+    g->ev_type = ev->type;
+    break;
+  case CTRACE_EV_GoSleep: case CTRACE_EV_GoBlock: case CTRACE_EV_GoBlockSend:
+  case CTRACE_EV_GoBlockRecv: case CTRACE_EV_GoBlockSelect: case CTRACE_EV_GoBlockSync:
+  case CTRACE_EV_GoBlockCond: case CTRACE_EV_GoBlockNet: case CTRACE_EV_GoBlockGC:
+    if (check_running(p, g, ev, false, err)) return -1;
+    g->state = G_WAITING;
+    g->ev = me;
+    g->ev_type = ev->type;
+    ev->link = LINK(g->ev_start);
+    g->ev_start = 0;
+    p->g = 0;
+    break;
+  case CTRACE_EV_UserTaskCreate: {
+    bool fresh;
+    uint64_t *t = ctrace__map_put(&s->tasks, ev->args[0], &fresh);
+    if (!t) FAIL("out of memory");
+    if (!fresh) {
+      char a[512], b[512];
+      /* Go prints the earlier event; its line is not kept, so name it by
+       * offset. */
+      snprintf(b, sizeof b, "task created at seq %llu", (unsigned long long)(*t - 1));
+      FAIL("task id conflicts (id:%llu), %s vs %s", (unsigned long long)ev->args[0],
+           quoted(ev, a, sizeof a), b);
+    }
+    *t = me;
+    break;
+  }
+  case CTRACE_EV_UserTaskEnd: {
+    uint64_t *t = ctrace__map_get(&s->tasks, ev->args[0]);
+    if (t) {
+      ev->link = *t - 1;
+      ctrace__map_del(&s->tasks, ev->args[0]);
+    }
+    break;
+  }
+  case CTRACE_EV_UserRegion: {
+    rstack *st = regions_of(s, g);
+    if (!st) FAIL("out of memory");
+    if (ev->args[1] == 0) {
+      if (st->n == st->cap) {
+        uint32_t cap = st->cap ? st->cap * 2 : 8;
+        region *n = realloc(st->r, cap * sizeof *n);
+        if (!n) FAIL("out of memory");
+        st->r = n;
+        st->cap = cap;
+      }
+      st->r[st->n++] = (region){ev->seq, ev->args[0], ev->sargs[0]};
+    } else if (ev->args[1] == 1) {
+      if (st->n > 0) {
+        region *top = &st->r[st->n - 1];
+        if (top->task != ev->args[0] || strcmp(top->name, ev->sargs[0]) != 0) {
+          char a[512];
+          FAIL("misuse of region in goroutine %llu: span end %s when the inner-most active span "
+               "start event is at seq %llu (task %llu, name \"%s\")",
+               (unsigned long long)ev->g, quoted(ev, a, sizeof a), (unsigned long long)top->seq,
+               (unsigned long long)top->task, top->name);
+        }
+        ev->link = top->seq;
+        st->n--;
+      }
+    } else {
+      char a[512];
+      FAIL("invalid user region mode: %s", quoted(ev, a, sizeof a));
+    }
+    break;
+  }
+  }
+  return 0;
+}
+
+/* ---- futile wakeups (Go's removeFutile) ---------------------------------
+ *
+ * A wakeup that found its resource taken (FutileWakeup) is removed with the
+ * unblock, starts and preemptions since, and the block that follows. Go
+ * decides on the whole ordered stream; here the check pass records the
+ * offsets of the events to drop, and later passes skip them. */
+
+typedef struct futile_g {
+  bool futile;
+  uint64_t *wakeup;
+  uint32_t n, cap;
+} futile_g;
+
+typedef struct futile_state {
+  u64map gs; /* g -> index + 1 */
+  futile_g *g;
+  uint64_t ng, capg;
+} futile_state;
+
+static futile_state fs_dummy;
+
+void *ctrace__futile_begin(void) {
+  futile_state *f = calloc(1, sizeof *f);
+  return f ? f : &fs_dummy;
+}
+
+static futile_g *fg(futile_state *f, uint64_t g) {
+  bool fresh;
+  uint64_t *i = ctrace__map_put(&f->gs, g, &fresh);
+  if (!i) return NULL;
+  if (fresh) {
+    if (f->ng == f->capg) {
+      uint64_t cap = f->capg ? f->capg * 2 : 64;
+      futile_g *n = realloc(f->g, cap * sizeof *n);
+      if (!n) return NULL;
+      f->g = n;
+      f->capg = cap;
+    }
+    memset(&f->g[f->ng], 0, sizeof f->g[0]);
+    *i = ++f->ng;
+  }
+  return &f->g[*i - 1];
+}
+
+static void push(futile_g *x, uint64_t off) {
+  if (x->n == x->cap) {
+    uint32_t cap = x->cap ? x->cap * 2 : 4;
+    uint64_t *n = realloc(x->wakeup, cap * sizeof *n);
+    if (!n) return;
+    x->wakeup = n;
+    x->cap = cap;
+  }
+  x->wakeup[x->n++] = off;
+}
+
+void ctrace__futile_observe(ctrace_reader *r, void *st, const pev *e) {
+  futile_state *f = st;
+  if (f == &fs_dummy) return;
+  futile_g *x;
+  switch (e->type) {
+  case CTRACE_EV_GoUnblock:
+    if ((x = fg(f, e->args[0]))) {
+      x->n = 0;
+      push(x, e->off);
+    }
+    break;
+  case CTRACE_EV_GoStart:
+  case CTRACE_EV_GoPreempt:
+  case CTRACE_EV_FutileWakeup:
+    if ((x = fg(f, e->g))) {
+      push(x, e->off);
+      if (e->type == CTRACE_EV_FutileWakeup) x->futile = true;
+    }
+    break;
+  case CTRACE_EV_GoBlock: case CTRACE_EV_GoBlockSend: case CTRACE_EV_GoBlockRecv:
+  case CTRACE_EV_GoBlockSelect: case CTRACE_EV_GoBlockSync: case CTRACE_EV_GoBlockCond:
+    if ((x = fg(f, e->g))) {
+      if (x->futile) {
+        ctrace__map_put(&r->ss.futile_set, e->off, NULL);
+        for (uint32_t i = 0; i < x->n; i++) ctrace__map_put(&r->ss.futile_set, x->wakeup[i], NULL);
+      }
+      x->futile = false; /* Go deletes the goroutine's entry */
+      x->n = 0;
+    }
+    break;
+  }
+}
+
+void ctrace__futile_end(void *st) {
+  futile_state *f = st;
+  if (f == &fs_dummy) return;
+  for (uint64_t i = 0; i < f->ng; i++) free(f->g[i].wakeup);
+  free(f->g);
+  ctrace__map_free(&f->gs);
+  free(f);
+}

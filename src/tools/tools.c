@@ -1,0 +1,36 @@
+/* Opening a trace for the subcommands, with progress on a terminal. */
+#include "tools.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/* Traces smaller than this read in a second or so: no progress shown. */
+#define PROGRESS_MIN (50ull << 20)
+
+static void show(void *arg, uint64_t done, uint64_t total) {
+  fprintf(stderr, "\rctrace: %s: reading %3llu%%", (const char *)arg,
+          (unsigned long long)(total ? done * 100 / total : 100));
+}
+
+ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info) {
+  ctrace_parse_error err;
+  ctrace_reader *r;
+  ctrace_trace_info tmp;
+  if (!info) info = &tmp;
+  if (ctrace_reader_open(path, &r, &err) == 0) {
+    bool progress = false;
+    if (isatty(2)) {
+      FILE *f = fopen(path, "rb");
+      if (f && fseeko(f, 0, SEEK_END) == 0 && (uint64_t)ftello(f) >= PROGRESS_MIN) progress = true;
+      if (f) fclose(f);
+    }
+    if (progress) ctrace_reader_set_progress(r, show, (void *)path);
+    int rc = ctrace_reader_check(r, info, &err);
+    if (progress) fprintf(stderr, "\r\033[K");
+    if (rc == 0) return r;
+    ctrace_reader_close(r);
+  }
+  fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err.offset, err.message);
+  return NULL;
+}
