@@ -10,7 +10,7 @@
 PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev
-BENCH_PKGS := $(BUILD_PKGS) libunwind-dev
+BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go
 JOBS ?= $(shell nproc)
 
 define configure
@@ -62,6 +62,7 @@ bench:
 	@cmake -S . -B build >/dev/null
 	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
+	@bench/bench_dump.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)

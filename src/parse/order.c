@@ -402,13 +402,12 @@ static void apply_exit_time(ctrace_reader *r, pev *e) {
   if (left && *left) --*left;
   const uint64_t *b = ctrace__map_get(&os->sysblock, e->g);
   int64_t ts = (int64_t)e->args[2], block = b ? (int64_t)*b : 0;
-  if (block == 0) {
-    if (!os->sys_error) snprintf(os->sys_msg, sizeof os->sys_msg, "stray syscall exit");
-    os->sys_error = true;
-    return;
-  }
-  if (ts < block) {
-    if (!os->sys_error) snprintf(os->sys_msg, sizeof os->sys_msg, "time stamps out of order");
+  if (block == 0 || ts < block) {
+    if (!os->sys_error) {
+      snprintf(os->sys_msg, sizeof os->sys_msg, "%s",
+               block == 0 ? "stray syscall exit" : "time stamps out of order");
+      os->sys_off = e->off;
+    }
     os->sys_error = true;
     return;
   }
@@ -533,8 +532,8 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
       return 1;
     }
     if (os->pending == 0) {
-      if (os->unsorted) return ctrace__perr(err, 0, "time stamps out of order");
-      if (os->sys_error) return ctrace__perr(err, 0, "%s", os->sys_msg);
+      if (os->unsorted) return ctrace__perr(err, os->unsorted_off, "time stamps out of order");
+      if (os->sys_error) return ctrace__perr(err, os->sys_off, "%s", os->sys_msg);
       return 0;
     }
     if (!fill_frontier(r)) return ctrace__perr(err, 0, "out of memory");
@@ -569,7 +568,10 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
         ctrace__map_del(&os->waiting, g);
       }
     }
-    if (e.ts < os->last_ts) os->unsorted = true;
+    if (e.ts < os->last_ts && !os->unsorted) {
+      os->unsorted = true;
+      os->unsorted_off = e.off; /* the first event that went back in time */
+    }
     os->last_ts = e.ts;
     apply_exit_time(r, &e);
     if (!buf_insert(os, &e)) return ctrace__perr(err, e.off, "out of memory");

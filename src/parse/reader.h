@@ -95,6 +95,7 @@ typedef struct order_state {
   bool *queued;
   int64_t last_ts;    /* merged order, before syscall exit times */
   bool unsorted;      /* the merge went back in time */
+  uint64_t unsorted_off;
   uint64_t pending;   /* events not yet merged */
   /* syscall exit times: a buffer of events sorted by final ts */
   pev *buf;
@@ -103,6 +104,7 @@ typedef struct order_state {
   u64map exits_left;  /* g -> exits with a real time still to come */
   bool sys_error;     /* "stray syscall exit" or time order at an exit */
   char sys_msg[128];
+  uint64_t sys_off;
   /* min-heap of (block ticks, g) of goroutines whose exit may still move
    * an event back: see release() */
   uint64_t (*heap)[2];
@@ -129,9 +131,9 @@ typedef struct pdesc {
   uint64_t ev_stw, ev_sweep; /* seq + 1 */
 } pdesc;
 
+/* An open region: its start event, for the link and Go's message. */
 typedef struct region {
-  uint64_t seq, task;
-  const char *name;
+  ctrace_event start;
 } region;
 
 typedef struct rstack {
@@ -140,7 +142,10 @@ typedef struct rstack {
 } rstack;
 
 typedef struct state_state {
-  u64map gs, ps, tasks;
+  u64map gs, ps;
+  u64map tasks; /* task id -> index in task_ev + 1 */
+  ctrace_event *task_ev; /* creations of live tasks, for links and Go's message */
+  uint64_t ntask, captask, task_free; /* task_free: a free list through .seq */
   gdesc *g;
   uint64_t ng, capg;
   pdesc *p;

@@ -74,7 +74,7 @@ uint32_t ctrace__argnum(uint8_t t, int ver) {
 static int parse_header(const ctrace_reader *r, int *ver, ctrace_parse_error *err) {
   if (r->len < 16) {
     size_t n = r->len;
-    return ctrace__perr(err, n, "failed to read header: read %zu, err %s", n,
+    return ctrace__perr(err, 0, "failed to read header: read %zu, err %s", n,
                         n == 0 ? "EOF" : "unexpected EOF");
   }
   const uint8_t *b = r->data;
@@ -316,52 +316,52 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
         ctrace_event_descs[typ].min_version > ver) {
       ctrace__perr(err, off0, "unknown event type %u at offset 0x%llx", typ,
                    (unsigned long long)off0);
-      goto out;
+      goto bad;
     }
     if (typ == CTRACE_EV_String) {
       uint64_t id, len;
-      if (read_val(r, &off, &id, err)) goto out;
+      if (read_val(r, &off, &id, err)) goto bad;
       if (id == 0) {
         ctrace__perr(err, off0, "string at offset %llu has invalid id 0", (unsigned long long)off);
-        goto out;
+        goto bad;
       }
       if (ctrace__map_get(&r->strings, id)) {
         ctrace__perr(err, off0, "string at offset %llu has duplicate id %llu",
                      (unsigned long long)off, (unsigned long long)id);
-        goto out;
+        goto bad;
       }
-      if (read_val(r, &off, &len, err)) goto out;
+      if (read_val(r, &off, &len, err)) goto bad;
       if (len == 0) {
         ctrace__perr(err, off0, "string at offset %llu has invalid length 0", (unsigned long long)off);
-        goto out;
+        goto bad;
       }
       if (len > 1000000) {
         ctrace__perr(err, off0, "string at offset %llu has too large length %llu",
                      (unsigned long long)off, (unsigned long long)len);
-        goto out;
+        goto bad;
       }
       if (len > r->len - off) {
         ctrace__perr(err, off, "failed to read trace at offset %llu: read %llu, want %llu, error %s",
                      (unsigned long long)off, (unsigned long long)(r->len - off),
                      (unsigned long long)len, "unexpected EOF");
-        goto out;
+        goto bad;
       }
       uint64_t at;
       uint64_t *slot = ctrace__map_put(&r->strings, id, NULL);
       if (!slot || !arena_add(r, r->data + off, len, &at)) {
         ctrace__perr(err, off0, "out of memory");
-        goto out;
+        goto bad;
       }
       *slot = at + 1;
       off += len;
       continue;
     }
     uint32_t n;
-    if (read_values(r, &off, b, v, VMAX, &n, err)) goto out;
+    if (read_values(r, &off, b, v, VMAX, &n, err)) goto bad;
     if (typ == CTRACE_EV_UserLog) {
       const uint8_t *s;
       uint64_t sl;
-      if (read_str(r, &off, &s, &sl, err)) goto out;
+      if (read_str(r, &off, &s, &sl, err)) goto bad;
     }
     if (have_sem) continue; /* only framing matters now */
 
@@ -385,7 +385,7 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
       }
       if (v[0] != 0 && size > 0 && add_stack(r, v[0], v + 2, size)) {
         ctrace__perr(err, off0, "out of memory");
-        goto out;
+        goto bad;
       }
       continue;
     }
@@ -402,7 +402,7 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
       if (r->nbatches) r->batches[r->nbatches - 1].end = off0;
       if (add_batch(r, last_p, off, last_ts, ver < 1007 ? (int64_t)v[1] : 0)) {
         ctrace__perr(err, off0, "out of memory");
-        goto out;
+        goto bad;
       }
       in_batch = true;
       continue;
@@ -419,7 +419,7 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
     if (!in_batch) {
       if (add_batch(r, 0, off0, 0, 0)) {
         ctrace__perr(err, off0, "out of memory");
-        goto out;
+        goto bad;
       }
       in_batch = true;
     }
@@ -431,7 +431,7 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
                .stk = v[a + 3]};
       if (add_sample(r, &e)) {
         ctrace__perr(err, off0, "out of memory");
-        goto out;
+        goto bad;
       }
       continue;
     }
@@ -442,6 +442,12 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
     if (typ == CTRACE_EV_FutileWakeup) r->nfutile++;
     r->pq[*ctrace__map_get(&r->ps, (uint64_t)last_p)].remaining++;
     r->nevents++;
+      continue;
+  bad:
+    /* The message keeps the offsets Go names; the error points at the
+     * record that is broken, or, for an endless varint, at the varint. */
+    if (err && !strstr(err->message, "bad value at offset")) err->offset = off0;
+    goto out;
   }
   if (r->nbatches) r->batches[r->nbatches - 1].end = r->len;
   if (have_sem) {
@@ -449,11 +455,12 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
     goto out;
   }
   if (r->nevents == 0 && r->nsamples == 0) {
-    ctrace__perr(err, r->len, "trace is empty");
+    /* Whole-trace errors point at the last byte: the trace ended without. */
+    ctrace__perr(err, r->len - 1, "trace is empty");
     goto out;
   }
   if (r->ticks_per_sec == 0) {
-    ctrace__perr(err, r->len, "no EvFrequency event");
+    ctrace__perr(err, r->len - 1, "no EvFrequency event");
     goto out;
   }
   /* Frames' names, now that every string is known. */

@@ -68,6 +68,7 @@ void ctrace__state_free(ctrace_reader *r) {
   ctrace__map_free(&s->futile_set);
   for (uint32_t i = 0; i < s->nrs; i++) free(s->rs[i].r);
   free(s->rs);
+  free(s->task_ev);
   free(s->g);
   free(s->p);
   memset(s, 0, sizeof *s);
@@ -293,19 +294,35 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
     if (!t) FAIL("out of memory");
     if (!fresh) {
       char a[512], b[512];
-      /* Go prints the earlier event; its line is not kept, so name it by
-       * offset. */
-      snprintf(b, sizeof b, "task created at seq %llu", (unsigned long long)(*t - 1));
       FAIL("task id conflicts (id:%llu), %s vs %s", (unsigned long long)ev->args[0],
-           quoted(ev, a, sizeof a), b);
+           quoted(ev, a, sizeof a), quoted(&s->task_ev[*t - 1], b, sizeof b));
     }
-    *t = me;
+    /* Keep the creation while the task lives: a slot from the free list. */
+    uint64_t i;
+    if (s->task_free) {
+      i = s->task_free - 1;
+      s->task_free = s->task_ev[i].seq;
+    } else {
+      if (s->ntask == s->captask) {
+        uint64_t cap = s->captask ? s->captask * 2 : 64;
+        ctrace_event *n = realloc(s->task_ev, cap * sizeof *n);
+        if (!n) FAIL("out of memory");
+        s->task_ev = n;
+        s->captask = cap;
+      }
+      i = s->ntask++;
+    }
+    s->task_ev[i] = *ev;
+    *t = i + 1;
     break;
   }
   case CTRACE_EV_UserTaskEnd: {
     uint64_t *t = ctrace__map_get(&s->tasks, ev->args[0]);
     if (t) {
-      ev->link = *t - 1;
+      uint64_t i = *t - 1;
+      ev->link = s->task_ev[i].seq;
+      s->task_ev[i].seq = s->task_free;
+      s->task_free = i + 1;
       ctrace__map_del(&s->tasks, ev->args[0]);
     }
     break;
@@ -321,16 +338,15 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
         st->r = n;
         st->cap = cap;
       }
-      st->r[st->n++] = (region){ev->seq, ev->args[0], ev->sargs[0]};
+      st->r[st->n++] = (region){*ev};
     } else if (ev->args[1] == 1) {
       if (st->n > 0) {
-        region *top = &st->r[st->n - 1];
-        if (top->task != ev->args[0] || strcmp(top->name, ev->sargs[0]) != 0) {
-          char a[512];
+        const ctrace_event *top = &st->r[st->n - 1].start;
+        if (top->args[0] != ev->args[0] || strcmp(top->sargs[0], ev->sargs[0]) != 0) {
+          char a[512], b[512];
           FAIL("misuse of region in goroutine %llu: span end %s when the inner-most active span "
-               "start event is at seq %llu (task %llu, name \"%s\")",
-               (unsigned long long)ev->g, quoted(ev, a, sizeof a), (unsigned long long)top->seq,
-               (unsigned long long)top->task, top->name);
+               "start event is %s",
+               (unsigned long long)ev->g, quoted(ev, a, sizeof a), quoted(top, b, sizeof b));
         }
         ev->link = top->seq;
         st->n--;

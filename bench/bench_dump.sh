@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# bench_dump.sh: ctrace's reader against Go's on one large trace.
+#   bench/bench_dump.sh [BUILD_DIR]          (make bench runs it)
+# Environment: BENCH_TRACE_MB (default 40), BENCH_ROUNDS (default 3).
+#
+# The trace comes from build/bin/bench_gen_trace (bench/gen_trace.c) and is
+# cached in BUILD_DIR/bench/, with the SHA-1 of the sorted lines Go prints
+# for it and their count, until the generator is rebuilt. The first time, Go's
+# `go tool trace -d` must accept it.
+#
+# Then, interleaved for BENCH_ROUNDS rounds: `ctrace dump FILE >/dev/null`,
+# `ctrace check FILE >/dev/null` and Go's trace tool with -d (its binary in
+# `go env GOTOOLDIR`, run directly, so the go command's own start-up is not
+# counted), each under GNU time: wall seconds and peak RSS. One line per
+# comparison, from the medians:
+#   BENCH name=dump-vs-go speedup=<go wall / ctrace wall> memory_ratio=<ctrace RSS / go RSS> ...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+mb=${BENCH_TRACE_MB:-40}
+rounds=${BENCH_ROUNDS:-3}
+gen=$build/bin/bench_gen_trace
+ctrace=$build/bin/ctrace
+time_bin=/usr/bin/time
+dir=$build/bench
+trace=$dir/dump-${mb}mb.trace
+
+die() { echo "bench_dump: $*" >&2; exit 1; }
+[ -x "$gen" ] || die "$gen not built"
+[ -x "$ctrace" ] || die "$ctrace not built"
+"$time_bin" -f '' true 2>/dev/null || die "needs GNU time as $time_bin (Debian package time)"
+command -v go >/dev/null || die "needs go (Debian package golang-go)"
+gotrace="$(go env GOTOOLDIR)/trace"
+[ -x "$gotrace" ] || die "no $gotrace"
+for sub in dump check; do
+  "$ctrace" help "$sub" >/dev/null 2>&1 || die "this ctrace has no '$sub' command"
+done
+mkdir -p "$dir"
+
+# ---- the trace, cached ---------------------------------------------------
+if [ ! -s "$trace" ] || [ ! -s "$trace.go" ] || [ "$gen" -nt "$trace" ]; then
+  echo "bench_dump: writing a ${mb} MB trace to $trace" >&2
+  rm -f "$trace" "$trace.go"
+  "$gen" "$trace.tmp" "$mb"
+  echo "bench_dump: checking it with go tool trace -d (takes a while)" >&2
+  if ! "$gotrace" -d "$trace.tmp" 2>"$dir/go.err" |
+       awk -v f="$dir/go.lines" '{ print } END { print NR >f }' | LC_ALL=C sort -S 25% | sha1sum >"$dir/go.sha1"; then
+    cat "$dir/go.err" >&2
+    die "go tool trace -d rejects the generated trace"
+  fi
+  echo "$(cut -d' ' -f1 "$dir/go.sha1") $(cat "$dir/go.lines")" >"$trace.go.tmp"
+  mv "$trace.tmp" "$trace"
+  mv "$trace.go.tmp" "$trace.go"
+fi
+read -r go_sha go_lines <"$trace.go"
+bytes=$(stat -c %s "$trace")
+
+# ---- same output? (not timed) ----------------------------------------------
+# Go orders events with equal timestamps differently from run to run (it
+# sorts its merge frontier unstably), so the lines are compared sorted.
+dump_sha=$("$ctrace" dump "$trace" | LC_ALL=C sort -S 25% | sha1sum | cut -d' ' -f1) || die "ctrace dump failed"
+same=no
+[ "$dump_sha" = "$go_sha" ] && same=yes
+echo "bench_dump: $trace: $bytes bytes, $go_lines events; ctrace dump prints the lines Go prints: $same" >&2
+
+# ---- timed rounds -------------------------------------------------------------
+# measure NAME CMD...: appends "wall rss_kb" to $dir/NAME.times.
+measure() {
+  local name=$1
+  shift
+  local out=$dir/time.out
+  if ! "$time_bin" -f '%e %M' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
+    cat "$dir/$name.err" >&2
+    die "$name failed: $*"
+  fi
+  tail -n 1 "$out" >>"$dir/$name.times"
+  echo "bench_dump: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB", $1, $2 / 1024}')" >&2
+}
+
+rm -f "$dir"/{dump,check,go}.times
+for r in $(seq 1 "$rounds"); do
+  measure dump "$ctrace" dump "$trace"
+  measure check "$ctrace" check "$trace"
+  measure go "$gotrace" -d "$trace"
+done
+
+# median COLUMN FILE
+median() { awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+go_wall=$(median 1 "$dir/go.times")
+go_rss=$(median 2 "$dir/go.times")
+for name in dump check; do
+  wall=$(median 1 "$dir/$name.times")
+  rss=$(median 2 "$dir/$name.times")
+  extra=""
+  [ "$name" = dump ] && extra=" same_output=$same"
+  awk -v n="$name" -v w="$wall" -v r="$rss" -v gw="$go_wall" -v gr="$go_rss" \
+      -v mb="$(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1e6}')" -v ev="$go_lines" -v x="$extra" -v k="$rounds" 'BEGIN {
+    # GNU time has 10 ms resolution: a wall of 0.00 counts as 0.01.
+    if (w < 0.01) w = 0.01
+    printf "BENCH name=%s-vs-go speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f trace_mb=%s events=%s rounds=%s%s\n",
+      n, gw / w, r / gr, w, gw, r / 1024, gr / 1024, mb, ev, k, x
+  }'
+done
