@@ -64,17 +64,17 @@ same=no
 echo "bench_dump: $trace: $bytes bytes, $go_lines events; ctrace dump prints the lines Go prints: $same" >&2
 
 # ---- timed rounds -------------------------------------------------------------
-# measure NAME CMD...: appends "wall rss_kb" to $dir/NAME.times.
+# measure NAME CMD...: appends "wall rss_kb user sys" to $dir/NAME.times.
 measure() {
   local name=$1
   shift
   local out=$dir/time.out
-  if ! "$time_bin" -f '%e %M' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
+  if ! "$time_bin" -f '%e %M %U %S' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
     cat "$dir/$name.err" >&2
     die "$name failed: $*"
   fi
   tail -n 1 "$out" >>"$dir/$name.times"
-  echo "bench_dump: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB", $1, $2 / 1024}')" >&2
+  echo "bench_dump: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB, cpu %.2f s", $1, $2 / 1024, $3 + $4}')" >&2
 }
 
 rm -f "$dir"/{dump,check,go}.times
@@ -84,20 +84,22 @@ for r in $(seq 1 "$rounds"); do
   measure go "$gotrace" -d "$trace"
 done
 
-# median COLUMN FILE
-median() { awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# median COLUMN FILE (column 5: user + sys)
+median() { awk -v c="$1" '{$5 = $3 + $4; print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 go_wall=$(median 1 "$dir/go.times")
 go_rss=$(median 2 "$dir/go.times")
+go_cpu=$(median 5 "$dir/go.times")
 for name in dump check; do
   wall=$(median 1 "$dir/$name.times")
   rss=$(median 2 "$dir/$name.times")
+  cpu=$(median 5 "$dir/$name.times")
   extra=""
   [ "$name" = dump ] && extra=" same_output=$same"
-  awk -v n="$name" -v w="$wall" -v r="$rss" -v gw="$go_wall" -v gr="$go_rss" \
+  awk -v n="$name" -v w="$wall" -v r="$rss" -v gw="$go_wall" -v gr="$go_rss" -v c="$cpu" -v gc="$go_cpu" \
       -v mb="$(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1e6}')" -v ev="$go_lines" -v x="$extra" -v k="$rounds" 'BEGIN {
     # GNU time has 10 ms resolution: a wall of 0.00 counts as 0.01.
     if (w < 0.01) w = 0.01
-    printf "BENCH name=%s-vs-go speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f trace_mb=%s events=%s rounds=%s%s\n",
-      n, gw / w, r / gr, w, gw, r / 1024, gr / 1024, mb, ev, k, x
+    printf "BENCH name=%s-vs-go speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_cpu_s=%.2f go_cpu_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f trace_mb=%s events=%s rounds=%s%s\n",
+      n, gw / w, r / gr, w, gw, c, gc, r / 1024, gr / 1024, mb, ev, k, x
   }'
 done
