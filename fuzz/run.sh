@@ -23,8 +23,8 @@ touch "$mark"
 echo "fuzz: $bin for ${secs}s, corpus $out/corpus + fuzz/corpus, log $log"
 # The first corpus directory receives new inputs; fuzz/corpus stays as is.
 # Inputs up to 64 KiB (the seeds are below 50 KB); 10 s per input at most.
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
   "$bin" "$out/corpus" fuzz/corpus \
   -dict=fuzz/trace.dict \
   -max_total_time="$secs" \
@@ -39,8 +39,8 @@ rc=$?
 # The last status line ("#N DONE cov: ... ft: ... corp: ... exec/s: ...")
 # and libFuzzer's final stats.
 status=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
-execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$status")
 ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$status")
 corp=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$status")
