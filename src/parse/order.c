@@ -574,6 +574,11 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
     }
     os->last_ts = e.ts;
     apply_exit_time(r, &e);
+    /* Nothing waiting and no exit to come that could precede it: out. */
+    if (os->bhead == os->blen && (os->pending == 0 || e.ts <= exit_floor(r))) {
+      *ev = e;
+      return 1;
+    }
     if (!buf_insert(os, &e)) return ctrace__perr(err, e.off, "out of memory");
   }
 }

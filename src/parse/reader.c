@@ -26,9 +26,10 @@ static int open_common(ctrace_reader *r, ctrace_reader **out, ctrace_parse_error
   return 0;
 }
 
+/* Pass 0 (the scan) is the first half, pass 1 the second. */
 static void progress(ctrace_reader *r, int pass, uint64_t done, uint64_t of) {
   if (r->progress && of)
-    r->progress(r->progress_arg, r->len / 3 * (uint64_t)pass + r->len / 3 * done / of, r->len);
+    r->progress(r->progress_arg, r->len / 2 * (uint64_t)pass + r->len / 2 * done / of, r->len);
 }
 
 int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
@@ -133,26 +134,36 @@ static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
   if (e->type == CTRACE_EV_GoSysExit) ev->p = CTRACE_P_SYSCALL;
 }
 
-/* The next event of the final stream (futile wakeups dropped), applied to
- * the state machine. */
-static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+/* The next event of the final stream (futile wakeups dropped), converted.
+ * The stream is sorted, so its first event gives the time base. */
+static int next_converted(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   pev e;
   for (;;) {
     int rc = ctrace__order_next(r, &e, err);
     if (rc <= 0) return rc;
+    if (r->out_seq == 0 && !r->have_base) {
+      r->min_ts = e.ts;
+      r->have_base = true;
+    }
     if (r->ss.futile_set.len && ctrace__map_get(&r->ss.futile_set, e.off)) continue;
     break;
   }
   convert(r, &e, ev);
   ev->seq = r->out_seq++;
-  if (ctrace__state_apply(r, ev, err)) return -1;
   return 1;
+}
+
+static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  int rc = next_converted(r, ev, err);
+  if (rc == 1 && ctrace__state_apply(r, ev, err)) return -1;
+  return rc;
 }
 
 void ctrace_reader_rewind(ctrace_reader *r) {
   ctrace__order_init(r);
   ctrace__state_init(r);
   r->out_seq = 0;
+  r->have_base = false;
 }
 
 int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err) {
@@ -163,41 +174,48 @@ int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
   /* Pass 1: framing, strings, stacks, the batch index. */
   if (ctrace__scan(r, err)) return -1;
   r->info.frequency = (uint64_t)r->ticks_per_sec;
-  /* Pass 2: the order alone. Go reports ordering errors before any state
-   * error, wherever they are, and needs the first time of the final order
-   * to convert ticks. */
-  ctrace__order_init(r);
-  void *futile = r->nfutile ? ctrace__futile_begin() : NULL;
-  pev e;
-  int rc;
-  int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
-  uint64_t n = 0;
-  while ((rc = ctrace__order_next(r, &e, err)) == 1) {
-    if (e.ts < min_ts) min_ts = e.ts;
-    if (e.ts > max_ts) max_ts = e.ts;
-    if (futile) ctrace__futile_observe(r, futile, &e);
-    if ((++n & 0xfffff) == 0) progress(r, 1, n, r->nevents);
+  /* Futile wakeups are found on the whole ordered stream before anything
+   * is dropped: an extra pass, only for traces that have them. */
+  if (r->nfutile) {
+    ctrace__order_init(r);
+    void *futile = ctrace__futile_begin();
+    pev e;
+    int rc;
+    while ((rc = ctrace__order_next(r, &e, err)) == 1) ctrace__futile_observe(r, futile, &e);
+    ctrace__futile_end(futile);
+    if (rc < 0) return -1;
   }
-  if (futile) ctrace__futile_end(futile);
-  if (rc < 0) return -1;
-  r->min_ts = min_ts;
-  /* Pass 3: the state machine. */
+  /* Pass 2: order and state together. Go reports an ordering error
+   * anywhere before any state error, so after a state error the order is
+   * still followed to the end. */
   ctrace_reader_rewind(r);
   ctrace_event ev;
-  uint64_t procs = 0;
-  while ((rc = next_event(r, &ev, err)) == 1)
-    if ((ev.seq & 0xfffff) == 0) progress(r, 2, ev.seq, n);
+  ctrace_parse_error state_err;
+  bool state_failed = false;
+  int64_t first = 0, last = 0;
+  int rc;
+  while ((rc = next_converted(r, &ev, err)) == 1) {
+    if (ev.seq == 0) first = ev.ts;
+    last = ev.ts;
+    if (!state_failed && ctrace__state_apply(r, &ev, &state_err)) state_failed = true;
+    if ((ev.seq & 0xfffff) == 0) progress(r, 1, ev.seq, r->nevents + r->nsamples);
+  }
   if (rc < 0) return -1;
+  if (state_failed) {
+    *err = state_err;
+    return -1;
+  }
+  uint64_t procs = 0;
   for (uint32_t i = 0; i < r->npq; i++)
     if (r->pq[i].remaining && r->pq[i].p >= 0 && r->pq[i].p < 1000000) procs++;
   r->info.events = r->out_seq;
   r->info.goroutines = r->ss.ng ? r->ss.ng - 1 : 0; /* not G0 */
   r->info.procs = procs;
-  r->info.duration_ns = n ? (int64_t)((double)(max_ts - min_ts) * 1e9 / (double)r->ticks_per_sec) : 0;
+  r->info.duration_ns = last - first;
   r->checked = true;
   if (info) *info = r->info;
   ctrace_reader_rewind(r);
-  progress(r, 2, 1, 1);
+  progress(r, 1, 1, 1);
   return 0;
 }
 

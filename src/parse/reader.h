@@ -182,7 +182,8 @@ struct ctrace_reader {
   uint64_t nevents; /* events in batches */
   /* after check */
   bool checked;
-  int64_t min_ts;
+  int64_t min_ts; /* ticks of the first event of the final order */
+  bool have_base;
   ctrace_trace_info info;
   order_state os;
   state_state ss;

@@ -263,27 +263,60 @@ static int read_str(const ctrace_reader *r, uint64_t *off, const uint8_t **s, ui
   return 0;
 }
 
+/* A varint the scan has already framed: no bounds to check. */
+static inline uint64_t framed_val(const uint8_t *d, uint64_t *off) {
+  uint64_t x = 0;
+  uint8_t b;
+  int shift = 0;
+  do {
+    b = d[(*off)++];
+    x |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80);
+  return x;
+}
+
+/* Later passes decode only what the scan framed, so they trust it. */
 uint8_t ctrace__decode(const ctrace_reader *r, uint64_t *off, uint64_t *v, uint32_t *n,
                        const uint8_t **str, uint64_t *slen) {
-  uint8_t b = r->data[(*off)++], typ = b & 0x3f;
+  const uint8_t *d = r->data;
+  uint8_t b = d[(*off)++], typ = b & 0x3f;
   *str = NULL;
   *slen = 0;
+  *n = 0;
   if (typ == CTRACE_EV_String) {
-    uint64_t id, len;
-    read_val(r, off, &id, NULL);
-    read_val(r, off, &len, NULL);
-    *off += len;
-    *n = 0;
+    framed_val(d, off);
+    *off += framed_val(d, off);
     return typ;
   }
-  read_values(r, off, b, v, CTRACE__MAX_ARGS, n, NULL);
-  if (typ == CTRACE_EV_UserLog) read_str(r, off, str, slen, NULL);
+  uint32_t narg = (b >> 6) + 1, inl = 4;
+  if (r->ver < 1007) narg++, inl++;
+  if (narg < inl) {
+    for (uint32_t i = 0; i < narg; i++) {
+      uint64_t x = framed_val(d, off);
+      if (i < CTRACE__MAX_ARGS) v[i] = x;
+    }
+    *n = narg;
+  } else {
+    uint64_t end = framed_val(d, off);
+    end += *off;
+    while (*off < end) {
+      uint64_t x = framed_val(d, off);
+      if (*n < CTRACE__MAX_ARGS) v[*n] = x;
+      (*n)++;
+    }
+  }
+  if (typ == CTRACE_EV_UserLog) {
+    *slen = framed_val(d, off);
+    *str = d + *off;
+    *off += *slen;
+  }
   return typ;
 }
 
 static void progress(ctrace_reader *r, uint64_t done) {
   if (r->progress && done >= r->progress_next) {
-    r->progress(r->progress_arg, done / 3, r->len);
+    r->progress(r->progress_arg, done / 2, r->len);
     r->progress_next = done + (16u << 20);
   }
 }
