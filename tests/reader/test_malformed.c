@@ -5,7 +5,9 @@
  *   test_malformed               run the cases (cmocka)
  *   test_malformed --write DIR   write each case as DIR/NAME.trace, with
  *                                what ctrace says of it in DIR/NAME.ctrace
- *                                ("OFFSET<TAB>MESSAGE", or "ok") and, where
+ *                                ("OFFSET<TAB>MESSAGE", or "ok", and then
+ *                                its events as ctrace_event_format prints
+ *                                them in DIR/NAME.dump) and, where
  *                                Go's message carries offsets of its own or
  *                                differs, DIR/NAME.offsets or
  *                                DIR/NAME.differs (why; see GO_SAME): for
@@ -212,11 +214,14 @@ typedef struct tcase {
    *   "failed to read event N argument at offset 0 (...)"); the script
    *   compares the two with every number masked.
    * GO_DIFFERS: Go says something else or nothing, for a reason in `why`
-   *   (a bug of Go's reader that ctrace does not copy). */
+   *   (a bug of Go's reader that ctrace does not copy).
+   * CTRACE_BUG: ctrace should agree with Go and does not yet, for the
+   *   reason in `why`: the script reports the difference without failing,
+   *   and says so when it is gone (then the case becomes GO_SAME). */
   int go;
   const char *why;
 } tcase;
-enum { GO_SAME, GO_OFFSETS, GO_DIFFERS };
+enum { GO_SAME, GO_OFFSETS, GO_DIFFERS, CTRACE_BUG };
 
 /* The valid trace every case departs from, and the baseline of allocations
  * for the frugal cases: a string, a one-frame stack, a G created, started
@@ -279,6 +284,15 @@ static void b_trunc_long_event(tb *b) {
   put_uv(b, 4);
   put_uv(b, 10);
   put_uv(b, 2);
+}
+
+/* A string of 10 bytes, none in the file. */
+static void b_trunc_string_bytes(tb *b) {
+  open11(b);
+  MARK(b);
+  put(b, CTRACE_EV_String);
+  put_uv(b, 1);
+  put_uv(b, 10);
 }
 
 /* A string of 10 bytes, 3 in the file. */
@@ -649,6 +663,274 @@ static void b_g_exists(tb *b) {
   EV15(b, Frequency, 1000000000, 0);
 }
 
+/* ---- edge cases Go reads (their dump must be Go's), and more errors -------- */
+
+/* 1.11 header, a batch of P 0 at tick 100 with P 0 started. */
+static void open11_100(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+}
+
+/* A batch starting above 2^63 ticks: Go's int64 ticks wrap. */
+static void b_ticks_wrap(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, Batch, 0, ((uint64_t)1 << 63) + 5);
+  EV(b, ProcStart, 0, 1);
+  EV(b, HeapAlloc, 10, 5);
+  freq(b);
+}
+
+/* Batches of P -1 (no P), P 2^40, and P 1000001 (Go's TimerP). */
+static void b_p_values(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, Batch, UINT64_MAX, 100);
+  EV(b, HeapAlloc, 1, 5);
+  EV(b, Batch, (uint64_t)1 << 40, 100);
+  EV(b, HeapAlloc, 2, 6);
+  EV(b, Batch, 1000001, 100);
+  EV(b, HeapAlloc, 3, 7);
+  freq(b);
+}
+
+/* 2^63-1 ticks per second: nanoseconds come out smaller than ticks. */
+static void b_freq_huge(tb *b) {
+  open11_100(b);
+  EV(b, HeapAlloc, 3, 5);
+  EV(b, HeapAlloc, 3, 6);
+  EV(b, HeapAlloc, 1, 7);
+  EV(b, Frequency, INT64_MAX);
+}
+
+/* 3 ticks per second: Go's float64 conversion of each timestamp. */
+static void b_freq_odd(tb *b) {
+  open11_100(b);
+  EV(b, HeapAlloc, 12345, 5);
+  EV(b, HeapAlloc, 99999, 6);
+  EV(b, HeapAlloc, 7, 7);
+  EV(b, Frequency, 3);
+}
+
+/* Two EvFrequency: the last counts. */
+static void b_freq_twice(tb *b) {
+  open11_100(b);
+  EV(b, HeapAlloc, 1000, 5);
+  EV(b, Frequency, 1000);
+  EV(b, Frequency, 2000);
+}
+
+/* EvFrequency before everything else. */
+static void b_freq_first(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, Frequency, 1000);
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, HeapAlloc, 1000, 5);
+}
+
+/* Events before any EvBatch: P 0 from tick 0, as Go reads them. */
+static void b_no_batch(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, ProcStart, 5, 1);
+  EV(b, HeapAlloc, 7, 5);
+  freq(b);
+}
+
+/* Bytes that are not UTF-8, a newline, printf directives. */
+static void b_str_bytes(tb *b) {
+  header(b, "go 1.11 trace");
+  str(b, 1, "\xff\xfe\n%s%d\t");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, UserRegion, 1, 0, 0, 1, 0);
+  freq(b);
+}
+
+/* A NUL inside a region name and inside a log message: Go prints it. */
+static void b_str_nul(tb *b) {
+  header(b, "go 1.11 trace");
+  put(b, CTRACE_EV_String);
+  put_uv(b, 1);
+  put_uv(b, 3);
+  put_mem(b, "a\0b", 3);
+  str(b, 2, "k");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, UserRegion, 1, 0, 0, 1, 0);
+  EV(b, UserLog, 1, 0, 2, 0);
+  put_uv(b, 3);
+  put_mem(b, "x\0y", 3);
+  freq(b);
+}
+
+/* Names by string ids never defined (Go prints ""), and a string defined
+ * after the event naming it (Go reads all strings first). */
+static void b_str_ids(tb *b) {
+  open11_100(b);
+  EV(b, UserRegion, 1, 0, 0, 99, 0);
+  EV(b, UserRegion, 1, 0, 0, 1, 0);
+  str(b, 1, "late");
+  freq(b);
+}
+
+/* A stack table with id 0, no frames, a redefined id, frames naming
+ * strings never defined. */
+static void b_stack_odd(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, Stack, 0, 1, 5, 77, 88, 9);
+  EV(b, Stack, 3, 0);
+  EV(b, Stack, 4, 2, 1, 0, 0, 0, 2, 0, 0, 0);
+  EV(b, Stack, 4, 1, 9, 0, 0, 0);
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, HeapAlloc, 1, 5);
+  freq(b);
+}
+
+/* 1.19 CPU samples [tick diff, absolute ticks, P or -1, G, stack]: Go
+ * advances the batch's ticks by the diff, stamps the sample with the
+ * absolute ticks, takes P and G from the arguments (and prints them as
+ * arguments too, with ts zeroed) and orders samples by their ticks. */
+static void b_cpusample(tb *b) {
+  header(b, "go 1.19 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, HeapAlloc, 10, 5);
+  EV(b, CPUSample, 5, 150, 0, 0, 0);
+  EV(b, CPUSample, 5, 90, UINT64_MAX, 7, 0);
+  EV(b, CPUSample, 5, 120, 3, 0, 0);
+  EV(b, HeapAlloc, 10, 6);
+  freq(b);
+}
+
+/* What the timer goroutine (9) unblocks goes to Go's TimerP. */
+static void b_timer(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, TimerGoroutine, 9);
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoCreate, 1, 9, 0, 0);
+  EV(b, GoStart, 1, 1, 1);
+  EV(b, GoBlock, 1, 0);
+  EV(b, GoStart, 1, 9, 1);
+  EV(b, GoUnblock, 1, 1, 2, 0);
+  EV(b, GoEnd, 1);
+  freq(b);
+}
+
+/* A futile wakeup: Go drops the unblock, start, FutileWakeup and block. */
+static void b_futile(tb *b) {
+  open11_100(b);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoCreate, 1, 2, 0, 0);
+  EV(b, GoStart, 1, 1, 1);
+  EV(b, GoBlock, 1, 0);
+  EV(b, GoStart, 1, 2, 1);
+  EV(b, GoUnblock, 1, 1, 2, 0);
+  EV(b, GoEnd, 1);
+  EV(b, GoStart, 1, 1, 3);
+  EV(b, FutileWakeup, 1);
+  EV(b, GoBlock, 1, 0);
+  freq(b);
+}
+
+/* GoStartLocal and GoUnblockLocal read as GoStart and GoUnblock. */
+static void b_local(tb *b) {
+  open11_100(b);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoStartLocal, 1, 1);
+  EV(b, GoBlock, 1, 0);
+  EV(b, GoUnblockLocal, 1, 1, 0);
+  EV(b, GoStartLocal, 1, 1);
+  EV(b, GoEnd, 1);
+  freq(b);
+}
+
+/* A region end with no start, a task end of an unknown task, a label. */
+static void b_orphans(tb *b) {
+  header(b, "go 1.11 trace");
+  str(b, 1, "r");
+  str(b, 2, "GC (idle)");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, UserRegion, 1, 0, 1, 1, 0);
+  EV(b, UserTaskEnd, 1, 5, 0);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoStartLabel, 1, 1, 1, 2);
+  EV(b, GoEnd, 1);
+  freq(b);
+}
+
+/* A syscall exit with its real ticks (105), written later (at 111): Go
+ * stamps it with the real ticks and sorts it back before the HeapAlloc at
+ * 107. Then a G found in a syscall at start, exiting at its real ticks. */
+static void b_sysexit_ticks(tb *b) {
+  open11_100(b);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoStart, 1, 1, 1);
+  EV(b, GoSysCall, 1, 0);
+  EV(b, GoSysBlock, 1);
+  EV(b, HeapAlloc, 3, 5);
+  EV(b, GoSysExit, 4, 1, 2, 105);
+  EV(b, GoStart, 1, 1, 3);
+  EV(b, GoEnd, 1);
+  EV(b, GoCreate, 1, 2, 0, 0);
+  EV(b, GoInSyscall, 1, 2);
+  EV(b, GoSysExit, 10, 2, 2, 120);
+  freq(b);
+}
+
+/* Go 1.19's ErrTimeOrder for a frequency that is negative as int64. */
+static void b_freq_negative(tb *b) {
+  open11_100(b);
+  EV(b, HeapAlloc, 3, 5);
+  MARK(b);
+  EV(b, Frequency, UINT64_MAX);
+  END(b);
+}
+
+/* A second EvFrequency of 0 after a good one. */
+static void b_freq_then_0(tb *b) {
+  open11_100(b);
+  EV(b, HeapAlloc, 3, 5);
+  EV(b, Frequency, 1000);
+  MARK(b);
+  EV(b, Frequency, 0);
+  END(b);
+}
+
+/* A syscall exit whose real ticks precede the block. */
+static void b_sysexit_early(tb *b) {
+  open11_100(b);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoStart, 1, 1, 1);
+  EV(b, GoSysCall, 1, 0);
+  EV(b, GoSysBlock, 1);
+  EV(b, GoSysExit, 5, 1, 2, 50);
+  freq(b);
+}
+
+/* A syscall exit with real ticks of a G that blocked on something else. */
+static void b_sysexit_stray(tb *b) {
+  open11_100(b);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  EV(b, GoStart, 1, 1, 1);
+  EV(b, GoBlock, 1, 0);
+  EV(b, GoSysExit, 5, 1, 2, 150);
+  freq(b);
+}
+
+/* Ticks that overflow int64 as Go adds them. */
+static void b_ticks_overflow(tb *b) {
+  header(b, "go 1.11 trace");
+  EV(b, Batch, 0, 0);
+  EV(b, ProcStart, 0, 1);
+  EV(b, HeapAlloc, (uint64_t)1 << 62, 5);
+  EV(b, HeapAlloc, (uint64_t)1 << 62, 6);
+  EV(b, Frequency, 1);
+}
+
 #define READVAL_0 "readVal returns offset 0 on a failure: Go says \"argument at offset 0\""
 #define AFTER_VALUE "Go names the offset after the value it read, in decimal"
 #define STRING_BYTES "Go names the offset of the string's bytes, in decimal"
@@ -665,6 +947,9 @@ static const tcase cases[] = {
     {"trunc_varint", b_trunc_varint, "failed to read", 0, 0, GO_OFFSETS, READVAL_0},
     {"trunc_long_event", b_trunc_long_event, "failed to read", 0, 0, GO_OFFSETS, READVAL_0},
     {"trunc_string", b_trunc_string, "failed to read", 0, 0, GO_OFFSETS, STRING_BYTES},
+    {"trunc_string_bytes", b_trunc_string_bytes, "failed to read", 0, 0, CTRACE_BUG,
+     "nothing of the string is in the file, so Go's io.ReadFull says EOF; ctrace always says "
+     "unexpected EOF"},
     {"trunc_log_string", b_trunc_log_string, "failed to read", 0, 0, GO_DIFFERS, LOST_ERROR},
     {"log_string_too_long", b_log_string_too_long, "is too large", 0, 1, GO_DIFFERS, LOST_ERROR},
     {"varint_long", b_varint_long, "bad value at offset", 0, 0, GO_OFFSETS, READVAL_0},
@@ -710,6 +995,32 @@ static const tcase cases[] = {
     {"task_dup", b_task_dup, "task id conflicts (id:7)", 0, 0, GO_SAME, NULL},
     {"stw_kind", b_stw_kind, "unknown STW kind 2", 0, 0, GO_SAME, NULL},
     {"g_exists", b_g_exists, "g 1 already exists", 0, 0, GO_SAME, NULL},
+    {"freq_negative", b_freq_negative, "time stamps out of order", 0, 0, GO_SAME, NULL},
+    {"freq_then_0", b_freq_then_0, "time stamps out of order", 0, 0, GO_SAME, NULL},
+    {"sysexit_early", b_sysexit_early, "time stamps out of order", ANY, 0, GO_SAME, NULL},
+    {"sysexit_stray", b_sysexit_stray, "stray syscall exit", ANY, 0, GO_SAME, NULL},
+    {"ticks_overflow", b_ticks_overflow, "time stamps out of order", ANY, 0, GO_SAME, NULL},
+    /* Traces Go reads: their events must print as Go prints them. */
+    {"ticks_wrap", b_ticks_wrap, NULL, 0, 0, GO_SAME, NULL},
+    {"p_values", b_p_values, NULL, 0, 0, GO_SAME, NULL},
+    {"freq_huge", b_freq_huge, NULL, 0, 0, GO_SAME, NULL},
+    {"freq_odd", b_freq_odd, NULL, 0, 0, GO_SAME, NULL},
+    {"freq_twice", b_freq_twice, NULL, 0, 0, GO_SAME, NULL},
+    {"freq_first", b_freq_first, NULL, 0, 0, GO_SAME, NULL},
+    {"no_batch", b_no_batch, NULL, 0, 0, GO_SAME, NULL},
+    {"str_bytes", b_str_bytes, NULL, 0, 0, GO_SAME, NULL},
+    {"str_ids", b_str_ids, NULL, 0, 0, GO_SAME, NULL},
+    {"stack_odd", b_stack_odd, NULL, 0, 0, GO_SAME, NULL},
+    {"cpusample", b_cpusample, NULL, 0, 0, CTRACE_BUG,
+     "ctrace prints a CPUSample's p and g arguments as 0 (Go keeps them; it zeroes only ts) and "
+     "does not advance the batch's ticks by the sample's tick diff"},
+    {"str_nul", b_str_nul, NULL, 0, 0, CTRACE_BUG,
+     "ctrace cuts strings at a NUL: ctrace_reader_string and the events' sargs are C strings"},
+    {"timer", b_timer, NULL, 0, 0, GO_SAME, NULL},
+    {"futile", b_futile, NULL, 0, 0, GO_SAME, NULL},
+    {"local", b_local, NULL, 0, 0, GO_SAME, NULL},
+    {"orphans", b_orphans, NULL, 0, 0, GO_SAME, NULL},
+    {"sysexit_ticks", b_sysexit_ticks, NULL, 0, 0, GO_SAME, NULL},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -831,6 +1142,37 @@ static void test_mutations(void **state) {
 
 /* ---- --write DIR -------------------------------------------------------------- */
 
+/* The events of an accepted trace as ctrace_event_format prints them, one
+ * a line, into f. */
+static int write_dump(const uint8_t *d, size_t n, FILE *f) {
+  ctrace_reader *r;
+  ctrace_parse_error err;
+  ctrace_trace_info info;
+  if (ctrace_reader_open_mem(d, n, &r, &err) != 0) return -1;
+  if (ctrace_reader_check(r, &info, &err) != 0) {
+    ctrace_reader_close(r);
+    return -1;
+  }
+  ctrace_event ev;
+  char line[256], *big = NULL;
+  while (ctrace_reader_next(r, &ev) == 1) {
+    int len = ctrace_event_format(&ev, line, sizeof line);
+    const char *p = line;
+    if (len >= (int)sizeof line) {
+      free(big);
+      big = malloc((size_t)len + 1);
+      if (!big) break;
+      ctrace_event_format(&ev, big, (size_t)len + 1);
+      p = big;
+    }
+    fwrite(p, 1, (size_t)len, f);
+    fputc('\n', f);
+  }
+  free(big);
+  ctrace_reader_close(r);
+  return 0;
+}
+
 static int write_file(const char *dir, const char *name, const char *ext, const void *d,
                       size_t n) {
   char path[4096];
@@ -862,8 +1204,18 @@ static int write_cases(const char *dir) {
     if (write_file(dir, c->name, "trace", b.d, b.n) ||
         write_file(dir, c->name, "ctrace", said, (size_t)len) ||
         (c->go == GO_OFFSETS && write_file(dir, c->name, "offsets", c->why, strlen(c->why))) ||
-        (c->go == GO_DIFFERS && write_file(dir, c->name, "differs", c->why, strlen(c->why))))
+        (c->go == GO_DIFFERS && write_file(dir, c->name, "differs", c->why, strlen(c->why))) ||
+        (c->go == CTRACE_BUG && write_file(dir, c->name, "bug", c->why, strlen(c->why))))
       return 1;
+    if (!res.failed) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s.dump", dir, c->name);
+      FILE *f = fopen(path, "wb");
+      if (!f || write_dump(b.d, b.n, f) != 0 || fclose(f) != 0) {
+        fprintf(stderr, "test_malformed: %s: cannot write the dump\n", path);
+        return 1;
+      }
+    }
   }
   return 0;
 }
