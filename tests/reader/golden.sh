@@ -242,6 +242,9 @@ check_trace_() {
         elif [ "$(wc -l <"$out.check")" -ne 1 ]; then
             fail "$name" "'ctrace check' printed $(wc -l <"$out.check") lines, not one summary line"
             indent "$out.check"
+        elif ! grep -q "[^0-9]$(wc -l <"$prefix.out") events" "$out.check"; then
+            fail "$name" "'ctrace check' does not count the $(wc -l <"$prefix.out") events Go prints"
+            indent "$out.check"
         fi
         if [ "$failed" -eq "$failed0" ]; then
             echo "$prog: $name: ok ($(wc -l <"$prefix.out") events)"
@@ -362,6 +365,32 @@ for mode in nocpu cpu; do
     go_run go "$file" "$prefix" || { fail "go-$mode.trace" "go tool trace failed"; continue; }
     check_trace "go-$mode.trace" "$file" "$prefix"
 done
+
+# --- a trace read from a pipe ------------------------------------------------------
+# `go tool trace -d /dev/stdin` reads a pipe as a stream; so must ctrace.
+
+name=pipe:http_1_11_good
+if [ -f "$corpus/http_1_11_good" ]; then
+    prefix=$(go_cached go "$corpus/http_1_11_good") || fail "$name" "go tool trace failed"
+    rc=0
+    cat "$corpus/http_1_11_good" | "$ctrace" dump /dev/stdin >"$run/pipe.dump" 2>"$run/pipe.err" || rc=$?
+    failed0=$failed
+    checked=$((checked + 1))
+    if [ "$rc" -ne 0 ]; then
+        fail "$name" "'ctrace dump /dev/stdin' from a pipe exited $rc"
+        indent "$run/pipe.err"
+    elif ! cmp -s "$prefix.out" "$run/pipe.dump"; then
+        fail "$name" "'ctrace dump /dev/stdin' from a pipe differs from Go"
+        first_diff "$prefix.out" "$run/pipe.dump"
+    else
+        echo "$prog: $name: ok ($(wc -l <"$prefix.out") events)"
+    fi
+    if [ "$failed" -gt "$failed0" ]; then
+        echo "$prog: $name: KNOWN CTRACE BUG (not counted): ctrace maps its input and reads a pipe as an empty file"
+        failed=$failed0
+        nknown=$((nknown + 1))
+    fi
+fi
 
 # --- traces ctrace writes --------------------------------------------------------
 

@@ -931,6 +931,138 @@ static void b_ticks_overflow(tb *b) {
   EV(b, Frequency, 1);
 }
 
+/* ---- version differences and headers -------------------------------------- */
+
+/* Before 1.10 STW was per P: two Ps in STW at once is fine in 1.9 ... */
+static void b_stw_per_p_19(tb *b) {
+  header(b, "go 1.9 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, GCSTWStart, 1);
+  EV(b, Batch, 1, 100);
+  EV(b, ProcStart, 0, 2);
+  EV(b, GCSTWStart, 2);
+  EV(b, GCSTWDone, 1);
+  EV(b, Batch, 0, 110);
+  EV(b, GCSTWDone, 1);
+  freq(b);
+}
+
+/* ... and not from 1.10 on (where STW has a kind). */
+static void b_stw_global_110(tb *b) {
+  header(b, "go 1.10 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, GCSTWStart, 1, 0);
+  EV(b, Batch, 1, 100);
+  EV(b, ProcStart, 0, 2);
+  MARK(b);
+  EV(b, GCSTWStart, 2, 0);
+  END(b);
+  EV(b, GCSTWDone, 1);
+  freq(b);
+}
+
+/* GCSweepDone had no arguments before 1.9 ... */
+static void b_sweepdone_17(tb *b) {
+  header(b, "go 1.7 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, GCSweepStart, 1, 0);
+  EV(b, GCSweepDone, 1);
+  freq(b);
+}
+
+/* ... so 1.9's two are too many in 1.7. */
+static void b_sweepdone_17_args(tb *b) {
+  header(b, "go 1.7 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, GCSweepStart, 1, 0);
+  MARK(b);
+  EV(b, GCSweepDone, 1, 5, 6);
+  END(b);
+  freq(b);
+}
+
+/* GoStartLabel exists from 1.8 on. */
+static void b_label_17(tb *b) {
+  header(b, "go 1.7 trace");
+  str(b, 1, "x");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  EV(b, GoCreate, 1, 1, 0, 0);
+  MARK(b);
+  EV(b, GoStartLabel, 1, 1, 1, 1);
+  END(b);
+  freq(b);
+}
+
+static void b_header_1_100(tb *b) {
+  MARK(b);
+  put_mem(b, "go 1.100 trace\0\0", 16);
+  END(b);
+  EV(b, Batch, 0, 100);
+  freq(b);
+}
+
+static void b_header_2_0(tb *b) {
+  MARK(b);
+  header(b, "go 2.0 trace");
+  END(b);
+  EV(b, Batch, 0, 100);
+  freq(b);
+}
+
+static void b_header_1_011(tb *b) {
+  MARK(b);
+  header(b, "go 1.011 trace");
+  END(b);
+  EV(b, Batch, 0, 100);
+  freq(b);
+}
+
+/* A header alone: read, and empty. */
+static void b_header_only(tb *b) {
+  header(b, "go 1.5 trace");
+}
+
+/* Mark assists per G: a second start before the done ... */
+static void b_mark_assist_twice(tb *b) {
+  header(b, "go 1.9 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, ProcStart, 0, 1);
+  create_start(b, 1);
+  EV(b, GCMarkAssistStart, 1, 0);
+  MARK(b);
+  EV(b, GCMarkAssistStart, 1, 0);
+  END(b);
+  freq(b);
+}
+
+/* ... while a done without a start is fine (tracing began during it). A
+ * Gomaxprocs, and an unblock of a G blocked on the network, which goes to
+ * Go's NetpollP. */
+static void b_assist_gomaxprocs_netpoll(tb *b) {
+  header(b, "go 1.9 trace");
+  EV(b, Batch, 0, 100);
+  EV(b, Gomaxprocs, 1, 8, 0);
+  EV(b, ProcStart, 0, 1);
+  create_start(b, 1);
+  EV(b, GCMarkAssistDone, 1);
+  EV(b, GoBlockNet, 1, 0);
+  EV(b, GoUnblock, 1, 1, 2, 0);
+  freq(b);
+}
+
+/* GoWaiting is for a G just created (the snapshot at trace start). */
+static void b_gowaiting_late(tb *b) {
+  open11(b);
+  create_start(b, 1);
+  EV(b, GoWaiting, 1, 1);
+  freq(b);
+}
+
 #define READVAL_0 "readVal returns offset 0 on a failure: Go says \"argument at offset 0\""
 #define AFTER_VALUE "Go names the offset after the value it read, in decimal"
 #define STRING_BYTES "Go names the offset of the string's bytes, in decimal"
@@ -1000,7 +1132,23 @@ static const tcase cases[] = {
     {"sysexit_early", b_sysexit_early, "time stamps out of order", ANY, 0, GO_SAME, NULL},
     {"sysexit_stray", b_sysexit_stray, "stray syscall exit", ANY, 0, GO_SAME, NULL},
     {"ticks_overflow", b_ticks_overflow, "time stamps out of order", ANY, 0, GO_SAME, NULL},
+    {"stw_global_110", b_stw_global_110, "previous STW is not ended before a new one", 0, 0,
+     GO_SAME, NULL},
+    {"sweepdone_17_args", b_sweepdone_17_args, "GCSweepDone has wrong number of arguments", 0, 0,
+     GO_SAME, NULL},
+    {"label_17", b_label_17, "unknown event type 41", 0, 0, GO_SAME, NULL},
+    {"header_1_100", b_header_1_100, "unsupported trace file version 1.100", 0, 0, GO_SAME, NULL},
+    {"header_2_0", b_header_2_0, "not a trace file", 0, 0, GO_SAME, NULL},
+    {"header_1_011", b_header_1_011, "not a trace file", 0, 0, GO_SAME, NULL},
+    {"header_only", b_header_only, "trace is empty", ANY, 0, GO_SAME, NULL},
+    {"mark_assist_twice", b_mark_assist_twice, "previous mark assist is not ended before a new one",
+     0, 0, GO_SAME, NULL},
+    {"gowaiting_late", b_gowaiting_late, "no consistent ordering of events possible", ANY, 0,
+     GO_SAME, NULL},
     /* Traces Go reads: their events must print as Go prints them. */
+    {"stw_per_p_19", b_stw_per_p_19, NULL, 0, 0, GO_SAME, NULL},
+    {"sweepdone_17", b_sweepdone_17, NULL, 0, 0, GO_SAME, NULL},
+    {"assist_gomaxprocs_netpoll", b_assist_gomaxprocs_netpoll, NULL, 0, 0, GO_SAME, NULL},
     {"ticks_wrap", b_ticks_wrap, NULL, 0, 0, GO_SAME, NULL},
     {"p_values", b_p_values, NULL, 0, 0, GO_SAME, NULL},
     {"freq_huge", b_freq_huge, NULL, 0, 0, GO_SAME, NULL},
