@@ -41,6 +41,34 @@ int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
   return open_common(r, out, err);
 }
 
+static int read_all(int fd, ctrace_reader *r) {
+  size_t cap = 1 << 20, len = 0;
+  uint8_t *b = malloc(cap);
+  if (!b) return -1;
+  for (;;) {
+    if (len == cap) {
+      uint8_t *n = realloc(b, cap *= 2);
+      if (!n) {
+        free(b);
+        return -1;
+      }
+      b = n;
+    }
+    ssize_t k = read(fd, b + len, cap - len);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      free(b);
+      return -1;
+    }
+    if (k == 0) break;
+    len += (size_t)k;
+  }
+  r->data = b;
+  r->len = len;
+  r->owned = true;
+  return 0;
+}
+
 int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err) {
   *out = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -56,20 +84,25 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
     close(fd);
     return ctrace__perr(err, 0, "out of memory");
   }
-  if (st.st_size > 0) {
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      int e = errno;
-      close(fd);
-      free(r);
-      return ctrace__perr(err, 0, "failed to read trace file: %s", strerror(e));
-    }
+  void *m = MAP_FAILED;
+  if (S_ISREG(st.st_mode) && st.st_size > 0)
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (m != MAP_FAILED) {
     madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
     r->data = m;
     r->len = (size_t)st.st_size;
     r->mapped = true;
-  } else {
+  } else if (S_ISREG(st.st_mode) && st.st_size == 0) {
     r->data = (const uint8_t *)"";
+  } else {
+    /* A pipe or other stream cannot be mapped, and the reader makes more
+     * than one pass: read it into memory. */
+    if (read_all(fd, r) != 0) {
+      int e = errno;
+      close(fd);
+      ctrace_reader_close(r);
+      return ctrace__perr(err, 0, "failed to read trace file: %s", strerror(e));
+    }
   }
   close(fd);
   return open_common(r, out, err);
@@ -86,6 +119,7 @@ void ctrace_reader_close(ctrace_reader *r) {
   ctrace__order_free(r);
   ctrace__state_free(r);
   if (r->mapped) munmap((void *)r->data, r->len);
+  if (r->owned) free((void *)r->data);
   free(r->arena);
   ctrace__map_free(&r->strings);
   ctrace__map_free(&r->stack_ids);

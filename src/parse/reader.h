@@ -160,7 +160,7 @@ typedef struct state_state {
 struct ctrace_reader {
   const uint8_t *data;
   size_t len;
-  bool mapped;
+  bool mapped, owned; /* mmap'ed, or read into malloc'ed memory */
   int ver;
   int64_t ticks_per_sec;
   char *arena; /* strings: NUL-terminated copies */

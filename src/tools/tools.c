@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Traces smaller than this read in a second or so: no progress shown. */
@@ -31,6 +32,10 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
     if (rc == 0) return r;
     ctrace_reader_close(r);
   }
-  fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err.offset, err.message);
+  /* A file that cannot be opened has no offset to name. */
+  if (strncmp(err.message, "failed to open", 14) == 0)
+    fprintf(stderr, "ctrace: %s: %s\n", path, err.message);
+  else
+    fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err.offset, err.message);
   return NULL;
 }
