@@ -460,8 +460,9 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
     if (typ == CTRACE_EV_GCSTWStart && ver >= 1010 && v[a] > 1)
       SEMANTIC(off0, "unknown STW kind %llu", (unsigned long long)v[a]);
     if (typ == CTRACE_EV_CPUSample) {
+      /* Go keeps p and g among the arguments and zeroes ts there. */
       pev e = {.off = off0, .ts = (int64_t)v[a], .type = typ, .p = (int64_t)v[a + 1], .g = v[a + 2],
-               .stk = v[a + 3]};
+               .args = {0, v[a + 1], v[a + 2]}, .stk = v[a + 3]};
       if (add_sample(r, &e)) {
         ctrace__perr(err, off0, "out of memory");
         goto bad;
