@@ -53,6 +53,7 @@ typedef struct ctrace_event {
   /* String arguments, valid until the reader closes; a log message (of
    * UserLog) only until the next ctrace_reader_next. */
   const char *sargs[2];
+  uint64_t sargs_len[2]; /* their lengths: a string may hold a NUL */
   /* The earlier event this one completes, by seq: a start for an end or a
    * block, a block for its unblock, a syscall for its exit, a region's
    * start, a task's creation. CTRACE_NO_LINK if none. */

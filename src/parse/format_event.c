@@ -34,7 +34,8 @@ static void put_i(out *o, int64_t v) {
 }
 
 /* " name=" for each space-separated name, then the value. */
-static void names(out *o, const char *list, const uint64_t *v, const char *const *s) {
+static void names(out *o, const char *list, const uint64_t *v, const char *const *s,
+                  const uint64_t *slen) {
   const char *c = list;
   for (int i = 0; *c; i++) {
     while (*c == ' ') c++;
@@ -47,7 +48,7 @@ static void names(out *o, const char *list, const uint64_t *v, const char *const
     if (v)
       put_u(o, v[i]);
     else if (s[i])
-      put(o, s[i], strlen(s[i]));
+      put(o, s[i], slen[i] ? slen[i] : strlen(s[i]));
     c += len;
   }
 }
@@ -64,8 +65,8 @@ int ctrace_event_format(const ctrace_event *ev, char *buf, size_t size) {
   put_u(&o, ev->g);
   put(&o, " off=", 5);
   put_u(&o, ev->off);
-  names(&o, d->args, ev->args, NULL);
-  names(&o, d->sargs, NULL, ev->sargs);
+  names(&o, d->args, ev->args, NULL, NULL);
+  names(&o, d->sargs, NULL, ev->sargs, ev->sargs_len);
   if (size) buf[o.at < size ? o.at : size - 1] = 0;
   return (int)o.at;
 }

@@ -52,12 +52,15 @@ static bool cursor_next(ctrace_reader *r, pqueue *q, pev *e) {
     uint64_t msglen;
     uint8_t typ = ctrace__decode(r, &q->off, v, &n, &msg, &msglen);
     switch (typ) {
+    case CTRACE_EV_CPUSample:
+      /* Kept apart (scan.c), but its tick diff still moves the batch on. */
+      q->last_ts = (int64_t)((uint64_t)q->last_ts + v[0]);
+      continue;
     case CTRACE_EV_String:
     case CTRACE_EV_Stack:
     case CTRACE_EV_Frequency:
     case CTRACE_EV_TimerGoroutine:
     case CTRACE_EV_Batch:
-    case CTRACE_EV_CPUSample:
       continue;
     }
     const ctrace_event_desc *d = &ctrace_event_descs[typ];
@@ -67,13 +70,15 @@ static bool cursor_next(ctrace_reader *r, pqueue *q, pev *e) {
     e->p = q->p;
     e->g = q->last_g;
     uint32_t a;
+    /* Sums wrap as Go's int64 does (in uint64: signed overflow is
+     * undefined in C); a wrapped time shows as time going back. */
     if (ver < 1007) {
-      e->seq = q->last_seq + (int64_t)v[0];
-      e->ts = q->last_ts + (int64_t)v[1];
+      e->seq = (int64_t)((uint64_t)q->last_seq + v[0]);
+      e->ts = (int64_t)((uint64_t)q->last_ts + v[1]);
       q->last_seq = e->seq;
       a = 2;
     } else {
-      e->ts = q->last_ts + (int64_t)v[0];
+      e->ts = (int64_t)((uint64_t)q->last_ts + v[0]);
       a = 1;
     }
     q->last_ts = e->ts;
@@ -89,11 +94,12 @@ static bool cursor_next(ctrace_reader *r, pqueue *q, pev *e) {
     case CTRACE_EV_GoStartLabel:
       q->last_g = e->args[0];
       e->g = q->last_g;
-      if (typ == CTRACE_EV_GoStartLabel) e->sargs[0] = ctrace__string(r, e->args[2]);
+      if (typ == CTRACE_EV_GoStartLabel) e->sargs[0] = ctrace__string_n(r, e->args[2], &e->slen[0]);
       break;
     case CTRACE_EV_GCSTWStart:
       e->g = 0;
       e->sargs[0] = e->args[0] == 0 ? "mark termination" : "sweep termination";
+      e->slen[0] = strlen(e->sargs[0]);
       break;
     case CTRACE_EV_GCStart:
     case CTRACE_EV_GCDone:
@@ -114,10 +120,10 @@ static bool cursor_next(ctrace_reader *r, pqueue *q, pev *e) {
       break;
     case CTRACE_EV_UserTaskCreate:
     case CTRACE_EV_UserRegion:
-      e->sargs[0] = ctrace__string(r, e->args[2]);
+      e->sargs[0] = ctrace__string_n(r, e->args[2], &e->slen[0]);
       break;
     case CTRACE_EV_UserLog:
-      e->sargs[0] = ctrace__string(r, e->args[1]);
+      e->sargs[0] = ctrace__string_n(r, e->args[1], &e->slen[0]);
       e->msg = msg;
       e->msglen = msglen;
       break;

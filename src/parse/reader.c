@@ -141,7 +141,7 @@ void ctrace_reader_close(ctrace_reader *r) {
 static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
   memset(ev, 0, sizeof *ev);
   double ns_per_tick = 1e9 / (double)r->ticks_per_sec;
-  ev->ts = (int64_t)((double)(e->ts - r->min_ts) * ns_per_tick);
+  ev->ts = (int64_t)((double)(int64_t)((uint64_t)e->ts - (uint64_t)r->min_ts) * ns_per_tick);
   ev->off = e->off;
   ev->type = e->type;
   ev->p = e->p;
@@ -150,6 +150,8 @@ static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
   ev->stack = e->stk;
   ev->sargs[0] = e->sargs[0];
   ev->sargs[1] = e->sargs[1];
+  ev->sargs_len[0] = e->slen[0];
+  ev->sargs_len[1] = e->slen[1];
   if (e->type == CTRACE_EV_UserLog) {
     if (e->msglen + 1 > r->msgcap) {
       size_t cap = e->msglen + 1 > 256 ? e->msglen + 1 : 256;
@@ -160,6 +162,7 @@ static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
       memcpy(r->msgbuf, e->msg, e->msglen);
       r->msgbuf[e->msglen] = 0;
       ev->sargs[1] = r->msgbuf;
+      ev->sargs_len[1] = e->msglen;
     } else {
       ev->sargs[1] = "";
     }

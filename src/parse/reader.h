@@ -35,6 +35,7 @@ typedef struct pev {
   uint64_t args[3];
   uint64_t stk;
   const char *sargs[2];
+  uint64_t slen[2];
   const uint8_t *msg; /* a UserLog's message, in the file */
   uint64_t msglen;
 } pev;
@@ -208,6 +209,7 @@ uint8_t ctrace__decode(const ctrace_reader *r, uint64_t *off, uint64_t *v, uint3
 int ctrace__header(ctrace_reader *r, ctrace_parse_error *err);
 int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err);
 const char *ctrace__string(const ctrace_reader *r, uint64_t id);
+const char *ctrace__string_n(const ctrace_reader *r, uint64_t id, uint64_t *len);
 /* Number of values an event of type t must have in version ver (Go's
  * argNum), counting the timestamp and sequence. */
 uint32_t ctrace__argnum(uint8_t t, int ver);

@@ -98,26 +98,42 @@ static int parse_header(const ctrace_reader *r, int *ver, ctrace_parse_error *er
 }
 
 static char *arena_add(ctrace_reader *r, const uint8_t *s, size_t n, uint64_t *at) {
-  if (r->arena_len + n + 1 > r->arena_cap) {
+  if (r->arena_len + n + 5 > r->arena_cap) {
     size_t cap = r->arena_cap ? r->arena_cap * 2 : 4096;
-    while (cap < r->arena_len + n + 1) cap *= 2;
+    while (cap < r->arena_len + n + 5) cap *= 2;
     char *a = realloc(r->arena, cap);
     if (!a) return NULL;
     r->arena = a;
     r->arena_cap = cap;
   }
   char *p = r->arena + r->arena_len;
-  memcpy(p, s, n);
-  p[n] = 0;
-  *at = r->arena_len;
-  r->arena_len += n + 1;
-  return p;
+  uint32_t len = (uint32_t)n; /* at most 1e6 */
+  memcpy(p, &len, 4);
+  memcpy(p + 4, s, n);
+  p[4 + n] = 0;
+  *at = r->arena_len + 4;
+  r->arena_len += n + 5;
+  return p + 4;
 }
 
-const char *ctrace__string(const ctrace_reader *r, uint64_t id) {
+/* Strings sit in the arena as a 4-byte length, the bytes, and a NUL: C
+ * strings for the API, with the length for those that hold a NUL. */
+const char *ctrace__string_n(const ctrace_reader *r, uint64_t id, uint64_t *len) {
   const uint64_t *at = ctrace__map_get(&r->strings, id);
-  return at ? r->arena + (*at - 1) : "";
+  if (!at) {
+    if (len) *len = 0;
+    return "";
+  }
+  const char *s = r->arena + (*at - 1);
+  if (len) {
+    uint32_t n;
+    memcpy(&n, s - 4, 4);
+    *len = n;
+  }
+  return s;
 }
+
+const char *ctrace__string(const ctrace_reader *r, uint64_t id) { return ctrace__string_n(r, id, NULL); }
 
 static pqueue *queue_for(ctrace_reader *r, int64_t p) {
   bool fresh;
@@ -258,7 +274,7 @@ static int read_str(const ctrace_reader *r, uint64_t *off, const uint8_t **s, ui
     return ctrace__perr(err, *off,
                         "failed to read trace at offset %llu: read %llu, want %llu, error %s",
                         (unsigned long long)*off, (unsigned long long)(r->len - *off),
-                        (unsigned long long)sz, "unexpected EOF");
+                        (unsigned long long)sz, r->len == *off ? "EOF" : "unexpected EOF");
   *off += sz;
   return 0;
 }
@@ -376,7 +392,7 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
       if (len > r->len - off) {
         ctrace__perr(err, off, "failed to read trace at offset %llu: read %llu, want %llu, error %s",
                      (unsigned long long)off, (unsigned long long)(r->len - off),
-                     (unsigned long long)len, "unexpected EOF");
+                     (unsigned long long)len, r->len == off ? "EOF" : "unexpected EOF");
         goto bad;
       }
       uint64_t at;

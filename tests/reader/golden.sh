@@ -200,9 +200,7 @@ says_go_error() {
 
 # Known ctrace bugs, by trace name: a failure there is reported as such
 # and not counted; a pass says the bug is gone (then drop it here).
-declare -A known=(
-    [go-cpu.trace]="ctrace prints a CPUSample's p and g arguments as 0 (Go zeroes only ts)"
-)
+declare -A known=()
 nknown=0
 
 # check_trace NAME FILE PREFIX: compare ctrace with Go's result at PREFIX.
@@ -384,11 +382,6 @@ if [ -f "$corpus/http_1_11_good" ]; then
         first_diff "$prefix.out" "$run/pipe.dump"
     else
         echo "$prog: $name: ok ($(wc -l <"$prefix.out") events)"
-    fi
-    if [ "$failed" -gt "$failed0" ]; then
-        echo "$prog: $name: KNOWN CTRACE BUG (not counted): ctrace maps its input and reads a pipe as an empty file"
-        failed=$failed0
-        nknown=$((nknown + 1))
     fi
 fi
 
