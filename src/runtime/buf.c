@@ -58,6 +58,13 @@ void ctrace__pool_trim(size_t keep_size) {
   pthread_mutex_unlock(&pool_mu);
 }
 
+/* Fork child: the pool may have been mid-update; its buffers are left to
+ * the parent's copy of memory. */
+void ctrace__buf_fork_child(void) {
+  pthread_mutex_init(&pool_mu, NULL);
+  pool = NULL;
+}
+
 static void open_batch(ctrace__buf *b, int64_t p) {
   uint64_t now = ctrace__ticks();
   uint8_t *q = b->pos;

@@ -7,6 +7,7 @@
  * outside could belong to the previous trace.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -64,6 +65,18 @@ static int64_t runtime_p(int64_t p) {
   raise_floor(tp + 1);
   pthread_mutex_unlock(&p_mu);
   return tp;
+}
+
+/* Fork: the child keeps the P number of the calling thread only. */
+void ctrace__events_fork_prepare(void) { pthread_mutex_lock(&p_mu); }
+void ctrace__events_fork_parent(void) { pthread_mutex_unlock(&p_mu); }
+
+void ctrace__events_fork_child(void) {
+  memset(own_used, 0, sizeof own_used);
+  ctrace__thread *t = &ctrace__tls;
+  if (t->mode == CTRACE__MODE_PLAIN && t->p >= 0 && t->p < P_MAX)
+    own_used[t->p / 64] |= 1ull << (t->p % 64);
+  pthread_mutex_init(&p_mu, NULL);
 }
 
 int64_t ctrace__procs(void) {

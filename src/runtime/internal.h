@@ -334,6 +334,23 @@ CTRACE__INLINE ctrace_g *ctrace__current(ctrace__thread *t, uintptr_t pc) {
   return t->curg;
 }
 
+/* ---- fork (fork.c) ------------------------------------------------------
+ *
+ * Registered once (init_once): the child of a fork starts with tracing off
+ * and only its own thread's state. Each module resets what it owns. */
+void ctrace__fork_init(void) CTRACE__HIDDEN;
+void ctrace__fork_child(void) CTRACE__HIDDEN;
+void ctrace__tracer_fork_child(void) CTRACE__HIDDEN;
+void ctrace__buf_fork_child(void) CTRACE__HIDDEN;
+void ctrace__reader_fork_child(void) CTRACE__HIDDEN;
+void ctrace__sched_fork_prepare(void) CTRACE__HIDDEN;
+void ctrace__sched_fork_parent(void) CTRACE__HIDDEN;
+void ctrace__sched_fork_child(void) CTRACE__HIDDEN;
+void ctrace__events_fork_prepare(void) CTRACE__HIDDEN;
+void ctrace__events_fork_parent(void) CTRACE__HIDDEN;
+void ctrace__events_fork_child(void) CTRACE__HIDDEN;
+void ctrace__tables_fork_child(void) CTRACE__HIDDEN;
+
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }
 

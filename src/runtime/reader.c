@@ -51,6 +51,16 @@ void ctrace__reader_close_and_wait(uint64_t freq) {
   pthread_mutex_unlock(&mu);
 }
 
+/* Fork child: the queued buffers are the parent's trace, and no trace is
+ * being read here. */
+void ctrace__reader_fork_child(void) {
+  pthread_mutex_init(&mu, NULL);
+  pthread_cond_init(&cv, NULL);
+  pthread_cond_init(&done_cv, NULL);
+  head = tail = reading = NULL;
+  open_ = header_due = closing = footer_done = drained = reader_active = false;
+}
+
 const void *ctrace_read(size_t *len) {
   *len = 0;
   pthread_mutex_lock(&mu);

@@ -53,6 +53,31 @@ void ctrace__g_unregister(ctrace_g *g) {
   pthread_mutex_unlock(&gs_mu);
 }
 
+/* Fork: the registry keeps only the calling thread's Gs in the child. Every
+ * G is unlinked, so that a G of a thread that is gone, should the child
+ * still end it, never writes into the new list. */
+void ctrace__sched_fork_prepare(void) { pthread_mutex_lock(&gs_mu); }
+void ctrace__sched_fork_parent(void) { pthread_mutex_unlock(&gs_mu); }
+
+void ctrace__sched_fork_child(void) {
+  for (ctrace_g *g = gs_head, *next; g; g = next) {
+    next = g->ctrace__next;
+    g->ctrace__next = g->ctrace__prev = NULL;
+  }
+  gs_head = NULL;
+  pthread_mutex_init(&gs_mu, NULL);
+  ctrace__thread *t = &ctrace__tls;
+  ctrace_g *keep[2] = {t->home, t->curg != t->home ? t->curg : NULL};
+  for (int i = 0; i < 2; i++) {
+    ctrace_g *g = keep[i];
+    if (!g || __atomic_load_n(&g->ctrace__status, __ATOMIC_RELAXED) == CTRACE__G_DEAD) continue;
+    g->ctrace__lock = 0; /* another thread may have been announcing it */
+    g->ctrace__next = gs_head;
+    if (gs_head) gs_head->ctrace__prev = g;
+    gs_head = g;
+  }
+}
+
 ctrace_g *ctrace__alloc_g(void) { return calloc(1, sizeof(ctrace_g)); }
 void ctrace__free_g(ctrace_g *g) { free(g); }
 

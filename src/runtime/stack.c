@@ -185,6 +185,14 @@ void ctrace__tables_dump(ctrace__buf **bp) {
   }
 }
 
+/* Fork child: the tables hold the parent's trace; an insert may have been
+ * under way. */
+void ctrace__tables_fork_child(void) {
+  pthread_mutex_init(&stacks.mu, NULL);
+  pthread_mutex_init(&strings.mu, NULL);
+  ctrace__tables_reset();
+}
+
 void ctrace__tables_reset(void) {
   ctrace__tab_reset(&stacks);
   ctrace__tab_reset(&strings);

@@ -66,6 +66,7 @@ static void init_once(void) {
       syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 #endif
   pthread_key_create(&exit_key, thread_exit);
+  ctrace__fork_init();
 }
 
 /* Between stop's store of the state word and its loads of the threads'
@@ -264,6 +265,28 @@ int ctrace_stop(void) {
   trace_writer = NULL;
   pthread_mutex_unlock(&ctl_mu);
   return err;
+}
+
+/* In the child of a fork (fork.c): tracing off, the calling thread the only
+ * one registered, and no buffer: the parent's belong to its trace. The
+ * parent's writer thread is not here; its file descriptor is close-on-exec. */
+void ctrace__tracer_fork_child(void) {
+  pthread_mutex_init(&ctl_mu, NULL);
+  pthread_mutex_init(&threads_mu, NULL);
+  pthread_mutex_init(&nop_mu, NULL);
+  atomic_store(&ctrace__state, atomic_load(&ctrace__state) & ~(uint64_t)1);
+  trace_writer = NULL;
+  ctrace__nop_buf = NULL;
+  ctrace__thread *t = &ctrace__tls;
+  threads = NULL;
+  if (t->registered) {
+    t->next = t->prev = NULL;
+    t->tid = (pid_t)syscall(SYS_gettid);
+    threads = t;
+  }
+  t->buf = NULL;
+  t->tp = -1;
+  t->tcurg = NULL;
 }
 
 void ctrace_stats_get(ctrace_stats *out) {

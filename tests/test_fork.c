@@ -1,0 +1,119 @@
+/* test_fork.c - fork while tracing: the child starts with a clean tracer.
+ *
+ *   test_fork DIR
+ *
+ * Three threads emit events without pause (blocks and resumes, logs,
+ * system calls, heap sizes, thread creation) into the trace main started
+ * (DIR/parent.trace, ctrace_start_file), while main forks NUM_FORKS times.
+ * Each child must find tracing off and the parent's threads and goroutines
+ * gone, then start a trace of its own (DIR/child-NN.trace), run a thread
+ * that emits events, stop, and exit 0, all before an alarm: a lock that one
+ * of the parent's threads held at the fork shows as a failure, not a hang.
+ * Then the parent stops its trace. tests/fork_check.sh runs this and checks
+ * every trace with `go tool trace -d`.
+ */
+#include <ctrace/ctrace.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { NUM_THREADS = 3, NUM_FORKS = 20, CHILD_SECONDS = 20 };
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      fprintf(stderr, "test_fork: %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fprintf(stderr, "\n");                               \
+      _exit(1);                                            \
+    }                                                      \
+  } while (0)
+
+static atomic_int stop;
+
+static void *noop(void *arg) { return arg; }
+
+/* Events of every kind a plain thread writes, and a short-lived thread
+ * now and then (thread registry, G registry, P numbers). */
+static void *emitter(void *arg) {
+  long i = 0;
+  while (!atomic_load(&stop)) {
+    ctrace_go_block(CTRACE_BLOCK_SYNC);
+    ctrace_thread_resume();
+    ctrace_logf(0, "emitter", "%ld", i);
+    ctrace_go_syscall();
+    ctrace_heap_alloc((uint64_t)i * 64);
+    /* A pause now and then keeps the trace small enough for Go's viewer
+     * while the tracer stays busy at every fork. */
+    if (i % 10 == 0) usleep(200);
+    if (i++ % 500 == 0) {
+      ctrace_g *g = ctrace_thread_create((void (*)(void))noop);
+      pthread_t th;
+      if (pthread_create(&th, NULL, noop, g) == 0) pthread_join(th, NULL);
+    }
+  }
+  return arg;
+}
+
+static void *child_worker(void *arg) {
+  ctrace_thread_begin(arg);
+  for (int i = 0; i < 1000; i++) {
+    ctrace_log(0, "child", "event");
+    ctrace_go_block(CTRACE_BLOCK_COND);
+    ctrace_thread_resume();
+  }
+  return NULL;
+}
+
+static void child(const char *dir, int n) {
+  alarm(CHILD_SECONDS);
+  CHECK(!ctrace_enabled(), "tracing is on in the child");
+  ctrace_stats st;
+  ctrace_stats_get(&st); /* the registry lock must be usable */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/child-%02d.trace", dir, n);
+  int err = ctrace_start_file(path, NULL);
+  CHECK(err == 0, "child start: %s", ctrace_strerror(err));
+  ctrace_g *g = ctrace_thread_create((void (*)(void))child_worker);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, child_worker, g) == 0, "child pthread_create");
+  pthread_join(th, NULL);
+  err = ctrace_stop();
+  CHECK(err == 0, "child stop: %s", ctrace_strerror(err));
+  _exit(0);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_fork DIR\n");
+    return 2;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/parent.trace", argv[1]);
+  int err = ctrace_start_file(path, NULL);
+  CHECK(err == 0, "start: %s", ctrace_strerror(err));
+  pthread_t th[NUM_THREADS];
+  for (int i = 0; i < NUM_THREADS; i++) {
+    ctrace_g *g = ctrace_thread_create((void (*)(void))emitter);
+    CHECK(pthread_create(&th[i], NULL, emitter, g) == 0, "pthread_create");
+  }
+  for (int n = 0; n < NUM_FORKS; n++) {
+    usleep(2000);
+    pid_t pid = fork();
+    CHECK(pid >= 0, "fork");
+    if (pid == 0) child(argv[1], n);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed (status %#x)", n, status);
+  }
+  atomic_store(&stop, 1);
+  for (int i = 0; i < NUM_THREADS; i++) pthread_join(th[i], NULL);
+  err = ctrace_stop();
+  CHECK(err == 0, "stop: %s", ctrace_strerror(err));
+  printf("test_fork: %d children traced on their own\n", NUM_FORKS);
+  return 0;
+}
