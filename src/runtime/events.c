@@ -134,16 +134,23 @@ static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, 
   ctrace__writer_done(&w);
 }
 
-void ctrace_go_create(ctrace_g *g, void (*start_fn)(void)) {
+/* GoCreate with the stack above fp, the frame of the public function the
+ * program called (ctrace_go_create or ctrace_thread_create), so that
+ * neither appears in the creator's stack. */
+static void go_create(ctrace_g *g, void (*start_fn)(void), void *fp, uintptr_t ra) {
   ctrace__g_register(g, (uintptr_t)start_fn, CTRACE__G_RUNNABLE);
-  ctrace_g *cur = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));
+  ctrace_g *cur = ctrace__current(&ctrace__tls, ra);
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
   enter(&w, cur);
-  ctrace__g_create_event(&w, g, ctrace__stack_id(t, __builtin_frame_address(0)));
+  ctrace__g_create_event(&w, g, ctrace__stack_id(t, fp));
   ctrace__writer_done(&w);
   ctrace__end(t);
+}
+
+void ctrace_go_create(ctrace_g *g, void (*start_fn)(void)) {
+  go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
 }
 
 void ctrace_go_destroy(ctrace_g *g) { ctrace__g_unregister(g); }
@@ -412,7 +419,7 @@ ctrace_g *ctrace_thread_g(void) {
 ctrace_g *ctrace_thread_create(void (*start_fn)(void)) {
   ctrace_g *g = ctrace__alloc_g();
   if (!g) return NULL;
-  ctrace_go_create(g, start_fn);
+  go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
   g->ctrace__flags = CTRACE__GF_OWNED;
   return g;
 }
