@@ -10,6 +10,9 @@ typedef struct ctrace__cmd {
   const char *summary;
 } ctrace__cmd;
 
+/* ctrace run (run.c). */
+int ctrace__cmd_run(int argc, char **argv);
+
 /* The table, in src/tools/ctrace.c. */
 extern const ctrace__cmd ctrace__cmds[];
 

@@ -20,6 +20,7 @@ const ctrace__cmd ctrace__cmds[] = {
     {"help", cmd_help, "print this help, or a command's (ctrace help COMMAND)"},
     {"check", ctrace__cmd_check, "validate a trace and sum it up"},
     {"dump", ctrace__cmd_dump, "print every event as `go tool trace -d` does"},
+    {"run", ctrace__cmd_run, "run a program and trace it, unmodified (ctrace run -- PROG)"},
     {"version", cmd_version, "print the version"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,361 @@
+/* Reads and writes: the read/write families on any descriptor and the
+ * socket calls (io.h says how waiting is told apart).
+ *
+ * Writes can be partial without waiting: a try that wrote part of the data
+ * to a blocking descriptor would, in the real call, have waited to write
+ * the rest. The rest is then written by the real (waiting) call, shown as a
+ * wait, and the two counts are added; if the second call fails, the first
+ * count is returned, as a blocking write interrupted after some data does.
+ * A send's ancillary data goes with the first part only.
+ *
+ * Only calls through the PLT are seen: libc's own stdio calls its internal
+ * read and write, so printf and fread are not recorded.
+ */
+#include <limits.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "io.h"
+
+CTRACE__PL_REAL(ssize_t, read, (int, void *, size_t))
+CTRACE__PL_REAL(ssize_t, write, (int, const void *, size_t))
+CTRACE__PL_REAL(ssize_t, pread, (int, void *, size_t, off_t))
+CTRACE__PL_REAL(ssize_t, pwrite, (int, const void *, size_t, off_t))
+CTRACE__PL_REAL(ssize_t, readv, (int, const struct iovec *, int))
+CTRACE__PL_REAL(ssize_t, writev, (int, const struct iovec *, int))
+CTRACE__PL_REAL(ssize_t, preadv, (int, const struct iovec *, int, off_t))
+CTRACE__PL_REAL(ssize_t, pwritev, (int, const struct iovec *, int, off_t))
+CTRACE__PL_REAL(ssize_t, preadv2, (int, const struct iovec *, int, off_t, int))
+CTRACE__PL_REAL(ssize_t, pwritev2, (int, const struct iovec *, int, off_t, int))
+CTRACE__PL_REAL(ssize_t, recv, (int, void *, size_t, int))
+CTRACE__PL_REAL(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *, socklen_t *))
+CTRACE__PL_REAL(ssize_t, recvmsg, (int, struct msghdr *, int))
+CTRACE__PL_REAL(ssize_t, send, (int, const void *, size_t, int))
+CTRACE__PL_REAL(ssize_t, sendto, (int, const void *, size_t, int, const struct sockaddr *, socklen_t))
+CTRACE__PL_REAL(ssize_t, sendmsg, (int, const struct msghdr *, int))
+CTRACE__PL_REAL(int, accept, (int, struct sockaddr *, socklen_t *))
+CTRACE__PL_REAL(int, accept4, (int, struct sockaddr *, socklen_t *, int))
+CTRACE__PL_REAL(int, connect, (int, const struct sockaddr *, socklen_t))
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static size_t iov_total(const struct iovec *iov, int cnt) {
+  size_t n = 0;
+  for (int i = 0; i < cnt; i++) n += iov[i].iov_len;
+  return n;
+}
+
+/* iov without its first skip bytes, into out (room for cnt); returns the
+ * new count. */
+static int iov_skip(const struct iovec *iov, int cnt, size_t skip, struct iovec *out) {
+  int i = 0, n = 0;
+  while (i < cnt && skip >= iov[i].iov_len) skip -= iov[i++].iov_len;
+  for (; i < cnt; i++, n++) {
+    out[n] = iov[i];
+    out[n].iov_base = (char *)out[n].iov_base + skip;
+    out[n].iov_len -= skip;
+    skip = 0;
+  }
+  return n;
+}
+
+/* After a try of a write of n bytes that returned r: true if the call is
+ * complete (all written, an error, or an O_NONBLOCK descriptor, where a
+ * short count is the answer). */
+static bool write_complete(ssize_t r, size_t n, int fd) {
+  return r < 0 || (size_t)r >= n || ctrace__pl_nonblocking(fd);
+}
+
+/* The count of a write done in two parts. */
+static ssize_t write_sum(size_t first, ssize_t second) {
+  if (first == 0) return second;
+  return second < 0 ? (ssize_t)first : (ssize_t)(first + (size_t)second);
+}
+
+/* ---- reads ---------------------------------------------------------------------- */
+
+/* Reads: try with RWF_NOWAIT (off -1: the file position, as read does). */
+#define READ_BODY(fd, iov, cnt, off, real_call)                       \
+  CTRACE__PL_SYSCALL();                                               \
+  ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
+  int t = ctrace__pl_tried(r, fd);                                    \
+  if (t == CTRACE__PL_TRY_DONE) return r;                             \
+  int k = t == CTRACE__PL_TRY_WAITS ? ctrace__pl_wait_kind(fd)        \
+                                    : ctrace__pl_probe(fd, POLLIN);   \
+  ctrace__pl_wait_begin(k);                                           \
+  r = real_call;                                                      \
+  ctrace__pl_wait_end(k);                                             \
+  return r
+
+CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
+  if (ctrace__pl_off()) return real_read()(fd, buf, n);
+  struct iovec v = {buf, n};
+  READ_BODY(fd, &v, 1, -1, real_read()(fd, buf, n));
+}
+
+CTRACE__PL_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+  if (ctrace__pl_off() || off < 0) return real_pread()(fd, buf, n, off);
+  struct iovec v = {buf, n};
+  READ_BODY(fd, &v, 1, off, real_pread()(fd, buf, n, off));
+}
+
+CTRACE__PL_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+    __attribute__((alias("pread")));
+
+CTRACE__PL_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
+  if (ctrace__pl_off()) return real_readv()(fd, iov, cnt);
+  READ_BODY(fd, iov, cnt, -1, real_readv()(fd, iov, cnt));
+}
+
+CTRACE__PL_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off) {
+  if (ctrace__pl_off() || off < 0) return real_preadv()(fd, iov, cnt, off);
+  READ_BODY(fd, iov, cnt, off, real_preadv()(fd, iov, cnt, off));
+}
+
+CTRACE__PL_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
+    __attribute__((alias("preadv")));
+
+/* ---- writes ----------------------------------------------------------------------- */
+
+/* Writes: try with RWF_NOWAIT; a short count on a blocking descriptor
+ * means the rest waits. rest_call writes what is left: iov r_iov of r_cnt
+ * entries at offset r_off (-1: the file position). */
+CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
+  if (ctrace__pl_off()) return real_write()(fd, buf, n);
+  CTRACE__PL_SYSCALL();
+  struct iovec v = {(void *)buf, n};
+  ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
+  int t = ctrace__pl_tried(r, fd);
+  if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
+  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
+  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
+  int k = ctrace__pl_wait_kind(fd);
+  ctrace__pl_wait_begin(k);
+  r = real_write()(fd, (const char *)buf + done, n - done);
+  ctrace__pl_wait_end(k);
+  return write_sum(done, r);
+}
+
+CTRACE__PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+  if (ctrace__pl_off() || off < 0) return real_pwrite()(fd, buf, n, off);
+  CTRACE__PL_SYSCALL();
+  struct iovec v = {(void *)buf, n};
+  ssize_t r = real_pwritev2()(fd, &v, 1, off, RWF_NOWAIT);
+  int t = ctrace__pl_tried(r, fd);
+  if (t == CTRACE__PL_TRY_CANNOT) return real_pwrite()(fd, buf, n, off);
+  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
+  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
+  int k = ctrace__pl_wait_kind(fd);
+  ctrace__pl_wait_begin(k);
+  r = real_pwrite()(fd, (const char *)buf + done, n - done, off + (off_t)done);
+  ctrace__pl_wait_end(k);
+  return write_sum(done, r);
+}
+
+CTRACE__PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+    __attribute__((alias("pwrite")));
+
+static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
+  CTRACE__PL_SYSCALL();
+  ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
+  int t = ctrace__pl_tried(r, fd);
+  if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
+    return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
+  size_t n = iov_total(iov, cnt);
+  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
+  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
+  struct iovec rest[cnt > 0 ? cnt : 1];
+  int rcnt = iov_skip(iov, cnt, done, rest);
+  int k = ctrace__pl_wait_kind(fd);
+  ctrace__pl_wait_begin(k);
+  r = off < 0 ? real_writev()(fd, rest, rcnt) : real_pwritev()(fd, rest, rcnt, off + (off_t)done);
+  ctrace__pl_wait_end(k);
+  return write_sum(done, r);
+}
+
+/* writev_at stays out of line (GCC does not inline a function with a
+ * variable-length array), so its frame shows above the wrapper's. */
+CTRACE__PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+  if (ctrace__pl_off()) return real_writev()(fd, iov, cnt);
+  return writev_at(fd, iov, cnt, -1);
+}
+
+CTRACE__PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) {
+  if (ctrace__pl_off() || off < 0) return real_pwritev()(fd, iov, cnt, off);
+  return writev_at(fd, iov, cnt, off);
+}
+
+CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
+    __attribute__((alias("pwritev")));
+
+/* ---- sockets: receiving ----------------------------------------------------------------
+ *
+ * Tried with MSG_DONTWAIT, which returns what a waiting call would return
+ * once data is there. MSG_WAITALL may still wait after some data, so it is
+ * probed instead; a call with MSG_DONTWAIT of its own never waits. */
+
+#define RECV_BODY(fd, flags, call_with_flags)                             \
+  CTRACE__PL_SYSCALL();                                                   \
+  if ((flags) & MSG_DONTWAIT) return call_with_flags(flags);              \
+  int k;                                                                  \
+  ssize_t r;                                                              \
+  if ((flags) & MSG_WAITALL) {                                            \
+    k = ctrace__pl_probe(fd, POLLIN);                                     \
+  } else {                                                                \
+    r = call_with_flags((flags) | MSG_DONTWAIT);                          \
+    int t = ctrace__pl_tried(r, fd);                                      \
+    if (t == CTRACE__PL_TRY_DONE) return r;                               \
+    k = t == CTRACE__PL_TRY_WAITS ? CTRACE__PL_WAIT_NET                   \
+                                  : ctrace__pl_probe(fd, POLLIN);         \
+  }                                                                       \
+  ctrace__pl_wait_begin(k);                                               \
+  r = call_with_flags(flags);                                             \
+  ctrace__pl_wait_end(k);                                                 \
+  return r
+
+CTRACE__PL_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
+  if (ctrace__pl_off()) return real_recv()(fd, buf, n, flags);
+#define CALL(f) real_recv()(fd, buf, n, f)
+  RECV_BODY(fd, flags, CALL);
+#undef CALL
+}
+
+CTRACE__PL_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+                                   socklen_t *alen) {
+  if (ctrace__pl_off()) return real_recvfrom()(fd, buf, n, flags, addr, alen);
+#define CALL(f) real_recvfrom()(fd, buf, n, f, addr, alen)
+  RECV_BODY(fd, flags, CALL);
+#undef CALL
+}
+
+CTRACE__PL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
+  if (ctrace__pl_off()) return real_recvmsg()(fd, msg, flags);
+#define CALL(f) real_recvmsg()(fd, msg, f)
+  RECV_BODY(fd, flags, CALL);
+#undef CALL
+}
+
+/* ---- sockets: sending ------------------------------------------------------------------ */
+
+#define SEND_BODY(fd, n, flags, call_with)                                 \
+  CTRACE__PL_SYSCALL();                                                    \
+  if ((flags) & MSG_DONTWAIT) return call_with(0, flags);                  \
+  ssize_t r = call_with(0, (flags) | MSG_DONTWAIT);                        \
+  int t = ctrace__pl_tried(r, fd);                                         \
+  if (t == CTRACE__PL_TRY_CANNOT) return call_with(0, flags);              \
+  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;      \
+  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                  \
+  ctrace__pl_wait_begin(CTRACE__PL_WAIT_NET);                              \
+  r = call_with(done, flags);                                              \
+  ctrace__pl_wait_end(CTRACE__PL_WAIT_NET);                                \
+  return write_sum(done, r)
+
+CTRACE__PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
+  if (ctrace__pl_off()) return real_send()(fd, buf, n, flags);
+#define CALL(skip, f) real_send()(fd, (const char *)buf + (skip), n - (skip), f)
+  SEND_BODY(fd, n, flags, CALL);
+#undef CALL
+}
+
+CTRACE__PL_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+                                 const struct sockaddr *addr, socklen_t alen) {
+  if (ctrace__pl_off()) return real_sendto()(fd, buf, n, flags, addr, alen);
+#define CALL(skip, f) real_sendto()(fd, (const char *)buf + (skip), n - (skip), f, addr, alen)
+  SEND_BODY(fd, n, flags, CALL);
+#undef CALL
+}
+
+/* msg without its first skip bytes (and without the ancillary data, which
+ * went with them). */
+static ssize_t sendmsg_rest(int fd, const struct msghdr *msg, size_t skip, int flags) {
+  if (skip == 0) return real_sendmsg()(fd, msg, flags);
+  int cnt = (int)msg->msg_iovlen;
+  struct iovec rest[cnt > 0 ? cnt : 1];
+  struct msghdr m = *msg;
+  m.msg_iov = rest;
+  m.msg_iovlen = (size_t)iov_skip(msg->msg_iov, cnt, skip, rest);
+  m.msg_control = NULL;
+  m.msg_controllen = 0;
+  return real_sendmsg()(fd, &m, flags);
+}
+
+CTRACE__PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
+  if (ctrace__pl_off() || !msg || msg->msg_iovlen > IOV_MAX) return real_sendmsg()(fd, msg, flags);
+  size_t n = iov_total(msg->msg_iov, (int)msg->msg_iovlen);
+#define CALL(skip, f) sendmsg_rest(fd, msg, skip, f)
+  SEND_BODY(fd, n, flags, CALL);
+#undef CALL
+}
+
+/* ---- sockets: connections --------------------------------------------------------------- */
+
+/* accept cannot be tried per call: a readiness probe tells. */
+CTRACE__PL_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *alen) {
+  if (ctrace__pl_off()) return real_accept()(fd, addr, alen);
+  CTRACE__PL_SYSCALL();
+  int k = ctrace__pl_probe(fd, POLLIN);
+  ctrace__pl_wait_begin(k);
+  int r = real_accept()(fd, addr, alen);
+  ctrace__pl_wait_end(k);
+  return r;
+}
+
+CTRACE__PL_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags) {
+  if (ctrace__pl_off()) return real_accept4()(fd, addr, alen, flags);
+  CTRACE__PL_SYSCALL();
+  int k = ctrace__pl_probe(fd, POLLIN);
+  ctrace__pl_wait_begin(k);
+  int r = real_accept4()(fd, addr, alen, flags);
+  ctrace__pl_wait_end(k);
+  return r;
+}
+
+/* connect on a blocking socket waits for the peer (the handshake, for
+ * TCP): GoBlockNet for the length of the call. */
+CTRACE__PL_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t alen) {
+  if (ctrace__pl_off()) return real_connect()(fd, addr, alen);
+  CTRACE__PL_SYSCALL();
+  int k = ctrace__pl_nonblocking(fd) ? CTRACE__PL_WAIT_NONE : CTRACE__PL_WAIT_NET;
+  ctrace__pl_wait_begin(k);
+  int r = real_connect()(fd, addr, alen);
+  ctrace__pl_wait_end(k);
+  return r;
+}
+
+/* ---- _FORTIFY_SOURCE entry points ----------------------------------------------------------
+ *
+ * A program built with _FORTIFY_SOURCE calls these instead; each checks its
+ * buffer as libc's does (libc's own version reports the overflow) and goes
+ * on as the plain call. */
+
+CTRACE__PL_REAL(ssize_t, __read_chk, (int, void *, size_t, size_t))
+CTRACE__PL_REAL(ssize_t, __pread_chk, (int, void *, size_t, off_t, size_t))
+CTRACE__PL_REAL(ssize_t, __recv_chk, (int, void *, size_t, size_t, int))
+CTRACE__PL_REAL(ssize_t, __recvfrom_chk,
+                (int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *))
+
+CTRACE__PL_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen) {
+  if (n > buflen) return real___read_chk()(fd, buf, n, buflen);
+  return read(fd, buf, n);
+}
+
+CTRACE__PL_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen) {
+  if (n > buflen) return real___pread_chk()(fd, buf, n, off, buflen);
+  return pread(fd, buf, n, off);
+}
+
+CTRACE__PL_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+    __attribute__((alias("__pread_chk")));
+
+CTRACE__PL_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags) {
+  if (n > buflen) return real___recv_chk()(fd, buf, n, buflen, flags);
+  return recv(fd, buf, n, flags);
+}
+
+CTRACE__PL_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+                                         struct sockaddr *addr, socklen_t *alen) {
+  if (n > buflen) return real___recvfrom_chk()(fd, buf, n, buflen, flags, addr, alen);
+  return recvfrom(fd, buf, n, flags, addr, alen);
+}

@@ -1,0 +1,97 @@
+/* Shared by the system-call wrappers (io.c, poll.c, process.c): how a call
+ * is recorded, and how the shim tells whether it will really wait.
+ *
+ * Every wrapped call records GoSysCall with the program's stack. A call
+ * that will wait records, before the real call, either GoBlockNet (a wait
+ * on a socket, as Go's network poller shows it) or GoSysBlock (any other
+ * wait: the P is free meanwhile), and after it GoSysExit (for GoSysBlock)
+ * and the thread's start again (ctrace_thread_resume).
+ *
+ * "Will wait" is decided by trying first, without waiting, wherever the
+ * kernel can: preadv2/pwritev2 with RWF_NOWAIT for the read and write
+ * families (pipes, sockets, FIFOs, eventfds, and regular files whose data
+ * is in the page cache), MSG_DONTWAIT for the socket calls, a zero timeout
+ * for poll, select and epoll, WNOHANG for the wait family. When the try
+ * completes, its result is the call's result: the common, non-waiting case
+ * costs no extra system call. Only when the try says it would wait (EAGAIN
+ * on a descriptor that is not O_NONBLOCK) is the real call made as well.
+ * Where the kernel cannot try (EOPNOTSUPP: ttys, writes to most local file
+ * systems), reads ask poll(fd, 0) instead, and writes are taken not to wait.
+ */
+#ifndef CTRACE_PRELOAD_IO_H
+#define CTRACE_PRELOAD_IO_H
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+
+#include "preload.h"
+
+enum { CTRACE__PL_WAIT_NONE = 0, CTRACE__PL_WAIT_SYS, CTRACE__PL_WAIT_NET };
+
+/* The real poll, for probes (our own poll would record the probe). */
+int ctrace__pl_real_poll(struct pollfd *fds, nfds_t n, int timeout) CTRACE__PL_HIDDEN;
+
+static inline bool ctrace__pl_is_socket(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static inline bool ctrace__pl_nonblocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+/* How a call on fd that is known to wait waits. */
+static inline int ctrace__pl_wait_kind(int fd) {
+  return ctrace__pl_is_socket(fd) ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_SYS;
+}
+
+/* Would a call on fd wait for events (POLLIN/POLLOUT)? For descriptors the
+ * kernel cannot try. An error or hang-up does not wait. */
+static inline int ctrace__pl_probe(int fd, short events) {
+  struct pollfd p = {fd, events, 0};
+  if (ctrace__pl_real_poll(&p, 1, 0) != 0) return CTRACE__PL_WAIT_NONE;
+  if (ctrace__pl_nonblocking(fd)) return CTRACE__PL_WAIT_NONE;
+  return ctrace__pl_wait_kind(fd);
+}
+
+/* What a try without waiting tells about the real call. */
+enum { CTRACE__PL_TRY_DONE, CTRACE__PL_TRY_WAITS, CTRACE__PL_TRY_CANNOT };
+
+/* r and errno: the try's result. DONE: r is the call's answer (data, or
+ * an error the real call would give too; EAGAIN on an O_NONBLOCK fd is
+ * one). WAITS: the real call would wait. CANNOT: the kernel cannot try
+ * this descriptor this way (or a filter forbids the call); make the real
+ * call. */
+static inline int ctrace__pl_tried(ssize_t r, int fd) {
+  if (r >= 0) return CTRACE__PL_TRY_DONE;
+  int e = errno;
+  if (e == EAGAIN || e == EWOULDBLOCK) {
+    bool nb = ctrace__pl_nonblocking(fd);
+    errno = e;
+    return nb ? CTRACE__PL_TRY_DONE : CTRACE__PL_TRY_WAITS;
+  }
+  if (e == EOPNOTSUPP || e == EINVAL || e == ENOSYS || e == EPERM) return CTRACE__PL_TRY_CANNOT;
+  return CTRACE__PL_TRY_DONE;
+}
+
+/* Always inline: the stack of the events must begin at the wrapper. */
+#define CTRACE__PL_SYSCALL() CTRACE__PL_CALL(ctrace_go_syscall())
+
+CTRACE__PL_INLINE void ctrace__pl_wait_begin(int kind) {
+  if (kind == CTRACE__PL_WAIT_NET)
+    CTRACE__PL_CALL(ctrace_go_block(CTRACE_BLOCK_NET));
+  else if (kind == CTRACE__PL_WAIT_SYS)
+    CTRACE__PL_CALL(ctrace_go_sysblock());
+}
+
+CTRACE__PL_INLINE void ctrace__pl_wait_end(int kind) {
+  if (kind == CTRACE__PL_WAIT_NONE) return;
+  int e = errno;
+  if (kind == CTRACE__PL_WAIT_SYS) CTRACE__PL_CALL(ctrace_go_sysexit());
+  CTRACE__PL_CALL(ctrace_thread_resume());
+  errno = e;
+}
+
+#endif

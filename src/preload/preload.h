@@ -1,0 +1,142 @@
+/* Internals of libctrace-preload.so, the LD_PRELOAD shim behind
+ * `ctrace run`: it traces an unmodified, dynamically linked program by
+ * interposing libc's thread, synchronization, sleep, I/O, process and
+ * allocation functions, and calling libctrace (linked in, its symbols
+ * hidden) around them.
+ *
+ * The model is that of plain threads in libctrace: every thread is its own
+ * G on its own P. A wrapper first tries the call without waiting (trylock,
+ * sem_trywait, a non-waiting read, a zero timeout): when that succeeds, it
+ * is the call, and nothing but (for system calls) GoSysCall is recorded.
+ * Only when the thread would really wait does the wrapper record that it
+ * blocks, make the real call, and record that it goes on (docs/run.md).
+ *
+ * Two rules every wrapper follows:
+ *   - ctrace__pl_guard > 0 means "inside the shim or the tracer": the call
+ *     is passed straight to libc. libctrace's own objects call the same
+ *     interposed functions (its mutexes, its writer's write(2), libdw's
+ *     malloc at stop), and its helper threads run guarded for life.
+ *   - Every call into libctrace goes through CTRACE__PL_CALL, which holds
+ *     the guard; a terminating signal that arrives meanwhile is deferred
+ *     to the guard's release (signals.c), so the trace is never finished
+ *     while this thread holds one of the tracer's locks.
+ */
+#ifndef CTRACE_PRELOAD_H
+#define CTRACE_PRELOAD_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ctrace/ctrace.h"
+
+#define CTRACE__PL_EXPORT __attribute__((visibility("default")))
+#define CTRACE__PL_HIDDEN __attribute__((visibility("hidden")))
+#define CTRACE__PL_INLINE static inline __attribute__((always_inline))
+#define ctrace__pl_likely(x) __builtin_expect(!!(x), 1)
+#define ctrace__pl_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Initial-exec TLS: a preloaded object's TLS is static, and the access is
+ * one instruction. Volatile because a signal handler on the same thread
+ * reads them (signals.c). */
+extern __thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")))
+    CTRACE__PL_HIDDEN;
+extern __thread volatile int ctrace__pl_deferred __attribute__((tls_model("initial-exec")))
+    CTRACE__PL_HIDDEN;
+
+/* Nonzero while ctrace__pl_sym is in dlsym, which may allocate: malloc.c
+ * then serves allocations from its bootstrap arena. */
+extern __thread volatile int ctrace__pl_in_dlsym __attribute__((tls_model("initial-exec")))
+    CTRACE__PL_HIDDEN;
+
+/* Runs the terminating signal a handler deferred while the guard was held. */
+void ctrace__pl_run_deferred(void) CTRACE__PL_HIDDEN;
+
+/* Releases the guard; the last release runs a deferred signal. */
+CTRACE__PL_INLINE void ctrace__pl_unguard(void) {
+  if (--ctrace__pl_guard == 0 && ctrace__pl_unlikely(ctrace__pl_deferred)) ctrace__pl_run_deferred();
+}
+
+#define CTRACE__PL_CALL(expr) \
+  do {                        \
+    ctrace__pl_guard++;       \
+    expr;                     \
+    ctrace__pl_unguard();     \
+  } while (0)
+
+/* True when the wrapper should only pass the call on: inside the shim or
+ * the tracer, or tracing is off (not started, finished, a forked child). */
+CTRACE__PL_INLINE bool ctrace__pl_off(void) {
+  return ctrace__pl_guard != 0 || !ctrace_enabled();
+}
+
+/* ---- real functions (shim.c) ---------------------------------------------
+ *
+ * The next definition of a symbol after ours (libc's, or a sanitizer's),
+ * found with dlsym(RTLD_NEXT) on first use. dlsym may allocate; malloc.c
+ * serves those allocations from its bootstrap arena. */
+void *ctrace__pl_sym(const char *name, const char *version) CTRACE__PL_HIDDEN;
+
+/* Declares the pointer to the real `name` and a function real_name()
+ * that returns it, resolving it on first use (racing threads store the
+ * same value). */
+#define CTRACE__PL_REAL(ret, name, params) CTRACE__PL_REAL_V(ret, name, params, NULL)
+#define CTRACE__PL_REAL_V(ret, name, params, version)                              \
+  typedef ret(*name##_fn) params;                                                  \
+  static name##_fn real_##name##_p;                                                \
+  static inline name##_fn real_##name(void) {                                      \
+    name##_fn f = __atomic_load_n(&real_##name##_p, __ATOMIC_RELAXED);             \
+    if (ctrace__pl_unlikely(!f)) {                                                 \
+      f = (name##_fn)ctrace__pl_sym(#name, version);                               \
+      __atomic_store_n(&real_##name##_p, f, __ATOMIC_RELAXED);                     \
+    }                                                                              \
+    return f;                                                                      \
+  }
+
+/* ---- process state (shim.c) ------------------------------------------------ */
+
+/* The pid that writes the trace (0 if this process does not trace). A
+ * vfork child shares our memory but not our pid: exec and _exit compare. */
+extern pid_t ctrace__pl_pid CTRACE__PL_HIDDEN;
+/* True in the process that writes the trace, after start and before the
+ * trace is finished or the process forked. */
+bool ctrace__pl_tracing(void) CTRACE__PL_HIDDEN;
+/* Finishes the trace (ctrace_stop), once, on the finisher thread; waits
+ * for it, at most timeout_ms if > 0. Safe from a signal handler. */
+void ctrace__pl_finish(int timeout_ms) CTRACE__PL_HIDDEN;
+/* The real _exit, for the signal code's last resort. */
+void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDEN;
+
+/* ---- threads (threads.c) ---------------------------------------------------- */
+
+/* Creates a thread of the shim itself (the finisher): never traced, all
+ * signals blocked. */
+int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN;
+
+/* ---- heap (malloc.c) ------------------------------------------------------- */
+
+/* Adds the calling thread's uncounted heap change to the total (thread end). */
+void ctrace__pl_heap_flush(void) CTRACE__PL_HIDDEN;
+
+/* ---- signals (signals.c) ----------------------------------------------------- */
+
+/* Installs the handlers that finish the trace before the process dies. */
+void ctrace__pl_signals_init(void) CTRACE__PL_HIDDEN;
+
+/* ---- helpers for blocking wrappers ------------------------------------------ */
+
+/* The thread blocks for reason (a CTRACE_BLOCK_*) / goes on. Inline, so
+ * that the stack recorded starts at the wrapper, which bears the name of
+ * the libc function the program called. errno is kept: the events are
+ * written after the real call, whose errno the caller reads. */
+#define CTRACE__PL_BLOCK(reason) CTRACE__PL_CALL(ctrace_go_block(reason))
+#define CTRACE__PL_RESUME()                    \
+  do {                                         \
+    int pl_errno_ = errno;                     \
+    CTRACE__PL_CALL(ctrace_thread_resume());   \
+    errno = pl_errno_;                         \
+  } while (0)
+
+#endif

@@ -1,0 +1,188 @@
+/* Processes: fork, exec, and waiting for children.
+ *
+ * fork: the child runs untraced. libctrace's own atfork handler gives the
+ * child a clean, stopped tracer (src/runtime/fork.c), and the shim's marks
+ * the child as not the tracing process; the parent's trace goes on. fork
+ * is called with the guard held, so the handlers' own locking is not
+ * traced. _Fork runs no atfork handlers: its wrapper resets the child
+ * itself. vfork cannot be wrapped (the child borrows the caller's stack
+ * frame); a vfork child that calls exec or _exit through us is recognized
+ * by its pid and leaves the parent's trace alone.
+ *
+ * exec: the trace is finished first (it is complete in the file when the
+ * new program starts). The new program runs untraced: the shim removed
+ * itself from LD_PRELOAD at start. If exec fails, the process goes on
+ * untraced.
+ *
+ * wait: tried with WNOHANG; a wait for a child that has not changed state
+ * is a blocked system call (GoSysCall, GoSysBlock, GoSysExit). system()
+ * waits for its child internally: it is shown as one blocked system call.
+ */
+#include <alloca.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "io.h"
+
+void ctrace__fork_child(void) CTRACE__PL_HIDDEN; /* libctrace: src/runtime/fork.c */
+
+CTRACE__PL_REAL(pid_t, fork, (void))
+CTRACE__PL_REAL(pid_t, _Fork, (void))
+CTRACE__PL_REAL(int, execve, (const char *, char *const[], char *const[]))
+CTRACE__PL_REAL(int, execv, (const char *, char *const[]))
+CTRACE__PL_REAL(int, execvp, (const char *, char *const[]))
+CTRACE__PL_REAL(int, execvpe, (const char *, char *const[], char *const[]))
+CTRACE__PL_REAL(int, fexecve, (int, char *const[], char *const[]))
+CTRACE__PL_REAL(int, execveat, (int, const char *, char *const[], char *const[], int))
+CTRACE__PL_REAL(pid_t, waitpid, (pid_t, int *, int))
+CTRACE__PL_REAL(pid_t, wait4, (pid_t, int *, int, struct rusage *))
+CTRACE__PL_REAL(int, waitid, (idtype_t, id_t, siginfo_t *, int))
+CTRACE__PL_REAL(int, system, (const char *))
+
+/* ---- fork ---------------------------------------------------------------------- */
+
+CTRACE__PL_EXPORT pid_t fork(void) {
+  if (ctrace__pl_off()) return real_fork()();
+  CTRACE__PL_SYSCALL();
+  pid_t pid;
+  CTRACE__PL_CALL(pid = real_fork()());
+  return pid;
+}
+
+CTRACE__PL_EXPORT pid_t _Fork(void) {
+  pid_t pid = real__Fork()();
+  if (pid == 0 && ctrace__pl_pid) {
+    ctrace__fork_child();
+    ctrace__pl_pid = 0;
+  }
+  return pid;
+}
+
+/* ---- exec ------------------------------------------------------------------------ */
+
+static void before_exec(void) { ctrace__pl_finish(0); }
+
+CTRACE__PL_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+  before_exec();
+  return real_execve()(path, argv, envp);
+}
+
+CTRACE__PL_EXPORT int execv(const char *path, char *const argv[]) {
+  before_exec();
+  return real_execv()(path, argv);
+}
+
+CTRACE__PL_EXPORT int execvp(const char *file, char *const argv[]) {
+  before_exec();
+  return real_execvp()(file, argv);
+}
+
+CTRACE__PL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+  before_exec();
+  return real_execvpe()(file, argv, envp);
+}
+
+CTRACE__PL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
+  before_exec();
+  return real_fexecve()(fd, argv, envp);
+}
+
+CTRACE__PL_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
+                               char *const envp[], int flags) {
+  before_exec();
+  return real_execveat()(dirfd, path, argv, envp, flags);
+}
+
+/* The execl family, rebuilt on the execv family: argv is collected on the
+ * stack (alloca: this frame is left only by a failed exec). */
+#define COLLECT_ARGS(arg0, ap, argv, extra)                   \
+  va_list ap;                                                 \
+  va_start(ap, arg0);                                         \
+  size_t argc_ = 1;                                           \
+  {                                                           \
+    va_list cp;                                               \
+    va_copy(cp, ap);                                          \
+    while (va_arg(cp, char *)) argc_++;                       \
+    va_end(cp);                                               \
+  }                                                           \
+  char **argv = alloca((argc_ + 1) * sizeof(char *));         \
+  argv[0] = (char *)(arg0);                                   \
+  for (size_t i_ = 1; i_ <= argc_; i_++) argv[i_] = va_arg(ap, char *); \
+  extra;                                                      \
+  va_end(ap)
+
+CTRACE__PL_EXPORT int execl(const char *path, const char *arg0, ...) {
+  COLLECT_ARGS(arg0, ap, argv, (void)0);
+  return execv(path, argv);
+}
+
+CTRACE__PL_EXPORT int execlp(const char *file, const char *arg0, ...) {
+  COLLECT_ARGS(arg0, ap, argv, (void)0);
+  return execvp(file, argv);
+}
+
+CTRACE__PL_EXPORT int execle(const char *path, const char *arg0, ...) {
+  char *const *envp;
+  COLLECT_ARGS(arg0, ap, argv, envp = va_arg(ap, char *const *));
+  return execve(path, argv, envp);
+}
+
+/* ---- waiting for children ------------------------------------------------------------ */
+
+CTRACE__PL_EXPORT pid_t waitpid(pid_t pid, int *status, int options) {
+  if (ctrace__pl_off()) return real_waitpid()(pid, status, options);
+  CTRACE__PL_SYSCALL();
+  if (options & WNOHANG) return real_waitpid()(pid, status, options);
+  pid_t r = real_waitpid()(pid, status, options | WNOHANG);
+  if (r != 0) return r;
+  ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);
+  r = real_waitpid()(pid, status, options);
+  ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);
+  return r;
+}
+
+CTRACE__PL_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru) {
+  if (ctrace__pl_off()) return real_wait4()(pid, status, options, ru);
+  CTRACE__PL_SYSCALL();
+  if (options & WNOHANG) return real_wait4()(pid, status, options, ru);
+  pid_t r = real_wait4()(pid, status, options | WNOHANG, ru);
+  if (r != 0) return r;
+  ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);
+  r = real_wait4()(pid, status, options, ru);
+  ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);
+  return r;
+}
+
+CTRACE__PL_EXPORT pid_t wait(int *status) { return waitpid(-1, status, 0); }
+
+CTRACE__PL_EXPORT pid_t wait3(int *status, int options, struct rusage *ru) {
+  return wait4(-1, status, options, ru);
+}
+
+/* waitid with WNOHANG reports "no child ready" as 0 with si_pid 0. */
+CTRACE__PL_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options) {
+  if (ctrace__pl_off()) return real_waitid()(type, id, info, options);
+  CTRACE__PL_SYSCALL();
+  if ((options & WNOHANG) || !info) return real_waitid()(type, id, info, options);
+  info->si_pid = 0;
+  int r = real_waitid()(type, id, info, options | WNOHANG);
+  if (r != 0 || info->si_pid != 0) return r;
+  ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);
+  r = real_waitid()(type, id, info, options);
+  ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);
+  return r;
+}
+
+CTRACE__PL_EXPORT int system(const char *cmd) {
+  if (ctrace__pl_off() || !cmd) return real_system()(cmd);
+  CTRACE__PL_SYSCALL();
+  ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);
+  int r = real_system()(cmd);
+  ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);
+  return r;
+}

@@ -1,0 +1,271 @@
+/* The shim's life: finding libc's functions, starting the trace before the
+ * program's own code runs, and finishing it whichever way the process ends.
+ *
+ * Start. The trace starts in our __libc_start_main, which _start calls
+ * through the PLT: after every shared library's constructors (ours and
+ * libc's included), before the executable's constructors and main. Its
+ * first argument is main, which names the main thread's goroutine.
+ *
+ * Environment. CTRACE_OUT names the trace file; without it the shim stays
+ * inert (every wrapper passes its call on). At start the shim removes
+ * CTRACE_OUT, CTRACE_NO_STACKS and itself from LD_PRELOAD (with the
+ * sanitizer runtime `ctrace run` put before it), so that children and
+ * exec'd programs run untraced and can never write over this trace.
+ *
+ * Finish. ctrace_stop runs on a finisher thread of the shim's own, which
+ * waits on a futex from start to finish: a signal handler (or _exit called
+ * from one) can ask for the trace to be finished and wait for it with
+ * async-signal-safe calls only, and stop itself always runs in an ordinary
+ * thread context, never on a stack a signal interrupted. The paths that ask:
+ * an atexit handler registered when main starts (so it runs after the
+ * handlers the program registers, and before the libraries' destructors),
+ * _exit/_Exit, exec (process.c), the signal handlers (signals.c), a
+ * sanitizer's death callback, and a destructor as the last resort.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+__thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")));
+__thread volatile int ctrace__pl_in_dlsym __attribute__((tls_model("initial-exec")));
+__thread volatile int ctrace__pl_deferred __attribute__((tls_model("initial-exec")));
+pid_t ctrace__pl_pid;
+
+/* ---- real functions ------------------------------------------------------ */
+
+/* dlvsym first where a symbol has several versions (the condition variable
+ * functions have a GLIBC_2.2.5 compatibility version and the current one). */
+void *ctrace__pl_sym(const char *name, const char *version) {
+  ctrace__pl_in_dlsym++;
+  void *p = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+  if (!p) p = dlsym(RTLD_NEXT, name);
+  ctrace__pl_in_dlsym--;
+  if (!p) {
+    /* Only a wrapper the program called asks, so libc has the symbol;
+     * if not, nothing sensible can follow. */
+    static const char msg[] = "ctrace: libctrace-preload.so cannot find a libc function: ";
+    syscall(SYS_write, 2, msg, sizeof msg - 1);
+    syscall(SYS_write, 2, name, strlen(name));
+    syscall(SYS_write, 2, "\n", 1);
+    abort();
+  }
+  return p;
+}
+
+CTRACE__PL_REAL(void, _exit, (int))
+CTRACE__PL_REAL(void, _Exit, (int))
+CTRACE__PL_REAL(void, quick_exit, (int))
+
+void ctrace__pl_real_exit(int status) {
+  real__exit()(status);
+  __builtin_unreachable();
+}
+
+/* ---- finishing ------------------------------------------------------------- */
+
+/* Futex words: the finisher waits for fin_req, callers of finish wait for
+ * fin_done. */
+static _Atomic int fin_req, fin_done;
+static bool have_finisher;
+
+static long futex(_Atomic int *word, int op, int val, const struct timespec *timeout) {
+  return syscall(SYS_futex, (int *)word, op, val, timeout, NULL, 0);
+}
+
+static void *finisher(void *arg) {
+  (void)arg;
+  while (atomic_load(&fin_req) == 0) futex(&fin_req, FUTEX_WAIT_PRIVATE, 0, NULL);
+  ctrace_stop();
+  atomic_store(&fin_done, 1);
+  futex(&fin_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+  return NULL;
+}
+
+bool ctrace__pl_tracing(void) {
+  return ctrace__pl_pid != 0 && atomic_load_explicit(&fin_req, memory_order_relaxed) == 0;
+}
+
+static uint64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void ctrace__pl_finish(int timeout_ms) {
+  /* Not the tracing process: a forked child (pid reset by its atfork
+   * handler) or a vfork child, which shares our memory but not our pid. */
+  if (ctrace__pl_pid == 0 || ctrace__pl_pid != (pid_t)syscall(SYS_getpid)) return;
+  int zero = 0;
+  if (atomic_compare_exchange_strong(&fin_req, &zero, 1)) {
+    if (!have_finisher) {
+      /* No finisher thread (it could not be created): stop right here. */
+      ctrace__pl_guard++;
+      ctrace_stop();
+      ctrace__pl_unguard();
+      atomic_store(&fin_done, 1);
+      return;
+    }
+    futex(&fin_req, FUTEX_WAKE_PRIVATE, 1, NULL);
+  }
+  uint64_t deadline = timeout_ms > 0 ? mono_ms() + (uint64_t)timeout_ms : 0;
+  while (atomic_load(&fin_done) == 0) {
+    struct timespec ts = {0, 100 * 1000000}, *tsp = NULL;
+    if (deadline) {
+      uint64_t now = mono_ms();
+      if (now >= deadline) return;
+      uint64_t left = deadline - now < 100 ? deadline - now : 100;
+      ts.tv_nsec = (long)left * 1000000;
+      tsp = &ts;
+    }
+    futex(&fin_done, FUTEX_WAIT_PRIVATE, 0, tsp);
+  }
+}
+
+/* How long a path that may run in a signal handler waits for the trace: a
+ * lock the interrupted code held could keep stop from finishing. */
+#define CTRACE__PL_GUARDED_TIMEOUT_MS 2000
+
+/* Normal exits wait for the whole trace; an exit called while this thread
+ * is inside the tracer (a program's signal handler that interrupted it)
+ * waits a bounded time. */
+static void finish_from_exit(void) {
+  ctrace__pl_finish(ctrace__pl_guard ? CTRACE__PL_GUARDED_TIMEOUT_MS : 0);
+}
+
+static void at_exit(void) { finish_from_exit(); }
+
+static void sanitizer_death(void) { finish_from_exit(); }
+
+__attribute__((destructor)) static void last_resort(void) {
+  if (ctrace__pl_tracing()) finish_from_exit();
+}
+
+CTRACE__PL_EXPORT void _exit(int status) {
+  finish_from_exit();
+  real__exit()(status);
+  __builtin_unreachable();
+}
+
+CTRACE__PL_EXPORT void _Exit(int status) {
+  finish_from_exit();
+  real__Exit()(status);
+  __builtin_unreachable();
+}
+
+CTRACE__PL_EXPORT void quick_exit(int status) {
+  finish_from_exit();
+  real_quick_exit()(status);
+  __builtin_unreachable();
+}
+
+/* ---- start ------------------------------------------------------------------ */
+
+/* Drops from LD_PRELOAD what was put there to trace this process: the
+ * entries `ctrace run` prepended (CTRACE_RUN_PRELOAD, which may hold a
+ * sanitizer runtime too), or else any libctrace-preload.so. */
+static void env_cleanup(void) {
+  const char *pre = getenv("LD_PRELOAD");
+  const char *added = getenv("CTRACE_RUN_PRELOAD");
+  if (pre) {
+    char buf[4096];
+    size_t n = 0;
+    const char *p = pre;
+    size_t alen = added ? strlen(added) : 0;
+    if (alen && strncmp(p, added, alen) == 0 && (p[alen] == ':' || p[alen] == ' ' || !p[alen]))
+      p += alen;
+    while (*p && n < sizeof buf - 1) {
+      while (*p == ':' || *p == ' ') p++;
+      const char *e = p;
+      while (*e && *e != ':' && *e != ' ') e++;
+      size_t len = (size_t)(e - p);
+      const char *base = memrchr(p, '/', len);
+      base = base ? base + 1 : p;
+      static const char self[] = "libctrace-preload.so";
+      bool ours = (size_t)(e - base) >= sizeof self - 1 && strncmp(base, self, sizeof self - 1) == 0;
+      if (len && !ours && n + len + 1 < sizeof buf) {
+        if (n) buf[n++] = ':';
+        memcpy(buf + n, p, len);
+        n += len;
+      }
+      p = e;
+    }
+    buf[n] = 0;
+    if (n)
+      setenv("LD_PRELOAD", buf, 1);
+    else
+      unsetenv("LD_PRELOAD");
+  }
+  unsetenv("CTRACE_RUN_PRELOAD");
+  unsetenv("CTRACE_OUT");
+  unsetenv("CTRACE_NO_STACKS");
+}
+
+static void fork_child(void) { ctrace__pl_pid = 0; }
+
+static void start(uintptr_t main_pc) {
+  const char *out = getenv("CTRACE_OUT");
+  if (!out || !*out) return;
+  char path[PATH_MAX];
+  if (strlen(out) >= sizeof path) {
+    fprintf(stderr, "ctrace: CTRACE_OUT is too long; not tracing\n");
+    return;
+  }
+  strcpy(path, out);
+  const char *ns = getenv("CTRACE_NO_STACKS");
+  ctrace_options opts = {.no_stacks = ns && *ns && strcmp(ns, "0") != 0};
+  env_cleanup();
+
+  ctrace__pl_guard++;
+  /* The main thread's G starts at main. Made before tracing starts, so
+   * the trace announces it as the first goroutine. */
+  ctrace_g *g = ctrace_thread_create((void (*)(void))main_pc);
+  ctrace_thread_begin(g);
+  int err = ctrace_start_file(path, &opts);
+  if (err) {
+    fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));
+    ctrace__pl_unguard();
+    return;
+  }
+  ctrace__pl_pid = getpid();
+  ctrace_thread_resume();
+  have_finisher = ctrace__pl_internal_thread(finisher, NULL) == 0;
+  pthread_atfork(NULL, NULL, fork_child);
+  ctrace__pl_signals_init();
+  /* A sanitizer that finds an error exits without running atexit
+   * handlers; it calls its death callback first. */
+  void (*set_death)(void (*)(void)) =
+      (void (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback");
+  if (set_death) set_death(sanitizer_death);
+  ctrace__pl_unguard();
+}
+
+typedef int (*main_fn)(int, char **, char **);
+static main_fn user_main;
+
+static int main_hook(int argc, char **argv, char **envp) {
+  if (ctrace__pl_pid) atexit(at_exit);
+  return user_main(argc, argv, envp);
+}
+
+CTRACE__PL_REAL(int, __libc_start_main,
+                (main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
+
+CTRACE__PL_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                        void (*fini)(void), void (*rtld_fini)(void),
+                                        void *stack_end) {
+  __libc_start_main_fn real = real___libc_start_main();
+  user_main = main;
+  start((uintptr_t)main);
+  return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,302 @@
+/* Synchronization: mutexes, read-write locks, condition variables,
+ * semaphores and barriers.
+ *
+ * Each wait is first tried without waiting (trylock, tryrdlock, trywrlock,
+ * sem_trywait): an uncontended call costs the try and nothing else, and
+ * records nothing. Only a wait that cannot be satisfied at once records
+ * GoBlockSync, then the real call, then ctrace_thread_resume (the thread
+ * unblocks itself from its own P and starts again: the waker is unknown).
+ * A condition variable wait always waits: GoBlockCond. A barrier wait
+ * blocks unless the thread is the last to arrive, which the shim counts
+ * itself (pthread_barrier_init tells it how many threads to expect).
+ *
+ * "Blocked" therefore means "had to wait for another thread", not "slept
+ * in the kernel": a contended mutex that glibc acquires after a short spin
+ * still shows as a (short) block.
+ */
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+
+#include "preload.h"
+
+/* ---- mutexes ---------------------------------------------------------------- */
+
+CTRACE__PL_REAL(int, pthread_mutex_lock, (pthread_mutex_t *))
+CTRACE__PL_REAL(int, pthread_mutex_trylock, (pthread_mutex_t *))
+CTRACE__PL_REAL(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *))
+CTRACE__PL_REAL(int, pthread_mutex_clocklock,
+                (pthread_mutex_t *, clockid_t, const struct timespec *))
+
+/* The lock is free (or the try says why not to wait: an error, or a robust
+ * mutex whose owner died, which trylock acquires as well). */
+#define TRY_OR_RETURN(call)          \
+  do {                               \
+    int r_ = (call);                 \
+    if (r_ != EBUSY) return r_;      \
+  } while (0)
+
+CTRACE__PL_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
+  if (ctrace__pl_off()) return real_pthread_mutex_lock()(m);
+  TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_mutex_lock()(m);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_pthread_mutex_timedlock()(m, abstime);
+  TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_mutex_timedlock()(m, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
+                                              const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_pthread_mutex_clocklock()(m, clk, abstime);
+  TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_mutex_clocklock()(m, clk, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+/* ---- read-write locks ---------------------------------------------------------- */
+
+CTRACE__PL_REAL(int, pthread_rwlock_rdlock, (pthread_rwlock_t *))
+CTRACE__PL_REAL(int, pthread_rwlock_wrlock, (pthread_rwlock_t *))
+CTRACE__PL_REAL(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *))
+CTRACE__PL_REAL(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *))
+CTRACE__PL_REAL(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t *, const struct timespec *))
+CTRACE__PL_REAL(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t *, const struct timespec *))
+CTRACE__PL_REAL(int, pthread_rwlock_clockrdlock,
+                (pthread_rwlock_t *, clockid_t, const struct timespec *))
+CTRACE__PL_REAL(int, pthread_rwlock_clockwrlock,
+                (pthread_rwlock_t *, clockid_t, const struct timespec *))
+
+CTRACE__PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+  if (ctrace__pl_off()) return real_pthread_rwlock_rdlock()(l);
+  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_rwlock_rdlock()(l);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
+  if (ctrace__pl_off()) return real_pthread_rwlock_wrlock()(l);
+  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_rwlock_wrlock()(l);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t) {
+  if (ctrace__pl_off()) return real_pthread_rwlock_timedrdlock()(l, t);
+  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_rwlock_timedrdlock()(l, t);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t) {
+  if (ctrace__pl_off()) return real_pthread_rwlock_timedwrlock()(l, t);
+  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_rwlock_timedwrlock()(l, t);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
+                                                 const struct timespec *t) {
+  if (ctrace__pl_off()) return real_pthread_rwlock_clockrdlock()(l, clk, t);
+  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_rwlock_clockrdlock()(l, clk, t);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
+                                                 const struct timespec *t) {
+  if (ctrace__pl_off()) return real_pthread_rwlock_clockwrlock()(l, clk, t);
+  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_rwlock_clockwrlock()(l, clk, t);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+/* ---- condition variables ------------------------------------------------------ */
+
+/* GLIBC_2.3.2 is the current version on x86-64 (2.2.5 is the old layout);
+ * elsewhere the lookup falls back to the default version. */
+CTRACE__PL_REAL_V(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *), "GLIBC_2.3.2")
+CTRACE__PL_REAL_V(int, pthread_cond_timedwait,
+                  (pthread_cond_t *, pthread_mutex_t *, const struct timespec *), "GLIBC_2.3.2")
+CTRACE__PL_REAL(int, pthread_cond_clockwait,
+                (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))
+
+CTRACE__PL_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+  if (ctrace__pl_off()) return real_pthread_cond_wait()(c, m);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_COND);
+  int r = real_pthread_cond_wait()(c, m);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                             const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_pthread_cond_timedwait()(c, m, abstime);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_COND);
+  int r = real_pthread_cond_timedwait()(c, m, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                                             const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_pthread_cond_clockwait()(c, m, clk, abstime);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_COND);
+  int r = real_pthread_cond_clockwait()(c, m, clk, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+/* ---- semaphores ------------------------------------------------------------------ */
+
+CTRACE__PL_REAL(int, sem_wait, (sem_t *))
+CTRACE__PL_REAL(int, sem_trywait, (sem_t *))
+CTRACE__PL_REAL(int, sem_timedwait, (sem_t *, const struct timespec *))
+CTRACE__PL_REAL(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))
+
+/* sem_trywait: 0, or -1 with errno; EAGAIN means "would wait". The
+ * caller's errno is kept when the real call follows. */
+#define SEM_TRY_OR_RETURN(s)                                   \
+  do {                                                         \
+    int e_ = errno;                                            \
+    if (real_sem_trywait()(s) == 0) return 0;                  \
+    if (errno != EAGAIN) return -1;                            \
+    errno = e_;                                                \
+  } while (0)
+
+CTRACE__PL_EXPORT int sem_wait(sem_t *s) {
+  if (ctrace__pl_off()) return real_sem_wait()(s);
+  SEM_TRY_OR_RETURN(s);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_sem_wait()(s);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_sem_timedwait()(s, abstime);
+  SEM_TRY_OR_RETURN(s);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_sem_timedwait()(s, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_sem_clockwait()(s, clk, abstime);
+  SEM_TRY_OR_RETURN(s);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_sem_clockwait()(s, clk, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+/* ---- barriers ---------------------------------------------------------------------
+ *
+ * A barrier cannot be tried. The shim counts arrivals per barrier: of
+ * every `count` arrivals the last does not wait. A thread can only arrive
+ * for round k+1 after round k is complete, so the count modulo `count`
+ * is exact; which thread the kernel lets through last may differ by a hair
+ * from the one counted last, which only moves a near-zero block from one
+ * thread to another. Barriers are few: a small open-addressed table, with
+ * lock-free lookups; a barrier the table does not know (full, or set up
+ * before the shim was there) shows every wait as a block.
+ */
+
+CTRACE__PL_REAL(int, pthread_barrier_init,
+                (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned))
+CTRACE__PL_REAL(int, pthread_barrier_destroy, (pthread_barrier_t *))
+CTRACE__PL_REAL(int, pthread_barrier_wait, (pthread_barrier_t *))
+
+#define BARRIERS 256
+#define TOMBSTONE ((pthread_barrier_t *)1) /* a forgotten barrier's slot */
+#define CLAIMED ((pthread_barrier_t *)2)   /* a slot being filled */
+
+typedef struct barrier_entry {
+  _Atomic(pthread_barrier_t *) key;
+  unsigned count;
+  _Atomic unsigned arrived;
+} barrier_entry;
+
+static barrier_entry barriers[BARRIERS];
+
+static size_t barrier_slot(const pthread_barrier_t *b) {
+  return ((uintptr_t)b >> 4) * 0x9E3779B97F4A7C15u >> 56;
+}
+
+static barrier_entry *barrier_find(pthread_barrier_t *b) {
+  size_t i = barrier_slot(b);
+  for (size_t n = 0; n < BARRIERS; n++, i = (i + 1) % BARRIERS) {
+    pthread_barrier_t *k = atomic_load_explicit(&barriers[i].key, memory_order_acquire);
+    if (k == b) return &barriers[i];
+    if (k == NULL) return NULL;
+  }
+  return NULL;
+}
+
+static void barrier_forget(pthread_barrier_t *b) {
+  barrier_entry *e = barrier_find(b);
+  if (e) atomic_store_explicit(&e->key, TOMBSTONE, memory_order_release);
+}
+
+static void barrier_remember(pthread_barrier_t *b, unsigned count) {
+  barrier_forget(b); /* initialized again without destroy */
+  size_t i = barrier_slot(b);
+  for (size_t n = 0; n < BARRIERS; n++, i = (i + 1) % BARRIERS) {
+    pthread_barrier_t *k = atomic_load_explicit(&barriers[i].key, memory_order_relaxed);
+    if (k != NULL && k != TOMBSTONE) continue;
+    /* Claim the slot with a placeholder, fill it, then publish b. */
+    if (!atomic_compare_exchange_strong(&barriers[i].key, &k, CLAIMED)) continue;
+    barriers[i].count = count;
+    atomic_store_explicit(&barriers[i].arrived, 0, memory_order_relaxed);
+    atomic_store_explicit(&barriers[i].key, b, memory_order_release);
+    return;
+  }
+}
+
+CTRACE__PL_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr,
+                                           unsigned count) {
+  int r = real_pthread_barrier_init()(b, attr, count);
+  if (r == 0) barrier_remember(b, count);
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b) {
+  barrier_forget(b);
+  return real_pthread_barrier_destroy()(b);
+}
+
+CTRACE__PL_EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
+  /* Counted whether or not tracing is on, so the count stays in step. */
+  barrier_entry *e = barrier_find(b);
+  bool waits = true;
+  if (e && e->count)
+    waits = (atomic_fetch_add_explicit(&e->arrived, 1, memory_order_relaxed) + 1) % e->count != 0;
+  if (!waits || ctrace__pl_off()) return real_pthread_barrier_wait()(b);
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  int r = real_pthread_barrier_wait()(b);
+  CTRACE__PL_RESUME();
+  return r;
+}

@@ -1,0 +1,156 @@
+/* Threads: creation, exit and join.
+ *
+ * A thread is a goroutine. Its creator records GoCreate (its own stack, the
+ * start routine as the new G's first frame) with ctrace_thread_create; the
+ * new thread adopts that G in a trampoline before the start routine runs,
+ * and ends it (GoEnd) when the routine returns, calls pthread_exit or is
+ * cancelled (a cleanup handler). From then on the thread is guarded for
+ * good and blocks every signal: what it still runs (the program's
+ * thread-specific-data destructors) is not traced, and a terminating signal
+ * for the process goes to a thread that can still finish the trace.
+ *
+ * Threads the tracer or the shim create for themselves (the trace writer,
+ * the finisher) are created while the guard is held: they run guarded for
+ * life, with every signal blocked, and never appear in the trace.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "preload.h"
+
+CTRACE__PL_REAL(int, pthread_create,
+                (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+CTRACE__PL_REAL(void, pthread_exit, (void *))
+CTRACE__PL_REAL(int, pthread_join, (pthread_t, void **))
+CTRACE__PL_REAL(int, pthread_tryjoin_np, (pthread_t, void **))
+CTRACE__PL_REAL(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *))
+CTRACE__PL_REAL(int, pthread_clockjoin_np,
+                (pthread_t, void **, clockid_t, const struct timespec *))
+
+typedef struct start {
+  void *(*fn)(void *);
+  void *arg;
+  ctrace_g *g;
+} start;
+
+static __thread bool ended __attribute__((tls_model("initial-exec")));
+
+/* The thread's G ends; the thread stays guarded and deaf to signals until
+ * it is gone. Idempotent: pthread_exit reaches it twice (our wrapper, then
+ * the trampoline's cleanup handler). */
+static void thread_end(void *unused) {
+  (void)unused;
+  if (ended) return;
+  ended = true;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  ctrace__pl_guard++;
+  ctrace__pl_heap_flush();
+  ctrace_thread_end();
+}
+
+static void *trampoline(void *p) {
+  start s = *(start *)p;
+  /* Begin before the free: the free's heap event must come from this G. */
+  CTRACE__PL_CALL(ctrace_thread_begin(s.g));
+  free(p);
+  void *ret;
+  pthread_cleanup_push(thread_end, NULL);
+  ret = s.fn(s.arg);
+  pthread_cleanup_pop(1);
+  return ret;
+}
+
+static void *internal_main(void *p) {
+  ctrace__pl_guard = 1;
+  start s = *(start *)p;
+  free(p);
+  return s.fn(s.arg);
+}
+
+/* A thread of the tracer or the shim. The signal mask is inherited. */
+static int create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                           void *arg) {
+  start *s = malloc(sizeof *s);
+  if (!s) return EAGAIN;
+  s->fn = fn;
+  s->arg = arg;
+  s->g = NULL;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int r = real_pthread_create()(th, attr, internal_main, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r) free(s);
+  return r;
+}
+
+int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) {
+  pthread_t th;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  ctrace__pl_guard++;
+  int r = create_internal(&th, &attr, fn, arg);
+  ctrace__pl_unguard();
+  pthread_attr_destroy(&attr);
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                                     void *(*fn)(void *), void *arg) {
+  if (ctrace__pl_guard) return create_internal(th, attr, fn, arg);
+  if (!ctrace_enabled()) return real_pthread_create()(th, attr, fn, arg);
+  start *s = malloc(sizeof *s);
+  if (!s) return real_pthread_create()(th, attr, fn, arg);
+  s->fn = fn;
+  s->arg = arg;
+  CTRACE__PL_CALL(s->g = ctrace_thread_create((void (*)(void))fn));
+  int r = real_pthread_create()(th, attr, trampoline, s);
+  if (r) {
+    /* The GoCreate stands; the G never runs. */
+    if (s->g) CTRACE__PL_CALL((ctrace_go_destroy(s->g), free(s->g)));
+    free(s);
+  }
+  return r;
+}
+
+CTRACE__PL_EXPORT void pthread_exit(void *ret) {
+  if (!ctrace__pl_guard) thread_end(NULL);
+  real_pthread_exit()(ret);
+  __builtin_unreachable();
+}
+
+/* join: GoBlockSync only if the thread has not ended yet (tryjoin). */
+CTRACE__PL_EXPORT int pthread_join(pthread_t th, void **ret) {
+  if (ctrace__pl_off()) return real_pthread_join()(th, ret);
+  int r = real_pthread_tryjoin_np()(th, ret);
+  if (r != EBUSY) return r;
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  r = real_pthread_join()(th, ret);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_pthread_timedjoin_np()(th, ret, abstime);
+  int r = real_pthread_tryjoin_np()(th, ret);
+  if (r != EBUSY) return r;
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  r = real_pthread_timedjoin_np()(th, ret, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}
+
+CTRACE__PL_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
+                                           const struct timespec *abstime) {
+  if (ctrace__pl_off()) return real_pthread_clockjoin_np()(th, ret, clk, abstime);
+  int r = real_pthread_tryjoin_np()(th, ret);
+  if (r != EBUSY) return r;
+  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
+  r = real_pthread_clockjoin_np()(th, ret, clk, abstime);
+  CTRACE__PL_RESUME();
+  return r;
+}

@@ -1,0 +1,258 @@
+/* ctrace run: runs a program with libctrace-preload.so, which traces it.
+ *
+ * The command sets the environment up and then becomes the program
+ * (execv): exit status, signals, stdin/stdout/stderr, process group and
+ * pid are the program's own, with nothing in between. The shim writes the
+ * trace from inside the program (src/preload/shim.c) and removes itself
+ * from the environment its children inherit.
+ *
+ * A program built with AddressSanitizer needs its runtime first in the
+ * list of preloaded objects ("ASan runtime does not come first in initial
+ * library list"); the command reads the program's DT_NEEDED entries (and
+ * the shim's: an ASan build of the shim needs the runtime too) and puts the
+ * runtime before the shim. ThreadSanitizer and the shim do not work
+ * together (the program crashes or hangs: both replace the same thread and
+ * lock functions); the command says so instead of starting it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define SHIM "libctrace-preload.so"
+#define DEFAULT_OUT "ctrace.trace"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ctrace run [-o FILE] [--no-stacks] [--] PROG [ARGS...]\n"
+          "\n"
+          "Runs PROG, a dynamically linked program, and writes its execution trace to\n"
+          "FILE (default " DEFAULT_OUT "), for `go tool trace FILE`. Nothing in PROG\n"
+          "needs to change: " SHIM ", preloaded, records every thread as a\n"
+          "goroutine, its creation and end, the waits on mutexes, read-write locks,\n"
+          "condition variables, semaphores, barriers and joins, sleeps, system calls\n"
+          "(blocked or not), network waits, and the size of the heap. The trace is\n"
+          "finished when PROG exits, calls exec, or is killed by a signal.\n"
+          "\n"
+          "PROG runs in place of ctrace (exec): its exit status, signals and output\n"
+          "are its own. Its children and the programs it execs run untraced.\n"
+          "\n"
+          "options:\n"
+          "  -o FILE, --output FILE  write the trace to FILE (default " DEFAULT_OUT ")\n"
+          "  --no-stacks             record no call stacks\n"
+          "  -h, --help              print this help\n"
+          "\n"
+          "The same without this command:\n"
+          "  LD_PRELOAD=/path/to/" SHIM " CTRACE_OUT=FILE PROG [ARGS...]\n"
+          "(CTRACE_NO_STACKS=1 for --no-stacks). CTRACE_PRELOAD=PATH makes this command\n"
+          "use another shim. Exit status: PROG's; 127 if PROG is not found, 126 if it\n"
+          "cannot be run, 2 on bad usage or if FILE cannot be written.\n");
+}
+
+/* ---- finding things ---------------------------------------------------------- */
+
+static bool is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The shim: $CTRACE_PRELOAD, else next to this executable (../lib in the
+ * build tree, ../<libdir> when installed), else the install libdir. */
+static bool find_shim(char *out, size_t size) {
+  const char *env = getenv("CTRACE_PRELOAD");
+  if (env && *env) {
+    snprintf(out, size, "%s", env);
+    return is_file(out);
+  }
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    const char *dir = dirname(exe);
+    const char *rel[] = {"lib", CTRACE_REL_LIBDIR};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+      snprintf(out, size, "%s/../%s/" SHIM, dir, rel[i]);
+      if (is_file(out)) {
+        char real[PATH_MAX];
+        if (realpath(out, real)) snprintf(out, size, "%s", real);
+        return true;
+      }
+    }
+  }
+  snprintf(out, size, "%s/" SHIM, CTRACE_INSTALL_LIBDIR);
+  return is_file(out);
+}
+
+/* PROG as execvp would find it; errno set when not found. */
+static bool find_prog(const char *prog, char *out, size_t size) {
+  if (strchr(prog, '/')) {
+    snprintf(out, size, "%s", prog);
+    if (access(out, F_OK) != 0) return false;
+    return true;
+  }
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  int err = ENOENT;
+  for (const char *p = path;; p++) {
+    const char *e = strchr(p, ':');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    snprintf(out, size, "%.*s%s%s", (int)len, len ? p : ".", "/", prog);
+    if (access(out, X_OK) == 0 && is_file(out)) return true;
+    if (access(out, F_OK) == 0) err = EACCES;
+    if (!e) break;
+    p = e;
+  }
+  errno = err;
+  return false;
+}
+
+/* ---- the program's ELF ---------------------------------------------------------- */
+
+typedef struct elf_facts {
+  bool elf;            /* an ELF file (else a script, say) */
+  bool dynamic;        /* has an interpreter: LD_PRELOAD applies */
+  bool tsan;           /* needs libtsan */
+  char asan[NAME_MAX]; /* DT_NEEDED name of libasan, or "" */
+} elf_facts;
+
+static void read_elf(const char *path, elf_facts *f) {
+  memset(f, 0, sizeof *f);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  elf_version(EV_CURRENT);
+  Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+  if (e && elf_kind(e) == ELF_K_ELF) {
+    f->elf = true;
+    size_t nph = 0;
+    elf_getphdrnum(e, &nph);
+    for (size_t i = 0; i < nph; i++) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP) f->dynamic = true;
+    }
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC) continue;
+      Elf_Data *d = elf_getdata(scn, NULL);
+      for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+        GElf_Dyn dyn;
+        if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED) continue;
+        const char *name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+        if (!name) continue;
+        if (strncmp(name, "libasan.so", 10) == 0) snprintf(f->asan, sizeof f->asan, "%s", name);
+        if (strncmp(name, "libtsan.so", 10) == 0) f->tsan = true;
+      }
+    }
+  }
+  if (e) elf_end(e);
+  close(fd);
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+int ctrace__cmd_run(int argc, char **argv) {
+  const char *out = DEFAULT_OUT;
+  bool no_stacks = false;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "ctrace run: %s needs a file name\n", a);
+        return 2;
+      }
+      out = argv[++i];
+    } else if (strncmp(a, "--output=", 9) == 0) {
+      out = a + 9;
+    } else if (strcmp(a, "--no-stacks") == 0) {
+      no_stacks = true;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "ctrace run: unknown option '%s'\n\n", a);
+      usage(stderr);
+      return 2;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc || !*out) {
+    usage(stderr);
+    return 2;
+  }
+  char **prog_argv = argv + i;
+
+  char shim[PATH_MAX];
+  if (!find_shim(shim, sizeof shim)) {
+    fprintf(stderr, "ctrace run: cannot find %s (looked next to this command and in %s;"
+                    " CTRACE_PRELOAD=PATH names it)\n", SHIM, CTRACE_INSTALL_LIBDIR);
+    return 2;
+  }
+  char prog[PATH_MAX];
+  if (!find_prog(prog_argv[0], prog, sizeof prog)) {
+    int err = errno;
+    fprintf(stderr, "ctrace run: %s: %s\n", prog_argv[0], strerror(err));
+    return err == ENOENT ? 127 : 126;
+  }
+  elf_facts pf, sf;
+  read_elf(prog, &pf);
+  read_elf(shim, &sf);
+  if (pf.elf && !pf.dynamic) {
+    fprintf(stderr, "ctrace run: %s is statically linked: a preloaded library cannot trace it\n",
+            prog);
+    return 2;
+  }
+  if (pf.tsan || sf.tsan) {
+    fprintf(stderr, "ctrace run: %s is built with ThreadSanitizer, which cannot run with a"
+                    " preloaded tracer\n", pf.tsan ? prog : shim);
+    return 2;
+  }
+
+  /* The shim opens the file before the program's own code runs, in the
+   * same directory; an absolute name still holds if the program moves. */
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, "ctrace run: cannot write %s: %s\n", out, strerror(errno));
+    return 2;
+  }
+  close(fd);
+  char abs_out[PATH_MAX];
+  if (!realpath(out, abs_out)) snprintf(abs_out, sizeof abs_out, "%s", out);
+
+  /* LD_PRELOAD: [sanitizer runtime:]shim[:what was there]. */
+  char added[PATH_MAX + NAME_MAX + 2];
+  const char *san = pf.asan[0] ? pf.asan : sf.asan;
+  snprintf(added, sizeof added, "%s%s%s", san, *san ? ":" : "", shim);
+  const char *old = getenv("LD_PRELOAD");
+  size_t len = strlen(added) + (old ? strlen(old) + 1 : 0) + 1;
+  char *preload = malloc(len);
+  if (!preload) return 2;
+  snprintf(preload, len, "%s%s%s", added, old && *old ? ":" : "", old ? old : "");
+  setenv("LD_PRELOAD", preload, 1);
+  setenv("CTRACE_RUN_PRELOAD", added, 1);
+  setenv("CTRACE_OUT", abs_out, 1);
+  if (no_stacks)
+    setenv("CTRACE_NO_STACKS", "1", 1);
+  else
+    unsetenv("CTRACE_NO_STACKS");
+
+  execv(prog, prog_argv);
+  int err = errno;
+  fprintf(stderr, "ctrace run: %s: %s\n", prog_argv[0], strerror(err));
+  return err == ENOENT ? 127 : 126;
+}
