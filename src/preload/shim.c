@@ -19,11 +19,13 @@
  * thread context, never on a stack a signal interrupted. The paths that ask:
  * an atexit handler registered when main starts (so it runs after the
  * handlers the program registers, and before the libraries' destructors),
- * _exit/_Exit, exec (process.c), the signal handlers (signals.c), a
- * sanitizer's death callback, and a destructor as the last resort.
+ * _exit/_Exit, exec (process.c), the signal handlers (signals.c), the
+ * death callback of every sanitizer runtime loaded, and a destructor as
+ * the last resort.
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -213,6 +215,42 @@ static void env_cleanup(void) {
 
 static void fork_child(void) { ctrace__pl_pid = 0; }
 
+/* Sanitizer runtimes loaded in the process (libasan, libubsan, ...). Each
+ * keeps its own copy of sanitizer_common, so each has its own list of
+ * death callbacks. Names are collected first: dlopen is not called from
+ * inside dl_iterate_phdr. */
+#define SANITIZERS_MAX 8
+typedef struct sanitizers {
+  char name[SANITIZERS_MAX][256];
+  int n;
+} sanitizers;
+
+static int find_sanitizer(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  sanitizers *s = arg;
+  const char *base = strrchr(info->dlpi_name, '/');
+  base = base ? base + 1 : info->dlpi_name;
+  if (s->n < SANITIZERS_MAX && strncmp(base, "lib", 3) == 0 && strstr(base, "san.so") &&
+      strlen(info->dlpi_name) < sizeof s->name[0])
+    strcpy(s->name[s->n++], info->dlpi_name);
+  return 0;
+}
+
+/* A sanitizer that finds an error exits without running atexit handlers;
+ * it calls its death callbacks first. */
+static void hook_sanitizers(void) {
+  sanitizers s = {.n = 0};
+  dl_iterate_phdr(find_sanitizer, &s);
+  for (int i = 0; i < s.n; i++) {
+    void *h = dlopen(s.name[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) continue;
+    void (*set_death)(void (*)(void)) =
+        (void (*)(void (*)(void)))dlsym(h, "__sanitizer_set_death_callback");
+    if (set_death) set_death(sanitizer_death);
+    dlclose(h);
+  }
+}
+
 static void start(uintptr_t main_pc) {
   const char *out = getenv("CTRACE_OUT");
   if (!out || !*out) return;
@@ -242,11 +280,7 @@ static void start(uintptr_t main_pc) {
   have_finisher = ctrace__pl_internal_thread(finisher, NULL) == 0;
   pthread_atfork(NULL, NULL, fork_child);
   ctrace__pl_signals_init();
-  /* A sanitizer that finds an error exits without running atexit
-   * handlers; it calls its death callback first. */
-  void (*set_death)(void (*)(void)) =
-      (void (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback");
-  if (set_death) set_death(sanitizer_death);
+  hook_sanitizers();
   ctrace__pl_unguard();
 }
 
