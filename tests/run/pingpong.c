@@ -1,0 +1,57 @@
+/* pingpong: two threads hand a turn back and forth over a mutex and a
+ * condition variable.
+ *
+ *   run_pingpong [ROUNDS]      (default 1000)
+ *
+ * Each round, main gives the turn to the partner and waits on the
+ * condition variable until it comes back; the partner does the same the
+ * other way. Each side must wait once per round (it holds the mutex from
+ * giving the turn until it waits), so under `ctrace run` the trace has at
+ * least 2 * (ROUNDS - 1) GoBlockCond. Prints "pingpong rounds=N ns=T"
+ * (T: the rounds' wall time) and exits 0.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int turn; /* 0: main's, 1: the partner's; under mu */
+static long rounds;
+
+static void *partner(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&mu);
+  for (long i = 0; i < rounds; i++) {
+    while (turn != 1) pthread_cond_wait(&cv, &mu);
+    turn = 0;
+    pthread_cond_signal(&cv);
+  }
+  pthread_mutex_unlock(&mu);
+  return NULL;
+}
+
+static long long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  rounds = argc > 1 ? atol(argv[1]) : 1000;
+  pthread_t th;
+  if (pthread_create(&th, NULL, partner, NULL) != 0) return 1;
+  long long t0 = now_ns();
+  pthread_mutex_lock(&mu);
+  for (long i = 0; i < rounds; i++) {
+    turn = 1;
+    pthread_cond_signal(&cv);
+    while (turn != 0) pthread_cond_wait(&cv, &mu);
+  }
+  pthread_mutex_unlock(&mu);
+  long long t1 = now_ns();
+  pthread_join(th, NULL);
+  printf("pingpong rounds=%ld ns=%lld\n", rounds, t1 - t0);
+  return 0;
+}

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# run_check.sh - trace a test program with `ctrace run` and check the trace.
+#
+# Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
+#
+#   CASE     pingpong threadpool pipe tcp compute fork exec signals asan
+#            passthrough (see the case_* functions below)
+#   CTRACE   the ctrace command
+#   BINDIR   where the run_* test programs are
+#   OUTDIR   scratch directory for the traces (emptied first; removed on
+#            success)
+#
+# Each case runs its program under `ctrace run` (with a time limit), checks
+# the exit status and output the program would have without tracing, then
+# checks the trace: `go tool trace -d` must accept it, and the events it
+# prints must match what the program did (counts per event type and per
+# goroutine); finally every page of Go's web UI must serve it
+# (tests/go_compat.sh). CTRACE_TEST_SANITIZE=address says the programs are
+# built with ASan, whose allocator the shim does not see (no HeapAlloc).
+#
+# Exit status: 0 on success, 1 on a failure, 2 on a usage error.
+set -euo pipefail
+
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -eq 4 ] || { echo "usage: $prog CASE CTRACE BINDIR OUTDIR" >&2; exit 2; }
+case_name=$1 ctrace=$2 bindir=$3 out=$4
+command -v go >/dev/null 2>&1 || { echo "$prog: go not found (install golang-go)" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out"
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/run_check.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export GOCACHE="$scratch/gocache"
+if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
+    export HOME="$scratch/home"
+    mkdir -p "$HOME"
+fi
+trace_tool=$(go tool -n trace)
+ulimit -c 0 # the crash cases must not leave core files
+readonly LIMIT=60 # seconds per traced program
+traces=()
+
+fail() {
+    echo "$prog: $case_name: FAIL: $*" >&2
+    exit 1
+}
+
+# traced NAME WANT_STATUS PROG [ARGS...]: runs PROG under ctrace run into
+# $out/NAME.trace, stdout to $out/NAME.out, stderr to $out/NAME.err;
+# fails unless the exit status is WANT_STATUS (128+N: killed by signal N).
+traced() {
+    local name=$1 want=$2 st=0
+    shift 2
+    timeout -k 5 "$LIMIT" "$ctrace" run -o "$out/$name.trace" -- "$@" \
+        >"$out/$name.out" 2>"$out/$name.err" || st=$?
+    if [ "$st" -ne "$want" ]; then
+        echo "--- stdout"; cat "$out/$name.out"; echo "--- stderr"; cat "$out/$name.err"
+        fail "$name: exit status $st, want $want"
+    fi
+    decode "$name"
+}
+
+# decode NAME: go tool trace -d of $out/NAME.trace into $out/NAME.d.
+decode() {
+    local name=$1
+    [ -s "$out/$name.trace" ] || fail "$name: no trace written"
+    if ! "$trace_tool" -d "$out/$name.trace" >"$out/$name.d" 2>"$out/$name.derr"; then
+        tail -n 5 "$out/$name.derr" >&2
+        fail "$name: go tool trace -d rejects the trace"
+    fi
+    traces+=("$out/$name.trace")
+}
+
+# count NAME EVENT [G]: events of type EVENT in NAME's trace (of goroutine G).
+count() {
+    awk -v ev="$2" -v g="${3:-}" '$2 == ev && (g == "" || $4 == "g=" g) { n++ } END { print n + 0 }' \
+        "$out/$1.d"
+}
+
+# expect NAME WHAT OP VALUE: WHAT is a number (from count); OP -eq, -ge, ...
+expect() {
+    local name=$1 what=$2 op=$3 value=$4 got
+    got=$(count "$name" $what)
+    [ "$got" "$op" "$value" ] || fail "$name: $what: $got, want $op $value"
+}
+
+# goroutines NAME: the goroutines the program created (not main's), one per
+# line: the G named by each GoCreate made by a running goroutine.
+goroutines() {
+    awk '$2 == "GoCreate" && $4 != "g=0" { sub("g=", "", $6); print $6 }' "$out/$1.d"
+}
+
+# main_g NAME: the goroutine of the main thread (announced at start).
+main_g() {
+    awk '$2 == "GoCreate" && $4 == "g=0" { sub("g=", "", $6); print $6; exit }' "$out/$1.d"
+}
+
+# has_output NAME PATTERN: stdout of NAME matches PATTERN (grep -E).
+has_output() {
+    grep -Eq "$2" "$out/$1.out" || { cat "$out/$1.out"; fail "$1: stdout lacks /$2/"; }
+}
+
+heap_expected() { [ "${CTRACE_TEST_SANITIZE:-}" != address ]; }
+
+# ---- cases -------------------------------------------------------------------
+
+case_pingpong() {
+    traced pingpong 0 "$bindir/run_pingpong" 300
+    has_output pingpong '^pingpong rounds=300 '
+    local m p
+    m=$(main_g pingpong)
+    p=$(goroutines pingpong)
+    [ "$(echo "$p" | wc -w)" -eq 1 ] || fail "pingpong: goroutines created: '$p', want one"
+    # Each side waits once per round (the last round's partner excepted).
+    expect pingpong "GoBlockCond $m" -ge 299
+    expect pingpong "GoBlockCond $p" -ge 299
+    expect pingpong "GoEnd $p" -eq 1
+    expect pingpong "GoSysCall" -eq 0
+    # The blocking profile names the call and its callers.
+    "$trace_tool" -pprof=sync "$out/pingpong.trace" >"$out/sync.pprof" 2>/dev/null ||
+        fail "pingpong: go tool trace -pprof=sync failed"
+    go tool pprof -traces "$out/sync.pprof" >"$out/sync.txt" 2>/dev/null ||
+        fail "pingpong: go tool pprof failed"
+    grep -A1 'pthread_cond_wait' "$out/sync.txt" | grep -q partner ||
+        fail "pingpong: no pthread_cond_wait called from partner in the sync profile"
+    grep -A1 'pthread_cond_wait' "$out/sync.txt" | grep -q main ||
+        fail "pingpong: no pthread_cond_wait called from main in the sync profile"
+}
+
+case_threadpool() {
+    traced threadpool 0 "$bindir/run_threadpool" 400 4
+    has_output threadpool '^threadpool tasks=400 workers=4 '
+    local ws g
+    ws=$(goroutines threadpool)
+    [ "$(echo "$ws" | wc -w)" -eq 4 ] || fail "threadpool: goroutines created: '$ws', want 4"
+    for g in $ws; do expect threadpool "GoEnd $g" -eq 1; done
+    expect threadpool GoBlockCond -ge 1
+    if heap_expected; then
+        expect threadpool HeapAlloc -ge 4
+        # The results (about 400 KiB) are freed at the end: the heap falls.
+        awk '$2 == "HeapAlloc" { sub("mem=", "", $6); v = $6 + 0; if (v > max) max = v; last = v }
+             END { exit !(max >= 256 * 1024 && last < max) }' "$out/threadpool.d" ||
+            fail "threadpool: HeapAlloc does not rise by 256 KiB and fall again"
+    fi
+}
+
+case_pipe() {
+    traced pipe 0 "$bindir/run_pipe" 300 4096
+    has_output pipe '^pipe messages=300 bytes=1228800 '
+    local m w
+    m=$(main_g pipe)
+    w=$(goroutines pipe)
+    # Reads: at least one per 4 KiB message, and the writes' as many.
+    expect pipe "GoSysCall $m" -ge 300
+    expect pipe "GoSysCall $w" -ge 300
+    # Main waits for the first message; the writer for room in the pipe.
+    expect pipe "GoSysBlock $m" -ge 1
+    expect pipe "GoSysBlock $w" -ge 1
+    [ "$(count pipe GoSysExit)" -eq "$(count pipe GoSysBlock)" ] ||
+        fail "pipe: GoSysExit and GoSysBlock differ"
+    expect pipe "GoSleep $w" -eq 1
+    expect pipe "GoSleep $m" -eq 1
+    expect pipe GoBlockNet -eq 0
+}
+
+case_tcp() {
+    traced tcp 0 "$bindir/run_tcp" 200 512
+    has_output tcp '^tcp rounds=200 bytes=102400 '
+    local m s
+    m=$(main_g tcp)
+    s=$(goroutines tcp)
+    # The server's accept waits for the client; the client's reads wait
+    # for the echo.
+    expect tcp "GoBlockNet $s" -ge 1
+    expect tcp "GoBlockNet $m" -ge 1
+    expect tcp GoSysBlock -eq 0
+    # Client: connect, send and recv per round; server: accept, then poll,
+    # recv and send per round.
+    expect tcp "GoSysCall $m" -ge 401
+    expect tcp "GoSysCall $s" -ge 601
+}
+
+case_compute() {
+    traced compute 0 "$bindir/run_compute" 2000000 2
+    has_output compute '^compute threads=2 iterations=2000000 '
+    [ "$(goroutines compute | wc -w)" -eq 2 ] || fail "compute: want 2 goroutines created"
+    expect compute GoEnd -eq 2
+}
+
+case_fork() {
+    # In its own directory: children must not write traces of their own.
+    mkdir -p "$out/fork"
+    (cd "$out/fork" && traced fork 0 "$bindir/run_forker" 10)
+    decode fork
+    has_output fork '^forker forks=10 ok=12$'
+    local files
+    files=$(find "$out" -name '*.trace' | wc -l)
+    [ "$files" -eq 1 ] || fail "fork: $files trace files, want 1"
+    expect fork GoSysBlock -ge 10 # main waits for its children
+    [ "$(goroutines fork | wc -w)" -eq 2 ] || fail "fork: want 2 goroutines created"
+}
+
+case_exec() {
+    traced exec 3 "$bindir/run_execer"
+    has_output exec '^execer: first image$'
+    has_output exec '^execer: second image$'
+    # The trace is the first image's (main and one thread): the second image
+    # (three threads) ran untraced and did not overwrite it.
+    expect exec GoCreate -eq 2
+    expect exec GoEnd -eq 1
+}
+
+# untraced WANT PROG [ARGS...]: the exit status of PROG run without ctrace,
+# which must be WANT in a plain build (a sanitizer may end a crash its own
+# way: ASan reports a SEGV and exits 1). Prints the status.
+untraced() {
+    local want=$1 st=0
+    shift
+    timeout -k 5 "$LIMIT" "$@" >/dev/null 2>&1 || st=$?
+    if [ -z "${CTRACE_TEST_SANITIZE:-}" ] && [ "$st" -ne "$want" ]; then
+        fail "untraced $*: exit status $st, want $want"
+    fi
+    echo "$st"
+}
+
+case_signals() {
+    # The traced process must end exactly as the untraced one does.
+    local mode st
+    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5; do
+        st=$(untraced "${mode#*:}" "$bindir/run_signals" "${mode%:*}")
+        traced "sig_${mode%:*}" "$st" "$bindir/run_signals" "${mode%:*}"
+    done
+    has_output sig_handler '^signals: handled SIGINT$'
+    local n
+    for n in sig_term sig_segv sig_abort sig__exit; do
+        # main, the spinning thread, the one that ends the process
+        [ "$(goroutines $n | wc -w)" -eq 2 ] || fail "$n: want 2 goroutines created"
+        expect $n "GoBlockSync $(main_g $n)" -ge 1 # pthread_join
+    done
+    expect sig_exit GoSleep -ge 1
+}
+
+case_asan() {
+    traced asan 0 "$bindir/run_asan"
+    has_output asan '^asan ok$'
+    [ "$(goroutines asan | wc -w)" -eq 4 ] || fail "asan: want 4 goroutines created"
+    expect asan GoEnd -eq 4
+}
+
+# Exit status, stdout and stderr pass through; a script's interpreter is
+# traced; the environment form works without the command.
+case_passthrough() {
+    traced status 7 /bin/sh -c 'echo out; echo err >&2; exit 7'
+    [ "$(cat "$out/status.out")" = out ] || fail "status: stdout '$(cat "$out/status.out")'"
+    [ "$(cat "$out/status.err")" = err ] || fail "status: stderr '$(cat "$out/status.err")'"
+    local shim
+    shim=$(dirname "$ctrace")/../lib/libctrace-preload.so
+    local pre=$shim
+    if [ "${CTRACE_TEST_SANITIZE:-}" = address ]; then
+        pre="$(gcc -print-file-name=libasan.so):$shim"
+    fi
+    # timeout must not get the variables: it would be the traced process.
+    timeout -k 5 "$LIMIT" bash -c 'LD_PRELOAD=$1 CTRACE_OUT=$2 exec "$3" 50' env \
+        "$pre" "$out/env.trace" "$bindir/run_pingpong" >"$out/env.out" || fail "env: pingpong failed"
+    decode env
+    expect env GoBlockCond -ge 98
+}
+
+"case_$case_name"
+bash "$here/../go_compat.sh" "${traces[@]}"
+echo "run_check: $case_name: ${#traces[@]} trace(s) ok"
+rm -rf "$out"
