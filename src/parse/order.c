@@ -310,10 +310,6 @@ static bool fill_frontier(ctrace_reader *r) {
       *w = q;
       continue;
     }
-    /* Local variants only order; from here on they are the plain kind. */
-    if (pq->head.type == CTRACE_EV_GoStartLocal) pq->head.type = CTRACE_EV_GoStart;
-    if (pq->head.type == CTRACE_EV_GoUnblockLocal) pq->head.type = CTRACE_EV_GoUnblock;
-    if (pq->head.type == CTRACE_EV_GoSysExitLocal) pq->head.type = CTRACE_EV_GoSysExit;
     pq->tg = g, pq->tinit = init, pq->tnext = next;
     pq->in_frontier = true;
     if (!front_push(r, q)) return false;
@@ -451,6 +447,25 @@ static int order1005(ctrace_reader *r, ctrace_parse_error *err) {
 
 /* ---- the stream ---------------------------------------------------------- */
 
+static void log_merge(ctrace_reader *r, uint32_t q) {
+  if (r->log_failed) return;
+  if (q > UINT16_MAX) {
+    r->log_failed = true;
+    return;
+  }
+  if (r->nlog == r->caplog) {
+    uint64_t cap = r->caplog ? r->caplog * 2 : 1 << 16;
+    uint16_t *l = realloc(r->merge_log, cap * sizeof *l);
+    if (!l) {
+      r->log_failed = true;
+      return;
+    }
+    r->merge_log = l;
+    r->caplog = cap;
+  }
+  r->merge_log[r->nlog++] = (uint16_t)q;
+}
+
 void ctrace__order_free(ctrace_reader *r) {
   order_state *os = &r->os;
   ctrace__map_free(&os->gs);
@@ -530,6 +545,7 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
     return 1;
   }
   if (!os->wait_next || !os->ready_next || !os->queued || !os->due) return ctrace__perr(err, 0, "out of memory");
+  const bool replay = r->merge_log && !r->recording;
   for (;;) {
     /* Release what no exit still to come can precede. */
     if (os->bhead < os->blen &&
@@ -542,38 +558,54 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
       if (os->sys_error) return ctrace__perr(err, os->sys_off, "%s", os->sys_msg);
       return 0;
     }
-    if (!fill_frontier(r)) return ctrace__perr(err, 0, "out of memory");
-    if (os->nfront == 0) {
-      /* Every P is stuck: name the earliest event that waits. */
-      uint64_t off = r->len;
-      for (uint32_t i = 0; i < r->npq; i++)
-        if (r->pq[i].has_head && r->pq[i].head.off < off) off = r->pq[i].head.off;
-      return ctrace__perr(err, off, "no consistent ordering of events possible");
-    }
-    uint32_t q = front_pop(r);
-    pqueue *pq = &r->pq[q];
-    pev e = pq->head;
-    pq->has_head = pq->in_frontier = false;
-    os->pending--;
-    recheck(os, q);
-    uint64_t g = pq->tg;
-    gstate init = pq->tinit, next = pq->tnext;
-    if (g != UNORDERED) {
-      gstate *cur = gstate_of(os, g);
-      if (!cur) return ctrace__perr(err, e.off, "out of memory");
-      if (!ready(g, cur, init))
-        return ctrace__perr(err, e.off, "event sequences are broken (offset %llu)",
-                            (unsigned long long)e.off);
-      if (next.seq == NOSEQ) next.seq = cur->seq;
-      else if (next.seq == SEQINC) next.seq = cur->seq + 1;
-      *cur = next;
-      /* Queues waiting on g may be ready now. */
-      uint64_t *w = ctrace__map_get(&os->waiting, g);
-      if (w) {
-        for (uint32_t i = (uint32_t)*w; i != NONE; i = os->wait_next[i]) recheck(os, i);
-        ctrace__map_del(&os->waiting, g);
+    pev e;
+    if (replay) {
+      /* The order is known and valid: take the next event from its queue. */
+      uint32_t q = r->merge_log[os->replay_at++];
+      head(r, q);
+      e = r->pq[q].head;
+      r->pq[q].has_head = false;
+      os->pending--;
+    } else {
+      if (!fill_frontier(r)) return ctrace__perr(err, 0, "out of memory");
+      if (os->nfront == 0) {
+        /* Every P is stuck: name the earliest event that waits. */
+        uint64_t off = r->len;
+        for (uint32_t i = 0; i < r->npq; i++)
+          if (r->pq[i].has_head && r->pq[i].head.off < off) off = r->pq[i].head.off;
+        return ctrace__perr(err, off, "no consistent ordering of events possible");
       }
+      uint32_t q = front_pop(r);
+      pqueue *pq = &r->pq[q];
+      e = pq->head;
+      pq->has_head = pq->in_frontier = false;
+      os->pending--;
+      recheck(os, q);
+      uint64_t g = pq->tg;
+      gstate init = pq->tinit, next = pq->tnext;
+      if (g != UNORDERED) {
+        gstate *cur = gstate_of(os, g);
+        if (!cur) return ctrace__perr(err, e.off, "out of memory");
+        if (!ready(g, cur, init))
+          return ctrace__perr(err, e.off, "event sequences are broken (offset %llu)",
+                              (unsigned long long)e.off);
+        if (next.seq == NOSEQ) next.seq = cur->seq;
+        else if (next.seq == SEQINC) next.seq = cur->seq + 1;
+        *cur = next;
+        /* Queues waiting on g may be ready now. */
+        uint64_t *w = ctrace__map_get(&os->waiting, g);
+        if (w) {
+          for (uint32_t i = (uint32_t)*w; i != NONE; i = os->wait_next[i]) recheck(os, i);
+          ctrace__map_del(&os->waiting, g);
+        }
+      }
+      if (r->recording) log_merge(r, q);
     }
+    /* Local variants only order; from here on they are the plain kind (the
+     * transition above was taken on the Local kind, as in Go). */
+    if (e.type == CTRACE_EV_GoStartLocal) e.type = CTRACE_EV_GoStart;
+    if (e.type == CTRACE_EV_GoUnblockLocal) e.type = CTRACE_EV_GoUnblock;
+    if (e.type == CTRACE_EV_GoSysExitLocal) e.type = CTRACE_EV_GoSysExit;
     if (e.ts < os->last_ts && !os->unsorted) {
       os->unsorted = true;
       os->unsorted_off = e.off; /* the first event that went back in time */

@@ -133,6 +133,7 @@ void ctrace_reader_close(ctrace_reader *r) {
   ctrace__map_free(&r->timer_gs);
   ctrace__map_free(&r->exits_with_ts);
   free(r->msgbuf);
+  free(r->merge_log);
   free(r);
 }
 
@@ -224,8 +225,9 @@ int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
   }
   /* Pass 2: order and state together. Go reports an ordering error
    * anywhere before any state error, so after a state error the order is
-   * still followed to the end. */
+   * still followed to the end. The merge is recorded for the replays. */
   ctrace_reader_rewind(r);
+  r->recording = r->ver >= 1007;
   ctrace_event ev;
   ctrace_parse_error state_err;
   bool state_failed = false;
@@ -236,6 +238,11 @@ int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
     last = ev.ts;
     if (!state_failed && ctrace__state_apply(r, &ev, &state_err)) state_failed = true;
     if ((ev.seq & 0xfffff) == 0) progress(r, 1, ev.seq, r->nevents + r->nsamples);
+  }
+  r->recording = false;
+  if (r->log_failed) {
+    free(r->merge_log);
+    r->merge_log = NULL;
   }
   if (rc < 0) return -1;
   if (state_failed) {

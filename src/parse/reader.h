@@ -114,6 +114,7 @@ typedef struct order_state {
   pev *all;
   uint64_t nall, iall;
   uint32_t profile_q; /* index of the CPU samples' queue, or UINT32_MAX */
+  uint64_t replay_at; /* replaying r->merge_log: next entry */
 } order_state;
 
 /* State machine (state.c). */
@@ -189,6 +190,12 @@ struct ctrace_reader {
   order_state os;
   state_state ss;
   uint64_t out_seq;
+  /* The merge's decisions, recorded by check: the queue each event came
+   * from, in merge order. Replays then skip the frontier. 2 bytes an event;
+   * NULL when there are too many Ps for that, or it could not be had. */
+  uint16_t *merge_log;
+  uint64_t nlog, caplog;
+  bool recording, log_failed;
   char *msgbuf; /* the last UserLog message, NUL-terminated */
   size_t msgcap;
   void (*progress)(void *, uint64_t, uint64_t);
