@@ -137,12 +137,20 @@ void ctrace_reader_close(ctrace_reader *r) {
   free(r);
 }
 
+/* Go's int64(x) of a float64 on amd64: out of range (or NaN) gives the
+ * minimum int64, the instruction's "indefinite" result. C leaves that
+ * undefined, so say it. */
+static int64_t go_int64(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
+  return (int64_t)x;
+}
+
 /* Ticks to nanoseconds since the first event, and Go's fake Ps for timer
  * unblocks and syscall exits, as Go's parseEvents does after ordering. */
 static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
   memset(ev, 0, sizeof *ev);
   double ns_per_tick = 1e9 / (double)r->ticks_per_sec;
-  ev->ts = (int64_t)((double)(int64_t)((uint64_t)e->ts - (uint64_t)r->min_ts) * ns_per_tick);
+  ev->ts = go_int64((double)(int64_t)((uint64_t)e->ts - (uint64_t)r->min_ts) * ns_per_tick);
   ev->off = e->off;
   ev->type = e->type;
   ev->p = e->p;
