@@ -62,6 +62,7 @@ bench:
 	@cmake -S . -B build >/dev/null
 	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
+	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
 
 install: deps build

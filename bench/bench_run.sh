@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench_run.sh - what `ctrace run` costs: each workload untraced and traced,
+# side by side.
+#
+# Usage: bench/bench_run.sh BUILD_DIR [REPS]      (REPS default 7)
+#
+# The workloads are the test programs of tests/run/, made bigger:
+#   run-pingpong    20000 round trips over a mutex and condition variable
+#   run-threadpool  40000 tasks through a 4-worker pool
+#   run-pipe        10000 messages of 4 KiB through a pipe
+#   run-tcp         10000 echo round trips on 127.0.0.1
+#   run-compute     10^8 hash rounds per thread (one thread per CPU),
+#                   locking a shared mutex every 10^5
+# Each program times its own work (ns= in its output), so the figures
+# leave out process start and the trace's start and stop; the stop (mostly
+# symbolizing stacks) is reported apart, as stop_ms: the traced process's
+# wall time minus its work. The REPS repetitions interleave the two modes,
+# alternating which goes first, so drifts of a shared machine hit both
+# alike; the figures are medians.
+#
+# One line per workload on stdout:
+#   BENCH name=<w> ratio=<traced/untraced> untraced_ms=<m> traced_ms=<m>
+#         stop_ms=<m> trace_kb=<k> reps=<n>
+# Progress on stderr.
+set -euo pipefail
+
+[ $# -ge 1 ] || { echo "usage: ${0##*/} BUILD_DIR [REPS]" >&2; exit 2; }
+build=$1
+reps=${2:-7}
+bin=$build/bin
+ctrace=$bin/ctrace
+for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute; do
+    [ -x "$bin/$p" ] || { echo "${0##*/}: $bin/$p not built" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench_run.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+readonly WORKLOADS=(
+    "run-pingpong run_pingpong 20000"
+    "run-threadpool run_threadpool 40000 4"
+    "run-pipe run_pipe 10000 4096"
+    "run-tcp run_tcp 10000 512"
+    "run-compute run_compute 100000000"
+)
+
+now_ns() { date +%s%N; }
+
+# once MODE PROG ARGS...: runs the workload; prints "WORK_NS WALL_NS".
+once() {
+    local mode=$1 out t0 t1 work
+    shift
+    t0=$(now_ns)
+    if [ "$mode" = traced ]; then
+        out=$("$ctrace" run -o "$tmp/t.trace" -- "$bin/$1" "${@:2}")
+    else
+        out=$("$bin/$1" "${@:2}")
+    fi
+    t1=$(now_ns)
+    work=$(sed -n 's/.* ns=\([0-9]*\).*/\1/p' <<<"$out")
+    [ -n "$work" ] || { echo "${0##*/}: $1 printed no ns=: $out" >&2; exit 1; }
+    echo "$work $((t1 - t0))"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+for w in "${WORKLOADS[@]}"; do
+    read -r name prog args <<<"$w"
+    : >"$tmp/plain" && : >"$tmp/traced" && : >"$tmp/stop"
+    for ((r = 0; r < reps; r++)); do
+        order="plain traced"
+        [ $((r % 2)) -eq 1 ] && order="traced plain"
+        for mode in $order; do
+            # shellcheck disable=SC2086  # args: several words
+            read -r work wall < <(once "$mode" "$prog" $args)
+            echo "$work" >>"$tmp/$mode"
+            [ "$mode" = traced ] && echo $((wall - work)) >>"$tmp/stop"
+        done
+        printf '%s: rep %d/%d\r' "$name" $((r + 1)) "$reps" >&2
+    done
+    printf '\n' >&2
+    u=$(median <"$tmp/plain")
+    t=$(median <"$tmp/traced")
+    s=$(median <"$tmp/stop")
+    kb=$(( $(stat -c %s "$tmp/t.trace") / 1024 ))
+    awk -v n="$name" -v u="$u" -v t="$t" -v s="$s" -v kb="$kb" -v r="$reps" 'BEGIN {
+        printf "BENCH name=%s ratio=%.3f untraced_ms=%.1f traced_ms=%.1f stop_ms=%.0f trace_kb=%d reps=%d\n",
+            n, t / u, u / 1e6, t / 1e6, s / 1e6, kb, r }'
+done
