@@ -106,6 +106,13 @@ bool ctrace__pl_tracing(void) CTRACE__PL_HIDDEN;
 /* Finishes the trace (ctrace_stop), once, on the finisher thread; waits
  * for it, at most timeout_ms if > 0. Safe from a signal handler. */
 void ctrace__pl_finish(int timeout_ms) CTRACE__PL_HIDDEN;
+/* Finishes the trace before an exec of prog, and returns the environment
+ * to exec it with: envp plus what traces the new image (or envp itself,
+ * when this process is not the tracing one or prog cannot be traced).
+ * ctrace__pl_exec_failed frees what it allocated if the exec failed. */
+char **ctrace__pl_exec_env(const char *prog, char *const envp[]) CTRACE__PL_HIDDEN;
+void ctrace__pl_exec_failed(char **env, char *const envp[]) CTRACE__PL_HIDDEN;
+
 /* The real _exit, for the signal code's last resort. */
 void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDEN;
 

@@ -10,15 +10,21 @@
  * by its pid and leaves the parent's trace alone.
  *
  * exec: the trace is finished first (it is complete in the file when the
- * new program starts). The new program runs untraced: the shim removed
- * itself from LD_PRELOAD at start. If exec fails, the process goes on
- * untraced.
+ * new program starts), and the new program is traced in turn: each wrapper
+ * execs with the environment ctrace__pl_exec_env builds (shim.c), which
+ * also puts libasan first for an ASan program, and leaves a TSan one
+ * untraced. If exec fails, the process goes on untraced (its trace is
+ * complete), and a later exec is traced again. The execl family is rebuilt
+ * on execve/execvpe, which take the environment.
  *
  * wait: tried with WNOHANG; a wait for a child that has not changed state
  * is a blocked system call (GoSysCall, GoSysBlock, GoSysExit). system()
  * waits for its child internally: it is shown as one blocked system call.
  */
 #include <alloca.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,8 +40,6 @@ void ctrace__fork_child(void) CTRACE__PL_HIDDEN; /* libctrace: src/runtime/fork.
 CTRACE__PL_REAL(pid_t, fork, (void))
 CTRACE__PL_REAL(pid_t, _Fork, (void))
 CTRACE__PL_REAL(int, execve, (const char *, char *const[], char *const[]))
-CTRACE__PL_REAL(int, execv, (const char *, char *const[]))
-CTRACE__PL_REAL(int, execvp, (const char *, char *const[]))
 CTRACE__PL_REAL(int, execvpe, (const char *, char *const[], char *const[]))
 CTRACE__PL_REAL(int, fexecve, (int, char *const[], char *const[]))
 CTRACE__PL_REAL(int, execveat, (int, const char *, char *const[], char *const[], int))
@@ -65,41 +69,67 @@ CTRACE__PL_EXPORT pid_t _Fork(void) {
 
 /* ---- exec ------------------------------------------------------------------------ */
 
-static void before_exec(void) { ctrace__pl_finish(0); }
+#include "elfinfo.h"
+
+extern char **environ;
+
+/* The file an exec of path relative to dirfd runs, for its ELF facts. */
+static void at_path(int dirfd, const char *path, int flags, char *out, size_t size) {
+  if (path[0] == '/')
+    snprintf(out, size, "%s", path);
+  else if (!path[0] && (flags & AT_EMPTY_PATH))
+    snprintf(out, size, "/proc/self/fd/%d", dirfd);
+  else if (dirfd == AT_FDCWD)
+    snprintf(out, size, "%s", path);
+  else
+    snprintf(out, size, "/proc/self/fd/%d/%s", dirfd, path);
+}
 
 CTRACE__PL_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
-  before_exec();
-  return real_execve()(path, argv, envp);
+  char **env = ctrace__pl_exec_env(path, envp);
+  int r = real_execve()(path, argv, env);
+  ctrace__pl_exec_failed(env, envp);
+  return r;
 }
 
 CTRACE__PL_EXPORT int execv(const char *path, char *const argv[]) {
-  before_exec();
-  return real_execv()(path, argv);
-}
-
-CTRACE__PL_EXPORT int execvp(const char *file, char *const argv[]) {
-  before_exec();
-  return real_execvp()(file, argv);
+  return execve(path, argv, environ);
 }
 
 CTRACE__PL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
-  before_exec();
-  return real_execvpe()(file, argv, envp);
+  char prog[PATH_MAX];
+  if (!ctrace__elf_find_program(file, prog, sizeof prog)) prog[0] = 0;
+  char **env = ctrace__pl_exec_env(prog, envp);
+  int r = real_execvpe()(file, argv, env);
+  ctrace__pl_exec_failed(env, envp);
+  return r;
+}
+
+CTRACE__PL_EXPORT int execvp(const char *file, char *const argv[]) {
+  return execvpe(file, argv, environ);
 }
 
 CTRACE__PL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
-  before_exec();
-  return real_fexecve()(fd, argv, envp);
+  char prog[64];
+  snprintf(prog, sizeof prog, "/proc/self/fd/%d", fd);
+  char **env = ctrace__pl_exec_env(prog, envp);
+  int r = real_fexecve()(fd, argv, env);
+  ctrace__pl_exec_failed(env, envp);
+  return r;
 }
 
 CTRACE__PL_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
                                char *const envp[], int flags) {
-  before_exec();
-  return real_execveat()(dirfd, path, argv, envp, flags);
+  char prog[PATH_MAX];
+  at_path(dirfd, path, flags, prog, sizeof prog);
+  char **env = ctrace__pl_exec_env(prog, envp);
+  int r = real_execveat()(dirfd, path, argv, env, flags);
+  ctrace__pl_exec_failed(env, envp);
+  return r;
 }
 
-/* The execl family, rebuilt on the execv family: argv is collected on the
- * stack (alloca: this frame is left only by a failed exec). */
+/* argv of the execl family, collected on the stack (alloca: this frame is
+ * left only by a failed exec). */
 #define COLLECT_ARGS(arg0, ap, argv, extra)                   \
   va_list ap;                                                 \
   va_start(ap, arg0);                                         \

@@ -9,8 +9,16 @@
  * Environment. CTRACE_OUT names the trace file; without it the shim stays
  * inert (every wrapper passes its call on). At start the shim removes
  * CTRACE_OUT, CTRACE_NO_STACKS and itself from LD_PRELOAD (with the
- * sanitizer runtime `ctrace run` put before it), so that children and
- * exec'd programs run untraced and can never write over this trace.
+ * sanitizer runtime `ctrace run` put before it), so that children run
+ * untraced and can never write over this trace.
+ *
+ * Exec. The process is followed across exec: the exec wrappers
+ * (process.c) finish this image's trace, then hand the new program an
+ * environment that preloads the shim again (ctrace__pl_exec_env), with the
+ * image's number in CTRACE_IMAGE. The new image renames the finished trace
+ * FILE to FILE.<n> and writes its own into FILE: FILE is always the last
+ * program the process became (a launcher script's or env's exec leads to
+ * the program of interest), the earlier ones are FILE.1, FILE.2, ...
  *
  * Finish. ctrace_stop runs on a finisher thread of the shim's own, which
  * waits on a futex from start to finish: a signal handler (or _exit called
@@ -29,6 +37,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elfinfo.h"
 #include "preload.h"
 
 __thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")));
@@ -211,9 +221,86 @@ static void env_cleanup(void) {
   unsetenv("CTRACE_RUN_PRELOAD");
   unsetenv("CTRACE_OUT");
   unsetenv("CTRACE_NO_STACKS");
+  unsetenv("CTRACE_IMAGE");
 }
 
 static void fork_child(void) { ctrace__pl_pid = 0; }
+
+/* ---- following exec ------------------------------------------------------------ */
+
+/* This image's settings, for the next one. */
+static struct {
+  char out[PATH_MAX];
+  char shim[PATH_MAX];  /* absolute path of this object */
+  char shim_asan[64];   /* libasan, if this build of the shim needs it */
+  bool no_stacks;
+  int image;            /* images of this process traced before this one */
+} cfg;
+
+static bool is_ours(const char *entry) {
+  static const char *const names[] = {"CTRACE_OUT=", "CTRACE_NO_STACKS=", "CTRACE_RUN_PRELOAD=",
+                                      "CTRACE_IMAGE=", "LD_PRELOAD="};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
+  return false;
+}
+
+static char *env_entry(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *env_entry(const char *fmt, ...) {
+  va_list ap, cp;
+  va_start(ap, fmt);
+  va_copy(cp, ap);
+  int n = vsnprintf(NULL, 0, fmt, cp);
+  va_end(cp);
+  char *e = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (e) vsnprintf(e, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return e;
+}
+
+char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
+  if (ctrace__pl_pid == 0 || ctrace__pl_pid != (pid_t)syscall(SYS_getpid)) return (char **)envp;
+  ctrace__pl_finish(0);
+  ctrace__elf_info info;
+  ctrace__elf_info_read(prog, &info);
+  /* Not traceable: run untraced rather than break it. */
+  if (info.tsan) return (char **)envp;
+  const char *asan = info.asan[0] ? info.asan : cfg.shim_asan;
+  const char *their_preload = NULL;
+  size_t n = 0;
+  for (; envp && envp[n]; n++)
+    if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0) their_preload = envp[n] + 11;
+  char **env = malloc((n + 6) * sizeof *env);
+  char *added = env_entry("%s%s%s", asan, *asan ? ":" : "", cfg.shim);
+  if (!env || !added) {
+    free(env);
+    free(added);
+    return (char **)envp;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!is_ours(envp[i])) env[k++] = envp[i];
+  bool more = their_preload && *their_preload;
+  env[k++] = env_entry("LD_PRELOAD=%s%s%s", added, more ? ":" : "", more ? their_preload : "");
+  env[k++] = env_entry("CTRACE_RUN_PRELOAD=%s", added);
+  env[k++] = env_entry("CTRACE_OUT=%s", cfg.out);
+  env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
+  if (cfg.no_stacks) env[k++] = env_entry("CTRACE_NO_STACKS=1");
+  env[k] = NULL;
+  free(added);
+  for (size_t i = 0; i < k; i++)
+    if (!env[i]) return (char **)envp; /* out of memory: untraced */
+  return env;
+}
+
+void ctrace__pl_exec_failed(char **env, char *const envp[]) {
+  if (env == (char **)envp) return;
+  int e = errno;
+  for (size_t i = 0; env[i]; i++)
+    if (is_ours(env[i])) free(env[i]);
+  free(env);
+  errno = e;
+}
 
 /* Sanitizer runtimes loaded in the process (libasan, libubsan, ...). Each
  * keeps its own copy of sanitizer_common, so each has its own list of
@@ -262,7 +349,26 @@ static void start(uintptr_t main_pc) {
   strcpy(path, out);
   const char *ns = getenv("CTRACE_NO_STACKS");
   ctrace_options opts = {.no_stacks = ns && *ns && strcmp(ns, "0") != 0};
+  const char *img = getenv("CTRACE_IMAGE");
+  int image = img ? atoi(img) : 0;
   env_cleanup();
+
+  /* Kept for an exec that follows. */
+  snprintf(cfg.out, sizeof cfg.out, "%s", path);
+  cfg.no_stacks = opts.no_stacks;
+  cfg.image = image > 0 ? image : 0;
+  Dl_info self;
+  if (dladdr((void *)start, &self) && self.dli_fname && !realpath(self.dli_fname, cfg.shim))
+    snprintf(cfg.shim, sizeof cfg.shim, "%s", self.dli_fname);
+  ctrace__elf_info shim_info;
+  if (ctrace__elf_info_read(cfg.shim, &shim_info))
+    snprintf(cfg.shim_asan, sizeof cfg.shim_asan, "%s", shim_info.asan);
+  /* A followed exec: the previous image's finished trace moves aside. */
+  if (cfg.image > 0) {
+    char prev[PATH_MAX + 16];
+    snprintf(prev, sizeof prev, "%s.%d", path, cfg.image);
+    rename(path, prev);
+  }
 
   ctrace__pl_guard++;
   /* The main thread's G starts at main. Made before tracing starts, so

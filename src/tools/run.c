@@ -3,20 +3,21 @@
  * The command sets the environment up and then becomes the program
  * (execv): exit status, signals, stdin/stdout/stderr, process group and
  * pid are the program's own, with nothing in between. The shim writes the
- * trace from inside the program (src/preload/shim.c) and removes itself
- * from the environment its children inherit.
+ * trace from inside the program (src/preload/shim.c), follows the process
+ * across exec, and removes itself from the environment its children
+ * inherit.
  *
  * A program built with AddressSanitizer needs its runtime first in the
  * list of preloaded objects ("ASan runtime does not come first in initial
  * library list"); the command reads the program's DT_NEEDED entries (and
  * the shim's: an ASan build of the shim needs the runtime too) and puts the
- * runtime before the shim. ThreadSanitizer and the shim do not work
- * together (the program crashes or hangs: both replace the same thread and
- * lock functions); the command says so instead of starting it.
+ * runtime before the shim (src/preload/elfinfo.c decides, here and in the
+ * shim's exec wrappers). ThreadSanitizer and the shim do not work together
+ * (the program crashes or hangs: both replace the same thread and lock
+ * functions); the command says so instead of starting it.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "preload/elfinfo.h"
 
 #define SHIM "libctrace-preload.so"
 #define DEFAULT_OUT "ctrace.trace"
@@ -44,7 +46,9 @@ static void usage(FILE *f) {
           "finished when PROG exits, calls exec, or is killed by a signal.\n"
           "\n"
           "PROG runs in place of ctrace (exec): its exit status, signals and output\n"
-          "are its own. Its children and the programs it execs run untraced.\n"
+          "are its own. If PROG execs another program (as launcher scripts and env\n"
+          "do), that one is traced in turn: FILE holds the last program, FILE.1,\n"
+          "FILE.2, ... the ones before it. Forked children run untraced.\n"
           "\n"
           "options:\n"
           "  -o FILE, --output FILE  write the trace to FILE (default " DEFAULT_OUT ")\n"
@@ -90,71 +94,6 @@ static bool find_shim(char *out, size_t size) {
   }
   snprintf(out, size, "%s/" SHIM, CTRACE_INSTALL_LIBDIR);
   return is_file(out);
-}
-
-/* PROG as execvp would find it; errno set when not found. */
-static bool find_prog(const char *prog, char *out, size_t size) {
-  if (strchr(prog, '/')) {
-    snprintf(out, size, "%s", prog);
-    if (access(out, F_OK) != 0) return false;
-    return true;
-  }
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-  int err = ENOENT;
-  for (const char *p = path;; p++) {
-    const char *e = strchr(p, ':');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    snprintf(out, size, "%.*s%s%s", (int)len, len ? p : ".", "/", prog);
-    if (access(out, X_OK) == 0 && is_file(out)) return true;
-    if (access(out, F_OK) == 0) err = EACCES;
-    if (!e) break;
-    p = e;
-  }
-  errno = err;
-  return false;
-}
-
-/* ---- the program's ELF ---------------------------------------------------------- */
-
-typedef struct elf_facts {
-  bool elf;            /* an ELF file (else a script, say) */
-  bool dynamic;        /* has an interpreter: LD_PRELOAD applies */
-  bool tsan;           /* needs libtsan */
-  char asan[NAME_MAX]; /* DT_NEEDED name of libasan, or "" */
-} elf_facts;
-
-static void read_elf(const char *path, elf_facts *f) {
-  memset(f, 0, sizeof *f);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  elf_version(EV_CURRENT);
-  Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-  if (e && elf_kind(e) == ELF_K_ELF) {
-    f->elf = true;
-    size_t nph = 0;
-    elf_getphdrnum(e, &nph);
-    for (size_t i = 0; i < nph; i++) {
-      GElf_Phdr ph;
-      if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP) f->dynamic = true;
-    }
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e, scn)) != NULL) {
-      GElf_Shdr sh;
-      if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC) continue;
-      Elf_Data *d = elf_getdata(scn, NULL);
-      for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-        GElf_Dyn dyn;
-        if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED) continue;
-        const char *name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
-        if (!name) continue;
-        if (strncmp(name, "libasan.so", 10) == 0) snprintf(f->asan, sizeof f->asan, "%s", name);
-        if (strncmp(name, "libtsan.so", 10) == 0) f->tsan = true;
-      }
-    }
-  }
-  if (e) elf_end(e);
-  close(fd);
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -204,14 +143,14 @@ int ctrace__cmd_run(int argc, char **argv) {
     return 2;
   }
   char prog[PATH_MAX];
-  if (!find_prog(prog_argv[0], prog, sizeof prog)) {
+  if (!ctrace__elf_find_program(prog_argv[0], prog, sizeof prog)) {
     int err = errno;
     fprintf(stderr, "ctrace run: %s: %s\n", prog_argv[0], strerror(err));
     return err == ENOENT ? 127 : 126;
   }
-  elf_facts pf, sf;
-  read_elf(prog, &pf);
-  read_elf(shim, &sf);
+  ctrace__elf_info pf, sf;
+  ctrace__elf_info_read(prog, &pf);
+  ctrace__elf_info_read(shim, &sf);
   if (pf.elf && !pf.dynamic) {
     fprintf(stderr, "ctrace run: %s is statically linked: a preloaded library cannot trace it\n",
             prog);

@@ -1,15 +1,14 @@
-/* execer: traced work, a failed exec, then exec of a program that must not
- * be traced.
+/* execer: traced work, a failed exec, then an exec of itself.
  *
  *   run_execer               creates and joins 1 thread, tries to exec a
  *                            missing file (fails: goes on), then execs
  *                            itself as "run_execer again"
  *   run_execer again         creates and joins 3 threads, prints, exits 3
  *
- * Under `ctrace run` the trace is finished before the first exec and holds
- * the first image only (2 goroutines, main and its one thread); the second
- * image, untraced, must not have overwritten it. Output from both images
- * passes through; the exit status is the second image's (3).
+ * Under `ctrace run -o FILE` the first image's trace is finished before the
+ * first exec (2 goroutines: main and its one thread) and moves to FILE.1
+ * when the second image starts tracing into FILE (4 goroutines). Output
+ * from both images passes through; the exit status is the second image's.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -201,14 +201,31 @@ case_fork() {
     [ "$(goroutines fork | wc -w)" -eq 2 ] || fail "fork: want 2 goroutines created"
 }
 
+# moved NAME N: $out/NAME.trace.N, an earlier image's trace, as trace NAME_N.
+moved() {
+    [ -s "$out/$1.trace.$2" ] || fail "$1: no $1.trace.$2 (the image before the exec)"
+    mv "$out/$1.trace.$2" "$out/$1_$2.trace"
+    decode "$1_$2"
+}
+
 case_exec() {
     traced exec 3 "$bindir/run_execer"
     has_output exec '^execer: first image$'
     has_output exec '^execer: second image$'
-    # The trace is the first image's (main and one thread): the second image
-    # (three threads) ran untraced and did not overwrite it.
-    expect exec GoCreate -eq 2
-    expect exec GoEnd -eq 1
+    # FILE is the second image (main and three threads); the first (main and
+    # one thread), finished before the exec, is FILE.1. The failed exec in
+    # between left no trace of its own.
+    expect exec GoCreate -eq 4
+    expect exec GoEnd -eq 3
+    moved exec 1
+    expect exec_1 GoCreate -eq 2
+    expect exec_1 GoEnd -eq 1
+    [ ! -e "$out/exec.trace.2" ] || fail "exec: a trace more than images"
+    # A launcher: env execs the program, whose trace is FILE.
+    traced launcher 0 /usr/bin/env "$bindir/run_pingpong" 100
+    expect launcher GoBlockCond -ge 198
+    moved launcher 1
+    expect launcher_1 GoCreate -eq 1
 }
 
 # untraced WANT PROG [ARGS...]: the exit status of PROG run without ctrace,
@@ -246,6 +263,12 @@ case_asan() {
     has_output asan '^asan ok$'
     [ "$(goroutines asan | wc -w)" -eq 4 ] || fail "asan: want 4 goroutines created"
     expect asan GoEnd -eq 4
+    # Exec'd by a program without ASan: the shim must put libasan first
+    # for the new image, or ASan refuses to start.
+    traced asan_exec 0 /bin/sh -c "exec '$bindir/run_asan'"
+    has_output asan_exec '^asan ok$'
+    expect asan_exec GoEnd -eq 4
+    moved asan_exec 1
 }
 
 # Exit status, stdout and stderr pass through; a script's interpreter is
