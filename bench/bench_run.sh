@@ -11,16 +11,20 @@
 #   run-tcp         10000 echo round trips on 127.0.0.1
 #   run-compute     10^8 hash rounds per thread (one thread per CPU),
 #                   locking a shared mutex every 10^5
-# Each program times its own work (ns= in its output), so the figures
-# leave out process start and the trace's start and stop; the stop (mostly
-# symbolizing stacks) is reported apart, as stop_ms: the traced process's
-# wall time minus its work. The REPS repetitions interleave the two modes,
-# alternating which goes first, so drifts of a shared machine hit both
-# alike; the figures are medians.
+# Each program times its own work, in wall time (ns=) and in CPU time of
+# the whole process (cpu_ns=: every thread, the tracer's writer included),
+# so the figures leave out process start and the trace's start and stop;
+# the stop (mostly symbolizing stacks) is reported apart, as stop_ms: the
+# traced process's wall time minus its work. The REPS repetitions
+# interleave the two modes, alternating which goes first, so drifts of a
+# shared machine hit both alike; the figures are medians. On a busy
+# machine wall time also measures waiting for a CPU (+-15% per run on the
+# shared 2-vCPU guest); CPU time does not, so cpu_ratio is the steadier
+# figure for what tracing itself costs.
 #
 # One line per workload on stdout:
-#   BENCH name=<w> ratio=<traced/untraced> untraced_ms=<m> traced_ms=<m>
-#         stop_ms=<m> trace_kb=<k> reps=<n>
+#   BENCH name=<w> ratio=<traced/untraced wall> cpu_ratio=<traced/untraced CPU>
+#         untraced_ms=<m> traced_ms=<m> stop_ms=<m> trace_kb=<k> reps=<n>
 # Progress on stderr.
 set -euo pipefail
 
@@ -46,9 +50,9 @@ readonly WORKLOADS=(
 
 now_ns() { date +%s%N; }
 
-# once MODE PROG ARGS...: runs the workload; prints "WORK_NS WALL_NS".
+# once MODE PROG ARGS...: runs the workload; prints "WORK_NS CPU_NS WALL_NS".
 once() {
-    local mode=$1 out t0 t1 work
+    local mode=$1 out t0 t1 work cpu
     shift
     t0=$(now_ns)
     if [ "$mode" = traced ]; then
@@ -58,8 +62,9 @@ once() {
     fi
     t1=$(now_ns)
     work=$(sed -n 's/.* ns=\([0-9]*\).*/\1/p' <<<"$out")
-    [ -n "$work" ] || { echo "${0##*/}: $1 printed no ns=: $out" >&2; exit 1; }
-    echo "$work $((t1 - t0))"
+    cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' <<<"$out")
+    [ -n "$work" ] && [ -n "$cpu" ] || { echo "${0##*/}: $1 printed no ns=/cpu_ns=: $out" >&2; exit 1; }
+    echo "$work $cpu $((t1 - t0))"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -67,13 +72,15 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 for w in "${WORKLOADS[@]}"; do
     read -r name prog args <<<"$w"
     : >"$tmp/plain" && : >"$tmp/traced" && : >"$tmp/stop"
+    : >"$tmp/plain.cpu" && : >"$tmp/traced.cpu"
     for ((r = 0; r < reps; r++)); do
         order="plain traced"
         [ $((r % 2)) -eq 1 ] && order="traced plain"
         for mode in $order; do
             # shellcheck disable=SC2086  # args: several words
-            read -r work wall < <(once "$mode" "$prog" $args)
+            read -r work cpu wall < <(once "$mode" "$prog" $args)
             echo "$work" >>"$tmp/$mode"
+            echo "$cpu" >>"$tmp/$mode.cpu"
             [ "$mode" = traced ] && echo $((wall - work)) >>"$tmp/stop"
         done
         printf '%s: rep %d/%d\r' "$name" $((r + 1)) "$reps" >&2
@@ -81,9 +88,11 @@ for w in "${WORKLOADS[@]}"; do
     printf '\n' >&2
     u=$(median <"$tmp/plain")
     t=$(median <"$tmp/traced")
+    uc=$(median <"$tmp/plain.cpu")
+    tc=$(median <"$tmp/traced.cpu")
     s=$(median <"$tmp/stop")
     kb=$(( $(stat -c %s "$tmp/t.trace") / 1024 ))
-    awk -v n="$name" -v u="$u" -v t="$t" -v s="$s" -v kb="$kb" -v r="$reps" 'BEGIN {
-        printf "BENCH name=%s ratio=%.3f untraced_ms=%.1f traced_ms=%.1f stop_ms=%.0f trace_kb=%d reps=%d\n",
-            n, t / u, u / 1e6, t / 1e6, s / 1e6, kb, r }'
+    awk -v n="$name" -v u="$u" -v t="$t" -v uc="$uc" -v tc="$tc" -v s="$s" -v kb="$kb" -v r="$reps" 'BEGIN {
+        printf "BENCH name=%s ratio=%.3f cpu_ratio=%.3f untraced_ms=%.1f traced_ms=%.1f stop_ms=%.0f trace_kb=%d reps=%d\n",
+            n, t / u, tc / uc, u / 1e6, t / 1e6, s / 1e6, kb, r }'
 done

@@ -7,8 +7,8 @@
  * condition variable until it comes back; the partner does the same the
  * other way. Each side must wait once per round (it holds the mutex from
  * giving the turn until it waits), so under `ctrace run` the trace has at
- * least 2 * (ROUNDS - 1) GoBlockCond. Prints "pingpong rounds=N ns=T"
- * (T: the rounds' wall time) and exits 0.
+ * least 2 * (ROUNDS - 1) GoBlockCond. Prints "pingpong rounds=N ns=T cpu_ns=C"
+ * (the rounds' wall and process CPU time) and exits 0.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -38,11 +38,18 @@ static long long now_ns(void) {
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* CPU time of the whole process (every thread, a tracer's included). */
+static long long cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int main(int argc, char **argv) {
   rounds = argc > 1 ? atol(argv[1]) : 1000;
   pthread_t th;
   if (pthread_create(&th, NULL, partner, NULL) != 0) return 1;
-  long long t0 = now_ns();
+  long long t0 = now_ns(), c0 = cpu_ns();
   pthread_mutex_lock(&mu);
   for (long i = 0; i < rounds; i++) {
     turn = 1;
@@ -50,8 +57,8 @@ int main(int argc, char **argv) {
     while (turn != 0) pthread_cond_wait(&cv, &mu);
   }
   pthread_mutex_unlock(&mu);
-  long long t1 = now_ns();
+  long long t1 = now_ns(), c1 = cpu_ns();
   pthread_join(th, NULL);
-  printf("pingpong rounds=%ld ns=%lld\n", rounds, t1 - t0);
+  printf("pingpong rounds=%ld ns=%lld cpu_ns=%lld\n", rounds, t1 - t0, c1 - c0);
   return 0;
 }

@@ -5,7 +5,7 @@
  * The writer sleeps 20 ms first (GoSleep), so main's first read finds the
  * pipe empty and waits (GoSysBlock); main then sleeps 20 ms after its
  * first message, so the writer fills the pipe and waits too. Every read
- * and write is a GoSysCall. Prints "pipe messages=N bytes=B ns=T" and
+ * and write is a GoSysCall. Prints "pipe messages=N bytes=B ns=T cpu_ns=C" and
  * exits 0 if every byte arrived intact.
  */
 #include <pthread.h>
@@ -43,12 +43,19 @@ static long long now_ns(void) {
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* CPU time of the whole process (every thread, a tracer's included). */
+static long long cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int main(int argc, char **argv) {
   messages = argc > 1 ? atol(argv[1]) : 2000;
   size = argc > 2 ? (size_t)atol(argv[2]) : 4096;
   if (pipe(fds) != 0) return 1;
   pthread_t th;
-  long long t0 = now_ns();
+  long long t0 = now_ns(), c0 = cpu_ns();
   if (pthread_create(&th, NULL, writer, NULL) != 0) return 1;
   char *buf = malloc(size);
   if (!buf) return 1;
@@ -67,8 +74,8 @@ int main(int argc, char **argv) {
     fill = 0;
   }
   pthread_join(th, NULL);
-  long long t1 = now_ns();
+  long long t1 = now_ns(), c1 = cpu_ns();
   free(buf);
-  printf("pipe messages=%ld bytes=%lld ns=%lld\n", got, bytes, t1 - t0);
+  printf("pipe messages=%ld bytes=%lld ns=%lld cpu_ns=%lld\n", got, bytes, t1 - t0, c1 - c0);
   return got == messages && bad == 0 && fill == 0 ? 0 : 1;
 }

@@ -8,7 +8,8 @@
  * message and reads the echo, ROUNDS times; its reads mostly find nothing
  * yet and wait (GoBlockNet). Every socket has a 10 s receive timeout and
  * the process an alarm, so a hang ends the test instead of blocking it.
- * Prints "tcp rounds=N bytes=B ns=T" and exits 0 if every echo matched.
+ * Prints "tcp rounds=N bytes=B ns=T cpu_ns=C" and exits 0 if every echo
+ * matched.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -65,6 +66,13 @@ static long long now_ns(void) {
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* CPU time of the whole process (every thread, a tracer's included). */
+static long long cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int main(int argc, char **argv) {
   rounds = argc > 1 ? atol(argv[1]) : 1000;
   size = argc > 2 ? (size_t)atol(argv[2]) : 512;
@@ -79,7 +87,7 @@ int main(int argc, char **argv) {
   pthread_t th;
   if (pthread_create(&th, NULL, server, NULL) != 0) return 1;
   usleep(20000);
-  long long t0 = now_ns();
+  long long t0 = now_ns(), c0 = cpu_ns();
   int s = socket(AF_INET, SOCK_STREAM, 0);
   if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof addr) != 0) return 1;
   timeouts(s);
@@ -98,12 +106,12 @@ int main(int argc, char **argv) {
     bad += memcmp(in, out, size) != 0;
     bytes += (long long)size;
   }
-  long long t1 = now_ns();
+  long long t1 = now_ns(), c1 = cpu_ns();
   shutdown(s, SHUT_WR);
   pthread_join(th, NULL);
   close(s);
   close(listener);
-  printf("tcp rounds=%ld bytes=%lld ns=%lld\n", rounds, bytes, t1 - t0);
+  printf("tcp rounds=%ld bytes=%lld ns=%lld cpu_ns=%lld\n", rounds, bytes, t1 - t0, c1 - c0);
   free(out);
   free(in);
   return bad == 0 ? 0 : 1;
