@@ -11,6 +11,10 @@
 #   run-tcp         10000 echo round trips on 127.0.0.1
 #   run-compute     10^8 hash rounds per thread (one thread per CPU),
 #                   locking a shared mutex every 10^5
+# and then bench_shim (bench/bench_shim.c): the cost of one interposed call
+# that does not wait (uncontended mutex, semaphore, malloc+free, a pipe
+# write+read), as the median of REPS runs each way:
+#   BENCH name=shim-<case> untraced_ns=<x> traced_ns=<y> added_ns=<y-x>
 # Each program times its own work, in wall time (ns=) and in CPU time of
 # the whole process (cpu_ns=: every thread, the tracer's writer included),
 # so the figures leave out process start and the trace's start and stop;
@@ -33,7 +37,7 @@ build=$1
 reps=${2:-7}
 bin=$build/bin
 ctrace=$bin/ctrace
-for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute; do
+for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute bench_shim; do
     [ -x "$bin/$p" ] || { echo "${0##*/}: $bin/$p not built" >&2; exit 1; }
 done
 
@@ -95,4 +99,19 @@ for w in "${WORKLOADS[@]}"; do
     awk -v n="$name" -v u="$u" -v t="$t" -v uc="$uc" -v tc="$tc" -v s="$s" -v kb="$kb" -v r="$reps" 'BEGIN {
         printf "BENCH name=%s ratio=%.3f cpu_ratio=%.3f untraced_ms=%.1f traced_ms=%.1f stop_ms=%.0f trace_kb=%d reps=%d\n",
             n, t / u, tc / uc, u / 1e6, t / 1e6, s / 1e6, kb, r }'
+done
+
+# ---- one call that does not wait ------------------------------------------------
+: >"$tmp/shim"
+for ((r = 0; r < reps; r++)); do
+    "$bin/bench_shim" | sed 's/^/plain /' >>"$tmp/shim"
+    "$ctrace" run -o "$tmp/s.trace" -- "$bin/bench_shim" | sed 's/^/traced /' >>"$tmp/shim"
+    printf 'shim: rep %d/%d\r' $((r + 1)) "$reps" >&2
+done
+printf '\n' >&2
+for c in $(awk '{ sub("case=", "", $3); print $3 }' "$tmp/shim" | sort -u); do
+    u=$(awk -v c="case=$c" '$1 == "plain" && $3 == c { sub("ns_per_op=", "", $4); print $4 }' "$tmp/shim" | median)
+    t=$(awk -v c="case=$c" '$1 == "traced" && $3 == c { sub("ns_per_op=", "", $4); print $4 }' "$tmp/shim" | median)
+    awk -v c="$c" -v u="$u" -v t="$t" 'BEGIN {
+        printf "BENCH name=shim-%s untraced_ns=%.1f traced_ns=%.1f added_ns=%.1f\n", c, u, t, t - u }'
 done
