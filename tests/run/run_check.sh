@@ -272,7 +272,8 @@ case_asan() {
 }
 
 # Exit status, stdout and stderr pass through; a script's interpreter is
-# traced; the environment form works without the command.
+# traced; the environment form works without the command; an installed
+# (and then moved) command finds its shim.
 case_passthrough() {
     traced status 7 /bin/sh -c 'echo out; echo err >&2; exit 7'
     [ "$(cat "$out/status.out")" = out ] || fail "status: stdout '$(cat "$out/status.out")'"
@@ -288,6 +289,14 @@ case_passthrough() {
         "$pre" "$out/env.trace" "$bindir/run_pingpong" >"$out/env.out" || fail "env: pingpong failed"
     decode env
     expect env GoBlockCond -ge 98
+    # Installed, then moved: the command finds the shim next to itself.
+    local build
+    build=$(cd "$(dirname "$ctrace")/.." && pwd)
+    cmake --install "$build" --prefix "$out/prefix" >/dev/null || fail "install: cmake --install failed"
+    mv "$out/prefix" "$out/moved"
+    (ctrace=$out/moved/bin/ctrace; traced installed 0 "$bindir/run_pingpong" 50)
+    decode installed
+    expect installed GoBlockCond -ge 98
 }
 
 "case_$case_name"
