@@ -121,6 +121,11 @@ void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDE
 /* Creates a thread of the shim itself (the finisher): never traced, all
  * signals blocked. */
 int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN;
+/* Counts the program's threads alive now; before the tracer's exist. */
+void ctrace__pl_threads_init(void) CTRACE__PL_HIDDEN;
+/* True once the calling thread's goroutine has ended (the guard is then
+ * held for good, which is not "inside the tracer"). */
+bool ctrace__pl_thread_ended(void) CTRACE__PL_HIDDEN;
 
 /* ---- heap (malloc.c) ------------------------------------------------------- */
 

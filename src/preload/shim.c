@@ -150,9 +150,11 @@ void ctrace__pl_finish(int timeout_ms) {
 
 /* Normal exits wait for the whole trace; an exit called while this thread
  * is inside the tracer (a program's signal handler that interrupted it)
- * waits a bounded time. */
+ * waits a bounded time. A thread whose goroutine has ended holds the guard
+ * for good (threads.c); that one hold does not count. */
 static void finish_from_exit(void) {
-  ctrace__pl_finish(ctrace__pl_guard ? CTRACE__PL_GUARDED_TIMEOUT_MS : 0);
+  int outside = ctrace__pl_thread_ended() ? 1 : 0;
+  ctrace__pl_finish(ctrace__pl_guard > outside ? CTRACE__PL_GUARDED_TIMEOUT_MS : 0);
 }
 
 static void at_exit(void) { finish_from_exit(); }
@@ -375,6 +377,7 @@ static void start(uintptr_t main_pc) {
    * the trace announces it as the first goroutine. */
   ctrace_g *g = ctrace_thread_create((void (*)(void))main_pc);
   ctrace_thread_begin(g);
+  ctrace__pl_threads_init(); /* before the writer thread exists */
   int err = ctrace_start_file(path, &opts);
   if (err) {
     fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));

@@ -12,10 +12,23 @@
  * Threads the tracer or the shim create for themselves (the trace writer,
  * the finisher) are created while the guard is held: they run guarded for
  * life, with every signal blocked, and never appear in the trace.
+ *
+ * Those two keep glibc from ending the process when the program's last
+ * thread exits (main called pthread_exit, and its other threads are done):
+ * glibc calls exit(0) only when no thread at all is left. So the shim
+ * counts the program's threads (those alive at start, then each one it
+ * creates) and, while tracing, calls exit(0) itself when the last one ends.
+ * A thread that existed before the trace started and ends by returning
+ * from its start routine is not seen to end: if it was the last one, the
+ * process waits for the tracer's threads, that is, for ever.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -36,6 +49,30 @@ typedef struct start {
 
 static __thread bool ended __attribute__((tls_model("initial-exec")));
 
+/* Threads of the program alive, the tracer's and shim's own not counted. */
+static _Atomic long program_threads;
+
+/* Threads of the process from /proc/self/stat (field 20), 1 if unknown. */
+static long threads_now(void) {
+  char buf[1024];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'); /* the command name may hold anything */
+  if (!p) return 1;
+  /* After ") ": state (field 3), then fields 4.. up to num_threads (20). */
+  for (int field = 2; field < 20 && p; field++) p = strchr(p + 1, ' ');
+  long t = p ? strtol(p + 1, NULL, 10) : 0;
+  return t > 0 ? t : 1;
+}
+
+void ctrace__pl_threads_init(void) { atomic_store(&program_threads, threads_now()); }
+
+bool ctrace__pl_thread_ended(void) { return ended; }
+
 /* The thread's G ends; the thread stays guarded and deaf to signals until
  * it is gone. Idempotent: pthread_exit reaches it twice (our wrapper, then
  * the trampoline's cleanup handler). */
@@ -49,6 +86,7 @@ static void thread_end(void *unused) {
   ctrace__pl_guard++;
   ctrace__pl_heap_flush();
   ctrace_thread_end();
+  if (atomic_fetch_sub(&program_threads, 1) == 1 && ctrace__pl_tracing()) exit(0);
 }
 
 static void *trampoline(void *p) {
@@ -108,8 +146,10 @@ CTRACE__PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
   s->fn = fn;
   s->arg = arg;
   CTRACE__PL_CALL(s->g = ctrace_thread_create((void (*)(void))fn));
+  atomic_fetch_add(&program_threads, 1);
   int r = real_pthread_create()(th, attr, trampoline, s);
   if (r) {
+    atomic_fetch_sub(&program_threads, 1);
     /* The GoCreate stands; the G never runs. */
     if (s->g) CTRACE__PL_CALL((ctrace_go_destroy(s->g), free(s->g)));
     free(s);

@@ -244,7 +244,7 @@ untraced() {
 case_signals() {
     # The traced process must end exactly as the untraced one does.
     local mode st
-    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5; do
+    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5 pthread_exit:0; do
         st=$(untraced "${mode#*:}" "$bindir/run_signals" "${mode%:*}")
         traced "sig_${mode%:*}" "$st" "$bindir/run_signals" "${mode%:*}"
     done
@@ -256,6 +256,7 @@ case_signals() {
         expect $n "GoBlockSync $(main_g $n)" -ge 1 # pthread_join
     done
     expect sig_exit GoSleep -ge 1
+    expect sig_pthread_exit GoEnd -eq 2 # main and the napping thread
 }
 
 case_asan() {

@@ -12,6 +12,11 @@
  *   run_signals _exit     a thread calls _exit(7) while main waits: exit 7
  *   run_signals exit      main calls exit(5) while two threads still run,
  *                         one of them locking and sleeping: exit 5
+ *   run_signals pthread_exit
+ *                         main calls pthread_exit while a thread sleeps
+ *                         20 ms and returns: the process exits 0 when that
+ *                         last thread ends (the tracer's own threads must
+ *                         not keep it alive)
  *
  * In every case the trace must be complete (or, for the crashes, as
  * complete as the shim could make it) and valid.
@@ -39,6 +44,11 @@ static void *spin(void *arg) {
   return arg;
 }
 
+static void *nap(void *arg) {
+  usleep(20000);
+  return arg;
+}
+
 static void *terminate(void *arg) {
   const char *how = arg;
   usleep(20000);
@@ -53,6 +63,10 @@ static void *terminate(void *arg) {
 int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "term";
   pthread_t th, sp;
+  if (strcmp(how, "pthread_exit") == 0) {
+    if (pthread_create(&th, NULL, nap, NULL) != 0) return 1;
+    pthread_exit(NULL);
+  }
   if (pthread_create(&sp, NULL, spin, NULL) != 0) return 1;
   if (strcmp(how, "handler") == 0) {
     struct sigaction old, act;
