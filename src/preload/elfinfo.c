@@ -34,6 +34,32 @@ static bool vaddr_to_off(const ElfW(Phdr) *ph, int n, ElfW(Addr) a, off_t *off) 
   return false;
 }
 
+/* Whether the dynamic symbol table imports __libc_start_main, where the
+ * shim starts the trace. Read through the section headers; a file without
+ * them is given the benefit of the doubt. */
+static bool imports_libc_start(int fd, const ElfW(Ehdr) *eh) {
+  static const char want[] = "__libc_start_main";
+  if (eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shnum == 0 || eh->e_shnum > 4096) return true;
+  for (int i = 0; i < eh->e_shnum; i++) {
+    ElfW(Shdr) sh, str;
+    if (!read_at(fd, &sh, sizeof sh, (off_t)(eh->e_shoff + (ElfW(Off))i * sizeof sh))) return true;
+    if (sh.sh_type != SHT_DYNSYM || sh.sh_entsize != sizeof(ElfW(Sym))) continue;
+    if (sh.sh_link >= eh->e_shnum ||
+        !read_at(fd, &str, sizeof str, (off_t)(eh->e_shoff + (ElfW(Off))sh.sh_link * sizeof str)))
+      return true;
+    for (size_t k = 0; k < sh.sh_size / sizeof(ElfW(Sym)); k++) {
+      ElfW(Sym) sym;
+      char name[sizeof want];
+      if (!read_at(fd, &sym, sizeof sym, (off_t)(sh.sh_offset + k * sizeof sym))) return true;
+      if (sym.st_name >= str.sh_size) continue;
+      ssize_t n = pread(fd, name, sizeof name, (off_t)(str.sh_offset + sym.st_name));
+      if (n == (ssize_t)sizeof name && memcmp(name, want, sizeof want) == 0) return true;
+    }
+    return false;
+  }
+  return true;
+}
+
 static void read_elf(int fd, ctrace__elf_info *out) {
   ElfW(Ehdr) eh;
   if (!read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return;
@@ -53,6 +79,7 @@ static void read_elf(int fd, ctrace__elf_info *out) {
     if (ph[i].p_type == PT_DYNAMIC) dyn = &ph[i];
   }
   if (!dyn) return;
+  out->no_libc_start = !imports_libc_start(fd, &eh);
   ElfW(Dyn) d[MAX_DYNS];
   size_t nd = dyn->p_filesz / sizeof d[0];
   if (nd > MAX_DYNS) nd = MAX_DYNS;

@@ -13,6 +13,8 @@ typedef struct ctrace__elf_info {
   bool elf;      /* an ELF file of this machine's class */
   bool dynamic;  /* has a program interpreter: LD_PRELOAD applies */
   bool tsan;     /* needs libtsan */
+  bool no_libc_start; /* imports no __libc_start_main (a Go program, say):
+                         the shim would never start tracing */
   char asan[64]; /* DT_NEEDED name of libasan ("libasan.so.8"), or "" */
 } ctrace__elf_info;
 

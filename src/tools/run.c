@@ -156,6 +156,11 @@ int ctrace__cmd_run(int argc, char **argv) {
             prog);
     return 2;
   }
+  if (pf.elf && pf.no_libc_start) {
+    fprintf(stderr, "ctrace run: %s does not start through glibc's __libc_start_main (a Go"
+                    " program?), where tracing starts: it cannot be traced\n", prog);
+    return 2;
+  }
   if (pf.tsan || sf.tsan) {
     fprintf(stderr, "ctrace run: %s is built with ThreadSanitizer, which cannot run with a"
                     " preloaded tracer\n", pf.tsan ? prog : shim);

@@ -273,8 +273,8 @@ case_asan() {
 }
 
 # Exit status, stdout and stderr pass through; a script's interpreter is
-# traced; the environment form works without the command; an installed
-# (and then moved) command finds its shim.
+# traced; the environment form works without the command; a Go program is
+# refused; an installed (and then moved) command finds its shim.
 case_passthrough() {
     traced status 7 /bin/sh -c 'echo out; echo err >&2; exit 7'
     [ "$(cat "$out/status.out")" = out ] || fail "status: stdout '$(cat "$out/status.out")'"
@@ -290,6 +290,12 @@ case_passthrough() {
         "$pre" "$out/env.trace" "$bindir/run_pingpong" >"$out/env.out" || fail "env: pingpong failed"
     decode env
     expect env GoBlockCond -ge 98
+    # A program that does not start through __libc_start_main (Go's own
+    # tool) is refused with a reason, not run into an empty trace.
+    local st=0
+    "$ctrace" run -o "$out/go.trace" -- "$(command -v go)" version >/dev/null 2>"$out/go.err" || st=$?
+    [ "$st" -eq 2 ] && grep -q __libc_start_main "$out/go.err" ||
+        fail "go: status $st, stderr: $(cat "$out/go.err")"
     # Installed, then moved: the command finds the shim next to itself.
     local build
     build=$(cd "$(dirname "$ctrace")/.." && pwd)
