@@ -25,6 +25,7 @@
 #define CTRACE_PRELOAD_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,6 +122,8 @@ void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDE
 /* Creates a thread of the shim itself (the finisher): never traced, all
  * signals blocked. */
 int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN;
+/* glibc's mapping of an errno value to a C11 thrd_* result (c11threads.c). */
+int ctrace__pl_thrd_err(int err) CTRACE__PL_HIDDEN;
 /* Counts the program's threads alive now; before the tracer's exist. */
 void ctrace__pl_threads_init(void) CTRACE__PL_HIDDEN;
 /* True once the calling thread's goroutine has ended (the guard is then

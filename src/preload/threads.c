@@ -1,4 +1,4 @@
-/* Threads: creation, exit and join.
+/* Threads: creation (pthread_create, and C11's thrd_create), exit, join.
  *
  * A thread is a goroutine. Its creator records GoCreate (its own stack, the
  * start routine as the new G's first frame) with ctrace_thread_create; the
@@ -26,14 +26,17 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "preload.h"
 
 CTRACE__PL_REAL(int, pthread_create,
                 (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+CTRACE__PL_REAL(int, thrd_create, (thrd_t *, thrd_start_t, void *))
 CTRACE__PL_REAL(void, pthread_exit, (void *))
 CTRACE__PL_REAL(int, pthread_join, (pthread_t, void **))
 CTRACE__PL_REAL(int, pthread_tryjoin_np, (pthread_t, void **))
@@ -45,6 +48,7 @@ typedef struct start {
   void *(*fn)(void *);
   void *arg;
   ctrace_g *g;
+  bool c11; /* fn is a C11 thrd_start_t, int (*)(void *) */
 } start;
 
 static __thread bool ended __attribute__((tls_model("initial-exec")));
@@ -96,7 +100,11 @@ static void *trampoline(void *p) {
   free(p);
   void *ret;
   pthread_cleanup_push(thread_end, NULL);
-  ret = s.fn(s.arg);
+  /* A C11 thread's result travels as a pointer, as glibc's own does. */
+  if (s.c11)
+    ret = (void *)(intptr_t)((int (*)(void *))(void (*)(void))s.fn)(s.arg);
+  else
+    ret = s.fn(s.arg);
   pthread_cleanup_pop(1);
   return ret;
 }
@@ -116,6 +124,7 @@ static int create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn
   s->fn = fn;
   s->arg = arg;
   s->g = NULL;
+  s->c11 = false;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -137,14 +146,16 @@ int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) {
   return r;
 }
 
-CTRACE__PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
-                                     void *(*fn)(void *), void *arg) {
-  if (ctrace__pl_guard) return create_internal(th, attr, fn, arg);
-  if (!ctrace_enabled()) return real_pthread_create()(th, attr, fn, arg);
+/* A traced thread: GoCreate here, the trampoline in it. Inline, so that
+ * the creation stack begins at the wrapper the program called. Returns an
+ * errno value. */
+CTRACE__PL_INLINE int create_traced(pthread_t *th, const pthread_attr_t *attr,
+                                    void *(*fn)(void *), void *arg, bool c11) {
   start *s = malloc(sizeof *s);
-  if (!s) return real_pthread_create()(th, attr, fn, arg);
+  if (!s) return EAGAIN;
   s->fn = fn;
   s->arg = arg;
+  s->c11 = c11;
   CTRACE__PL_CALL(s->g = ctrace_thread_create((void (*)(void))fn));
   atomic_fetch_add(&program_threads, 1);
   int r = real_pthread_create()(th, attr, trampoline, s);
@@ -155,6 +166,21 @@ CTRACE__PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     free(s);
   }
   return r;
+}
+
+CTRACE__PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                                     void *(*fn)(void *), void *arg) {
+  if (ctrace__pl_guard) return create_internal(th, attr, fn, arg);
+  if (!ctrace_enabled()) return real_pthread_create()(th, attr, fn, arg);
+  return create_traced(th, attr, fn, arg, false);
+}
+
+/* C11 (glibc creates these with its internal pthread_create, unseen): the
+ * start function returns int, which the trampoline calls as such. */
+CTRACE__PL_EXPORT int thrd_create(thrd_t *thr, thrd_start_t fn, void *arg) {
+  if (ctrace__pl_off()) return real_thrd_create()(thr, fn, arg);
+  int err = create_traced((pthread_t *)thr, NULL, (void *(*)(void *))(void (*)(void))fn, arg, true);
+  return ctrace__pl_thrd_err(err);
 }
 
 CTRACE__PL_EXPORT void pthread_exit(void *ret) {

@@ -4,7 +4,7 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork exec signals asan
-#            passthrough (see the case_* functions below)
+#            passthrough c11 (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -257,6 +257,19 @@ case_signals() {
     done
     expect sig_exit GoSleep -ge 1
     expect sig_pthread_exit GoEnd -eq 2 # main and the napping thread
+}
+
+case_c11() {
+    traced c11 0 "$bindir/run_c11" 200
+    has_output c11 '^c11 rounds=200 result=7$'
+    local m p
+    m=$(main_g c11)
+    p=$(goroutines c11)
+    [ "$(echo "$p" | wc -w)" -eq 1 ] || fail "c11: goroutines created: '$p', want one"
+    expect c11 "GoBlockCond $m" -ge 199
+    expect c11 "GoBlockCond $p" -ge 199
+    expect c11 "GoSleep $m" -eq 1
+    expect c11 "GoEnd $p" -eq 1
 }
 
 case_asan() {
