@@ -12,8 +12,8 @@
 #
 # Each case runs its program under `ctrace run` (with a time limit), checks
 # the exit status and output the program would have without tracing, then
-# checks the trace: `go tool trace -d` must accept it, and the events it
-# prints must match what the program did (counts per event type and per
+# checks the trace: `go tool trace -d` (and `ctrace check`) must accept it,
+# and the events Go prints must match what the program did (counts per event type and per
 # goroutine); finally every page of Go's web UI must serve it
 # (tests/go_compat.sh). CTRACE_TEST_SANITIZE=address says the programs are
 # built with ASan, whose allocator the shim does not see (no HeapAlloc).
@@ -61,7 +61,8 @@ traced() {
     decode "$name"
 }
 
-# decode NAME: go tool trace -d of $out/NAME.trace into $out/NAME.d.
+# decode NAME: go tool trace -d of $out/NAME.trace into $out/NAME.d; ctrace's
+# own reader (ctrace check) must accept the trace as well.
 decode() {
     local name=$1
     [ -s "$out/$name.trace" ] || fail "$name: no trace written"
@@ -69,6 +70,7 @@ decode() {
         tail -n 5 "$out/$name.derr" >&2
         fail "$name: go tool trace -d rejects the trace"
     fi
+    "$ctrace" check "$out/$name.trace" >/dev/null || fail "$name: ctrace check rejects the trace"
     traces+=("$out/$name.trace")
 }
 
