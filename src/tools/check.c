@@ -16,14 +16,8 @@ static void usage(FILE *f) {
 }
 
 int ctrace__cmd_check(int argc, char **argv) {
-  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    usage(stdout);
-    return 0;
-  }
-  if (argc != 2) {
-    usage(stderr);
-    return 2;
-  }
+  int rc = ctrace__tool_file_arg(argc, argv, usage);
+  if (rc >= 0) return rc;
   ctrace_trace_info in;
   ctrace_reader *r = ctrace__tool_open_info(argv[1], &in);
   if (!r) return 1;

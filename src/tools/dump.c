@@ -19,14 +19,8 @@ static void usage(FILE *f) {
 }
 
 int ctrace__cmd_dump(int argc, char **argv) {
-  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    usage(stdout);
-    return 0;
-  }
-  if (argc != 2) {
-    usage(stderr);
-    return 2;
-  }
+  int rc = ctrace__tool_file_arg(argc, argv, usage);
+  if (rc >= 0) return rc;
   ctrace_reader *r = ctrace__tool_open(argv[1]);
   if (!r) return 1;
   static char out[1 << 20];

@@ -39,3 +39,15 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
     fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err.offset, err.message);
   return NULL;
 }
+
+int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *)) {
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    usage(stdout);
+    return 0;
+  }
+  if (argc != 2) {
+    usage(stderr);
+    return 2;
+  }
+  return -1;
+}

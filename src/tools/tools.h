@@ -2,6 +2,8 @@
 #ifndef CTRACE_TOOLS_TOOLS_H
 #define CTRACE_TOOLS_TOOLS_H
 
+#include <stdio.h>
+
 #include "ctrace/parse.h"
 
 /* Opens and checks a trace; on failure prints "ctrace: FILE: offset N:
@@ -9,5 +11,9 @@
  * stderr for traces over 50 MB. info may be NULL. */
 ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info);
 #define ctrace__tool_open(path) ctrace__tool_open_info(path, NULL)
+
+/* For commands that take one FILE: prints usage for --help (returns 0) or
+ * bad usage (returns 2); returns -1 when argv[1] is the file to read. */
+int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *));
 
 #endif

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 enum { CHUNK = 100000, MAX_THREADS = 64 };
 
 static long iterations;
@@ -38,19 +40,6 @@ static void *work(void *arg) {
     pthread_mutex_unlock(&mu);
   }
   return NULL;
-}
-
-static long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* CPU time of the whole process (every thread, a tracer's included). */
-static long long cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv) {

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int turn; /* 0: main's, 1: the partner's; under mu */
@@ -30,19 +32,6 @@ static void *partner(void *arg) {
   }
   pthread_mutex_unlock(&mu);
   return NULL;
-}
-
-static long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* CPU time of the whole process (every thread, a tracer's included). */
-static long long cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv) {

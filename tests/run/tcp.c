@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 static long rounds;
 static size_t size;
 static int listener;
@@ -58,19 +60,6 @@ static void *server(void *arg) {
   free(buf);
   close(c);
   return NULL;
-}
-
-static long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* CPU time of the whole process (every thread, a tracer's included). */
-static long long cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv) {

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+
 enum { QUEUE_CAP = 8 };
 
 static struct {
@@ -64,19 +66,6 @@ static void *worker(void *arg) {
     total += s;
     pthread_mutex_unlock(&total_mu);
   }
-}
-
-static long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* CPU time of the whole process (every thread, a tracer's included). */
-static long long cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv) {
