@@ -148,19 +148,23 @@ static int64_t go_int64(double x) {
 /* Ticks to nanoseconds since the first event, and Go's fake Ps for timer
  * unblocks and syscall exits, as Go's parseEvents does after ordering. */
 static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
-  memset(ev, 0, sizeof *ev);
+  /* Every field set here (no memset: this runs once per event). */
   double ns_per_tick = 1e9 / (double)r->ticks_per_sec;
   ev->ts = go_int64((double)(int64_t)((uint64_t)e->ts - (uint64_t)r->min_ts) * ns_per_tick);
   ev->off = e->off;
   ev->type = e->type;
   ev->p = e->p;
   ev->g = e->g;
-  memcpy(ev->args, e->args, sizeof e->args);
+  ev->args[0] = e->args[0];
+  ev->args[1] = e->args[1];
+  ev->args[2] = e->args[2];
+  ev->args[3] = 0;
   ev->stack = e->stk;
   ev->sargs[0] = e->sargs[0];
   ev->sargs[1] = e->sargs[1];
   ev->sargs_len[0] = e->slen[0];
   ev->sargs_len[1] = e->slen[1];
+  ev->link = CTRACE_NO_LINK;
   if (e->type == CTRACE_EV_UserLog) {
     if (e->msglen + 1 > r->msgcap) {
       size_t cap = e->msglen + 1 > 256 ? e->msglen + 1 : 256;

@@ -1,4 +1,5 @@
 /* ctrace dump: every event, one line each, as `go tool trace -d` prints. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,33 +19,57 @@ static void usage(FILE *f) {
           "the error, with its byte offset, goes to stderr (exit status 1).\n");
 }
 
+static int write_all(const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = write(1, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int flush(char *buf, size_t *at) {
+  int rc = write_all(buf, *at);
+  *at = 0;
+  return rc;
+}
+
 int ctrace__cmd_dump(int argc, char **argv) {
   int rc = ctrace__tool_file_arg(argc, argv, usage);
   if (rc >= 0) return rc;
   ctrace_reader *r = ctrace__tool_open(argv[1]);
   if (!r) return 1;
-  static char out[1 << 20];
-  setvbuf(stdout, out, _IOFBF, sizeof out);
+  /* Lines are formatted straight into one big buffer, written out when it
+   * fills: stdio per line was a tenth of the time. */
+  enum { OUT = 1 << 20, LINE = 4096 };
+  static char out[OUT];
+  size_t at = 0;
+  rc = 0;
   ctrace_event ev;
-  char line[4096];
-  while (ctrace_reader_next(r, &ev)) {
-    int n = ctrace_event_format(&ev, line, sizeof line);
-    if (n >= (int)sizeof line) { /* a long log message */
-      char *big = malloc((size_t)n + 1);
-      if (big) {
-        ctrace_event_format(&ev, big, (size_t)n + 1);
-        fputs(big, stdout);
-        free(big);
+  while (ctrace_reader_next(r, &ev) && rc == 0) {
+    if (OUT - at < LINE && flush(out, &at)) rc = 1;
+    int n = ctrace_event_format(&ev, out + at, OUT - at);
+    if ((size_t)n + 1 >= OUT - at) { /* a long log message */
+      if (flush(out, &at)) rc = 1;
+      char *big = malloc((size_t)n + 2);
+      if (!big) {
+        rc = 1;
+        break;
       }
-    } else {
-      fwrite(line, 1, (size_t)n, stdout);
+      ctrace_event_format(&ev, big, (size_t)n + 1);
+      big[n] = '\n';
+      size_t len = (size_t)n + 1;
+      if (write_all(big, len)) rc = 1;
+      free(big);
+      continue;
     }
-    putchar('\n');
+    at += (size_t)n;
+    out[at++] = '\n';
   }
+  if (flush(out, &at)) rc = 1;
   ctrace_reader_close(r);
-  if (fflush(stdout) != 0) {
-    perror("ctrace dump: stdout");
-    return 1;
-  }
-  return 0;
+  if (rc) perror("ctrace dump: stdout");
+  return rc;
 }
