@@ -6,13 +6,14 @@
  * sequence numbers, or the Local variants' "same P" promise); the frontier
  * yields its earliest event. Go re-examines every P after every event; here
  * a P whose head is not ready waits on that head's goroutine and is looked
- * at again only when that goroutine moves, so the merge costs O(log P) per
- * event however many threads wrote the trace.
+ * at again only when that goroutine moves, so an event costs a look at the
+ * Ps it may have freed and an insertion into the frontier (a sorted array
+ * of the ready heads), not a walk over every P.
  *
  * Then GoSysExit events that carry the real exit time take it, and Go
  * re-sorts (stably) by time: such an exit may move back before events
  * already merged. Merged events wait in a small buffer until no exit still
- * to come can move before them (see release()).
+ * to come can move before them (see exit_floor()).
  *
  * 1.5 traces are sorted on their global sequence numbers in memory.
  */
@@ -330,7 +331,7 @@ static void heap_push(order_state *os, uint64_t ticks, uint64_t g) {
   if (os->nheap == os->capheap) {
     uint64_t cap = os->capheap ? os->capheap * 2 : 64;
     void *h = realloc(os->heap, cap * sizeof os->heap[0]);
-    if (!h) return; /* then release() waits less: only ordering of exits suffers */
+    if (!h) return; /* then exit_floor() holds less back: only the placing of exits suffers */
     os->heap = h;
     os->capheap = cap;
   }

@@ -107,7 +107,7 @@ typedef struct order_state {
   char sys_msg[128];
   uint64_t sys_off;
   /* min-heap of (block ticks, g) of goroutines whose exit may still move
-   * an event back: see release() */
+   * an event back: see exit_floor() */
   uint64_t (*heap)[2];
   uint64_t nheap, capheap;
   /* 1.5: every event, sorted */

@@ -217,7 +217,6 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
     /* Nobody told us who woke it: it wakes itself from this P, between
      * Gs, as Go's netpoller does from G0. */
     ctrace__free_p(w, g);
-    w->t->tcurg = NULL;
     ctrace__unblock_event(w, g, 0);
     break;
   case CTRACE__G_SYSCALL:
