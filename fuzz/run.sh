@@ -50,11 +50,20 @@ mapfile -t artifacts < <(find "$out" -maxdepth 1 -type f \
   \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) \
   -newer "$mark" | sort)
 if [ "$rc" -ne 0 ] || [ ${#artifacts[@]} -gt 0 ]; then
-  echo "fuzz: FAILED (fuzzer exit status $rc); end of $log:" >&2
-  tail -n 80 "$log" >&2
+  # The report from its first line (a sanitizer's "==ERROR", a contract
+  # "fuzz_reader: contract broken", UBSan's "runtime error", libFuzzer's
+  # "==N== ERROR"), not just the log's tail, which a long stack pushes out.
+  echo "fuzz: FAILED (fuzzer exit status $rc); the report in $log:" >&2
+  first=$(grep -n -m 1 -E '==ERROR|ERROR: libFuzzer|contract broken|runtime error|^ALARM' "$log" | cut -d: -f1)
+  if [ -n "$first" ]; then tail -n +"$((first > 5 ? first - 5 : 1))" "$log" | head -n 150 >&2
+  else tail -n 80 "$log" >&2; fi
   for a in "${artifacts[@]}"; do
     echo "fuzz: reproducer: $a" >&2
     echo "fuzz:   rerun with: $bin $a" >&2
+    # A clean clone's build directory does not outlive CI: the input itself
+    # goes into the log, small as it is (max_len 64 KiB).
+    echo "fuzz:   its bytes (base64 -d to restore):" >&2
+    base64 -w 76 "$a" | head -n 1200 >&2
   done
   [ ${#artifacts[@]} -gt 0 ] || echo "fuzz: no reproducer written; see $log" >&2
   exit 1

@@ -12,8 +12,10 @@
  *
  * Then GoSysExit events that carry the real exit time take it, and Go
  * re-sorts (stably) by time: such an exit may move back before events
- * already merged. Merged events wait in a small buffer until no exit still
- * to come can move before them (see exit_floor()).
+ * already merged, or, in a damaged trace whose exit time is later than the
+ * exit itself, forward past events still to come. Merged events wait in a
+ * small buffer until nothing still to come can move before them (see
+ * release_bound()).
  *
  * 1.5 traces are sorted on their global sequence numbers in memory.
  */
@@ -372,6 +374,16 @@ static int64_t exit_floor(ctrace_reader *r) {
   return INT64_MAX;
 }
 
+/* The buffer's events at or before this time may leave: every event still
+ * to merge comes at or after the last merged one's own time (the merge is
+ * in time order, or the stream ends in an error), and every exit still to
+ * come at or after exit_floor(). Ties stay in merge order, as Go's stable
+ * sort keeps them. */
+static int64_t release_bound(ctrace_reader *r) {
+  int64_t floor = exit_floor(r);
+  return r->os.last_ts < floor ? r->os.last_ts : floor;
+}
+
 static bool buf_insert(order_state *os, const pev *e) {
   if (os->bhead && os->bhead == os->blen) os->bhead = os->blen = 0;
   if (os->blen == os->bcap) {
@@ -557,7 +569,7 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
   for (;;) {
     /* Release what no exit still to come can precede. */
     if (os->bhead < os->blen &&
-        (os->pending == 0 || os->buf[os->bhead].ts <= exit_floor(r))) {
+        (os->pending == 0 || os->buf[os->bhead].ts <= release_bound(r))) {
       *ev = os->buf[os->bhead++];
       return 1;
     }
@@ -620,8 +632,8 @@ int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err) {
     }
     os->last_ts = e.ts;
     apply_exit_time(r, &e);
-    /* Nothing waiting and no exit to come that could precede it: out. */
-    if (os->bhead == os->blen && (os->pending == 0 || e.ts <= exit_floor(r))) {
+    /* Nothing waiting and nothing to come that could precede it: out. */
+    if (os->bhead == os->blen && (os->pending == 0 || e.ts <= release_bound(r))) {
       *ev = e;
       return 1;
     }

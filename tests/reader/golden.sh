@@ -24,8 +24,9 @@
 #     rejected, with "time stamps out of order".
 # The same holds for mutants of a few small traces of the corpus (cut at
 # evenly spaced offsets, or with one byte changed; GOLDEN_MUTANTS of each,
-# default 16), and for traces Go 1.19 writes (tests/reader/gotrace.go.in,
-# built here; with and without CPU samples).
+# default 16), for the inputs the fuzzer found (fuzz/corpus/regress_*), and
+# for traces Go 1.19 writes (tests/reader/gotrace.go.in, built here; with
+# and without CPU samples).
 # Also, for every 1.7+ trace of the corpus, the oracle must print exactly
 # what `go tool trace -d` prints: that is what lets it stand in for Go on 1.5.
 # Failures of traces listed in `known` below (known ctrace bugs) are
@@ -334,6 +335,16 @@ for base in http_1_11_good user_task_region_1_19_good stress_start_stop_1_9_good
             check_trace "$(basename "$m")" "$m" "$prefix"
         done
     done
+done
+
+# --- inputs the fuzzer found ------------------------------------------------------
+# fuzz/corpus/regress_*: inputs that once broke the reader (fuzz/README.md);
+# ctrace must make of each what Go makes of it.
+
+for m in "$here/../../fuzz/corpus"/regress_*; do
+    [ -f "$m" ] || continue
+    prefix=$(go_cached oracle "$m") || { fail "$(basename "$m")" "Go oracle failed"; continue; }
+    check_trace "$(basename "$m")" "$m" "$prefix"
 done
 
 # --- traces Go 1.19 writes --------------------------------------------------------
