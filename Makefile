@@ -75,6 +75,9 @@ clean:
 # libFuzzer needs clang; the harness is built straight from the reader's
 # sources, outside CMake. Crashes fail the target and stay in build-fuzz/.
 FUZZ_SECONDS ?= 600
+# 0: libFuzzer picks a seed (make fuzz explores); fuzz-ci fixes one, so that
+# a CI run can be replayed mutation for mutation.
+FUZZ_SEED ?= 0
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
@@ -88,10 +91,10 @@ build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h include/ctrace/*.h
 
 fuzz: test-deps
 	@$(MAKE) --no-print-directory build-fuzz/fuzz_reader
-	@fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+	@fuzz/run.sh build-fuzz $(FUZZ_SECONDS) -seed=$(FUZZ_SEED)
 
 fuzz-ci:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60 FUZZ_SEED=1
 
 # Rewrites the ctrace-made seeds in fuzz/corpus/ (fuzz/seed_gen.c).
 fuzz-seeds: build
