@@ -126,6 +126,13 @@ int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN
 int ctrace__pl_thrd_err(int err) CTRACE__PL_HIDDEN;
 /* Counts the program's threads alive now; before the tracer's exist. */
 void ctrace__pl_threads_init(void) CTRACE__PL_HIDDEN;
+/* True when the process has no thread left but the tracer's and the shim's
+ * own (and main's, which ended with pthread_exit). Reads /proc. */
+bool ctrace__pl_only_internal_left(void) CTRACE__PL_HIDDEN;
+/* Has the finisher poll ctrace__pl_only_internal_left() and call exit(0)
+ * when it holds (shim.c): main has ended, and only threads older than the
+ * trace, which may end unseen, are left. */
+void ctrace__pl_watch_last(void) CTRACE__PL_HIDDEN;
 /* True once the calling thread's goroutine has ended (the guard is then
  * held for good, which is not "inside the tracer"). */
 bool ctrace__pl_thread_ended(void) CTRACE__PL_HIDDEN;

@@ -87,9 +87,13 @@ void ctrace__pl_real_exit(int status) {
 /* ---- finishing ------------------------------------------------------------- */
 
 /* Futex words: the finisher waits for fin_req, callers of finish wait for
- * fin_done. */
+ * fin_done. fin_req holds FIN_STOP once the trace is to be finished, and
+ * FIN_WATCH once the finisher is to watch for the program's last thread
+ * (ctrace__pl_watch_last). */
+enum { FIN_STOP = 1, FIN_WATCH = 2 };
 static _Atomic int fin_req, fin_done;
 static bool have_finisher;
+static __thread bool on_finisher __attribute__((tls_model("initial-exec")));
 
 static long futex(_Atomic int *word, int op, int val, const struct timespec *timeout) {
   return syscall(SYS_futex, (int *)word, op, val, timeout, NULL, 0);
@@ -97,7 +101,17 @@ static long futex(_Atomic int *word, int op, int val, const struct timespec *tim
 
 static void *finisher(void *arg) {
   (void)arg;
-  while (atomic_load(&fin_req) == 0) futex(&fin_req, FUTEX_WAIT_PRIVATE, 0, NULL);
+  on_finisher = true;
+  for (;;) {
+    int req = atomic_load(&fin_req);
+    if (req & FIN_STOP) break;
+    /* glibc ends a process whose last thread exits with exit(0); the
+     * tracer's threads keep that from happening, so do it for glibc (the
+     * exit asks for the trace, which this thread then finishes itself). */
+    if ((req & FIN_WATCH) && ctrace__pl_only_internal_left()) exit(0);
+    struct timespec poll = {0, 10 * 1000000};
+    futex(&fin_req, FUTEX_WAIT_PRIVATE, req, (req & FIN_WATCH) ? &poll : NULL);
+  }
   ctrace_stop();
   atomic_store(&fin_done, 1);
   futex(&fin_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -105,7 +119,12 @@ static void *finisher(void *arg) {
 }
 
 bool ctrace__pl_tracing(void) {
-  return ctrace__pl_pid != 0 && atomic_load_explicit(&fin_req, memory_order_relaxed) == 0;
+  return ctrace__pl_pid != 0 && (atomic_load_explicit(&fin_req, memory_order_relaxed) & FIN_STOP) == 0;
+}
+
+void ctrace__pl_watch_last(void) {
+  if (!have_finisher || (atomic_fetch_or(&fin_req, FIN_WATCH) & FIN_WATCH)) return;
+  futex(&fin_req, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 static uint64_t mono_ms(void) {
@@ -118,10 +137,10 @@ void ctrace__pl_finish(int timeout_ms) {
   /* Not the tracing process: a forked child (pid reset by its atfork
    * handler) or a vfork child, which shares our memory but not our pid. */
   if (ctrace__pl_pid == 0 || ctrace__pl_pid != (pid_t)syscall(SYS_getpid)) return;
-  int zero = 0;
-  if (atomic_compare_exchange_strong(&fin_req, &zero, 1)) {
-    if (!have_finisher) {
-      /* No finisher thread (it could not be created): stop right here. */
+  if (!(atomic_fetch_or(&fin_req, FIN_STOP) & FIN_STOP)) {
+    if (!have_finisher || on_finisher) {
+      /* No finisher thread (it could not be created), or this is it (its
+       * exit for the last thread): stop right here. */
       ctrace__pl_guard++;
       ctrace_stop();
       ctrace__pl_unguard();

@@ -18,9 +18,11 @@
  * glibc calls exit(0) only when no thread at all is left. So the shim
  * counts the program's threads (those alive at start, then each one it
  * creates) and, while tracing, calls exit(0) itself when the last one ends.
- * A thread that existed before the trace started and ends by returning
- * from its start routine is not seen to end: if it was the last one, the
- * process waits for the tracer's threads, that is, for ever.
+ * A thread that existed before the trace started (a library constructor's)
+ * and ends by returning from its start routine is not seen to end. So once
+ * main has ended and only such threads may be left, the finisher polls the
+ * kernel's count of the process's threads until only the tracer's and the
+ * shim's own remain (shim.c).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -55,25 +57,41 @@ static __thread bool ended __attribute__((tls_model("initial-exec")));
 
 /* Threads of the program alive, the tracer's and shim's own not counted. */
 static _Atomic long program_threads;
+/* Of those, the ones alive when the trace began, main excepted: they may
+ * end unseen. */
+static long prestart;
+/* The tracer's and the shim's own threads (the writer, the finisher). */
+static _Atomic long internal_threads;
+static _Atomic bool main_ended;
 
-/* Threads of the process from /proc/self/stat (field 20), 1 if unknown. */
+/* Threads of the process from /proc/self/stat (field 20), 0 if unknown. */
 static long threads_now(void) {
   char buf[1024];
   int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 1;
+  if (fd < 0) return 0;
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
-  if (n <= 0) return 1;
+  if (n <= 0) return 0;
   buf[n] = 0;
   char *p = strrchr(buf, ')'); /* the command name may hold anything */
-  if (!p) return 1;
+  if (!p) return 0;
   /* After ") ": state (field 3), then fields 4.. up to num_threads (20). */
   for (int field = 2; field < 20 && p; field++) p = strchr(p + 1, ' ');
   long t = p ? strtol(p + 1, NULL, 10) : 0;
-  return t > 0 ? t : 1;
+  return t > 0 ? t : 0;
 }
 
-void ctrace__pl_threads_init(void) { atomic_store(&program_threads, threads_now()); }
+void ctrace__pl_threads_init(void) {
+  long n = threads_now();
+  prestart = n > 1 ? n - 1 : 0;
+  atomic_store(&program_threads, n > 1 ? n : 1);
+}
+
+bool ctrace__pl_only_internal_left(void) {
+  /* An ended main thread stays in the count until the process ends. */
+  long n = threads_now();
+  return n > 0 && n <= atomic_load(&internal_threads) + 1;
+}
 
 bool ctrace__pl_thread_ended(void) { return ended; }
 
@@ -90,7 +108,11 @@ static void thread_end(void *unused) {
   ctrace__pl_guard++;
   ctrace__pl_heap_flush();
   ctrace_thread_end();
-  if (atomic_fetch_sub(&program_threads, 1) == 1 && ctrace__pl_tracing()) exit(0);
+  if (getpid() == gettid()) atomic_store(&main_ended, true);
+  long left = atomic_fetch_sub(&program_threads, 1) - 1;
+  if (!ctrace__pl_tracing()) return;
+  if (left == 0) exit(0);
+  if (left <= prestart && atomic_load(&main_ended)) ctrace__pl_watch_last();
 }
 
 static void *trampoline(void *p) {
@@ -131,6 +153,7 @@ static int create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn
   int r = real_pthread_create()(th, attr, internal_main, s);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (r) free(s);
+  else atomic_fetch_add(&internal_threads, 1);
   return r;
 }
 

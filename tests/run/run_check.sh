@@ -246,7 +246,7 @@ untraced() {
 case_signals() {
     # The traced process must end exactly as the untraced one does.
     local mode st
-    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5 pthread_exit:0; do
+    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5 pthread_exit:0 prestart:0; do
         st=$(untraced "${mode#*:}" "$bindir/run_signals" "${mode%:*}")
         traced "sig_${mode%:*}" "$st" "$bindir/run_signals" "${mode%:*}"
     done
@@ -259,6 +259,8 @@ case_signals() {
     done
     expect sig_exit GoSleep -ge 1
     expect sig_pthread_exit GoEnd -eq 2 # main and the napping thread
+    # The thread from before the trace is announced, never seen to end.
+    expect sig_prestart "GoEnd $(main_g sig_prestart)" -eq 1
 }
 
 case_c11() {

@@ -17,6 +17,8 @@
  *                         20 ms and returns: the process exits 0 when that
  *                         last thread ends (the tracer's own threads must
  *                         not keep it alive)
+ *   run_signals prestart  the same, the sleeping thread being one a library
+ *                         constructor started before the trace (prestart.c)
  *
  * In every case the trace must be complete (or, for the crashes, as
  * complete as the shim could make it) and valid.
@@ -28,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int run_prestart_started(void); /* prestart.c */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile sig_atomic_t handled;
@@ -65,6 +69,10 @@ int main(int argc, char **argv) {
   pthread_t th, sp;
   if (strcmp(how, "pthread_exit") == 0) {
     if (pthread_create(&th, NULL, nap, NULL) != 0) return 1;
+    pthread_exit(NULL);
+  }
+  if (strcmp(how, "prestart") == 0) {
+    if (!run_prestart_started()) return 1;
     pthread_exit(NULL);
   }
   if (pthread_create(&sp, NULL, spin, NULL) != 0) return 1;
