@@ -84,7 +84,37 @@ void ctrace__pl_real_exit(int status) {
   __builtin_unreachable();
 }
 
+/* This image's settings: its trace, and what the next image needs. */
+static struct {
+  char out[PATH_MAX];
+  char shim[PATH_MAX];  /* absolute path of this object */
+  char shim_asan[64];   /* libasan, if this build of the shim needs it */
+  bool no_stacks;
+  int image;            /* images of this process traced before this one */
+} cfg;
+
 /* ---- finishing ------------------------------------------------------------- */
+
+/* ctrace_stop, and a line on stderr when the trace is not whole: the file
+ * could not be written to the end (a full disk), or events were dropped
+ * for want of memory for a buffer. Nothing is lost without a word. */
+static void stop_trace(void) {
+  int err = ctrace_stop();
+  ctrace_stats st;
+  ctrace_stats_get(&st);
+  char msg[PATH_MAX + 256];
+  int n = 0;
+  if (err)
+    n = snprintf(msg, sizeof msg, "ctrace: the trace in %s is incomplete: %s\n", cfg.out,
+                 ctrace_strerror(err));
+  else if (st.lost)
+    n = snprintf(msg, sizeof msg, "ctrace: %llu events are missing from %s: no memory for trace buffers\n",
+                 (unsigned long long)st.lost, cfg.out);
+  if (n > 0) {
+    ssize_t w = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    (void)w;
+  }
+}
 
 /* Futex words: the finisher waits for fin_req, callers of finish wait for
  * fin_done. fin_req holds FIN_STOP once the trace is to be finished, and
@@ -112,7 +142,7 @@ static void *finisher(void *arg) {
     struct timespec poll = {0, 10 * 1000000};
     futex(&fin_req, FUTEX_WAIT_PRIVATE, req, (req & FIN_WATCH) ? &poll : NULL);
   }
-  ctrace_stop();
+  stop_trace();
   atomic_store(&fin_done, 1);
   futex(&fin_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
   return NULL;
@@ -142,7 +172,7 @@ void ctrace__pl_finish(int timeout_ms) {
       /* No finisher thread (it could not be created), or this is it (its
        * exit for the last thread): stop right here. */
       ctrace__pl_guard++;
-      ctrace_stop();
+      stop_trace();
       ctrace__pl_unguard();
       atomic_store(&fin_done, 1);
       return;
@@ -248,15 +278,6 @@ static void env_cleanup(void) {
 static void fork_child(void) { ctrace__pl_pid = 0; }
 
 /* ---- following exec ------------------------------------------------------------ */
-
-/* This image's settings, for the next one. */
-static struct {
-  char out[PATH_MAX];
-  char shim[PATH_MAX];  /* absolute path of this object */
-  char shim_asan[64];   /* libasan, if this build of the shim needs it */
-  bool no_stacks;
-  int image;            /* images of this process traced before this one */
-} cfg;
 
 static bool is_ours(const char *entry) {
   static const char *const names[] = {"CTRACE_OUT=", "CTRACE_NO_STACKS=", "CTRACE_RUN_PRELOAD=",

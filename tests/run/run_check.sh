@@ -307,9 +307,17 @@ case_passthrough() {
         "$pre" "$out/env.trace" "$bindir/run_pingpong" >"$out/env.out" || fail "env: pingpong failed"
     decode env
     expect env GoBlockCond -ge 98
+    # A trace that cannot be written whole is said to be incomplete; the
+    # program's status stays its own.
+    local st=0
+    timeout -k 5 "$LIMIT" "$ctrace" run -o /dev/full -- "$bindir/run_pingpong" 20 \
+        >"$out/full.out" 2>"$out/full.err" || st=$?
+    [ "$st" -eq 0 ] || fail "full: status $st, want 0"
+    grep -q '^ctrace: the trace in /dev/full is incomplete: ' "$out/full.err" ||
+        fail "full: no word of the failed write; stderr: $(cat "$out/full.err")"
     # A program that does not start through __libc_start_main (Go's own
     # tool) is refused with a reason, not run into an empty trace.
-    local st=0
+    st=0
     "$ctrace" run -o "$out/go.trace" -- "$(command -v go)" version >/dev/null 2>"$out/go.err" || st=$?
     [ "$st" -eq 2 ] && grep -q __libc_start_main "$out/go.err" ||
         fail "go: status $st, stderr: $(cat "$out/go.err")"
