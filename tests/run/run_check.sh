@@ -93,6 +93,13 @@ goroutines() {
     awk '$2 == "GoCreate" && $4 != "g=0" { sub("g=", "", $6); print $6 }' "$out/$1.d"
 }
 
+# expect_goroutines NAME N: the program created exactly N goroutines.
+expect_goroutines() {
+    local gs
+    gs=$(goroutines "$1")
+    [ "$(echo "$gs" | wc -w)" -eq "$2" ] || fail "$1: goroutines created: '$(echo $gs)', want $2"
+}
+
 # main_g NAME: the goroutine of the main thread (announced at start).
 main_g() {
     awk '$2 == "GoCreate" && $4 == "g=0" { sub("g=", "", $6); print $6; exit }' "$out/$1.d"
@@ -112,8 +119,8 @@ case_pingpong() {
     has_output pingpong '^pingpong rounds=300 '
     local m p
     m=$(main_g pingpong)
+    expect_goroutines pingpong 1
     p=$(goroutines pingpong)
-    [ "$(echo "$p" | wc -w)" -eq 1 ] || fail "pingpong: goroutines created: '$p', want one"
     # Each side waits once per round (the last round's partner excepted).
     expect pingpong "GoBlockCond $m" -ge 299
     expect pingpong "GoBlockCond $p" -ge 299
@@ -134,8 +141,8 @@ case_threadpool() {
     traced threadpool 0 "$bindir/run_threadpool" 400 4
     has_output threadpool '^threadpool tasks=400 workers=4 '
     local ws g
+    expect_goroutines threadpool 4
     ws=$(goroutines threadpool)
-    [ "$(echo "$ws" | wc -w)" -eq 4 ] || fail "threadpool: goroutines created: '$ws', want 4"
     for g in $ws; do expect threadpool "GoEnd $g" -eq 1; done
     expect threadpool GoBlockCond -ge 1
     if heap_expected; then
@@ -186,7 +193,7 @@ case_tcp() {
 case_compute() {
     traced compute 0 "$bindir/run_compute" 2000000 2
     has_output compute '^compute threads=2 iterations=2000000 '
-    [ "$(goroutines compute | wc -w)" -eq 2 ] || fail "compute: want 2 goroutines created"
+    expect_goroutines compute 2
     expect compute GoEnd -eq 2
 }
 
@@ -200,7 +207,7 @@ case_fork() {
     files=$(find "$out" -name '*.trace' | wc -l)
     [ "$files" -eq 1 ] || fail "fork: $files trace files, want 1"
     expect fork GoSysBlock -ge 10 # main waits for its children
-    [ "$(goroutines fork | wc -w)" -eq 2 ] || fail "fork: want 2 goroutines created"
+    expect_goroutines fork 2
 }
 
 # moved NAME N: $out/NAME.trace.N, an earlier image's trace, as trace NAME_N.
@@ -254,12 +261,14 @@ case_signals() {
     local n
     for n in sig_term sig_segv sig_abort sig__exit; do
         # main, the spinning thread, the one that ends the process
-        [ "$(goroutines $n | wc -w)" -eq 2 ] || fail "$n: want 2 goroutines created"
+        expect_goroutines $n 2
         expect $n "GoBlockSync $(main_g $n)" -ge 1 # pthread_join
     done
     expect sig_exit GoSleep -ge 1
     expect sig_pthread_exit GoEnd -eq 2 # main and the napping thread
-    # The thread from before the trace is announced, never seen to end.
+    # main ends; the thread from before the trace made no traced call, so
+    # it has no goroutine (and it ended unseen: the process still exited).
+    expect_goroutines sig_prestart 0
     expect sig_prestart "GoEnd $(main_g sig_prestart)" -eq 1
 }
 
@@ -268,8 +277,8 @@ case_c11() {
     has_output c11 '^c11 rounds=200 result=7$'
     local m p
     m=$(main_g c11)
+    expect_goroutines c11 1
     p=$(goroutines c11)
-    [ "$(echo "$p" | wc -w)" -eq 1 ] || fail "c11: goroutines created: '$p', want one"
     expect c11 "GoBlockCond $m" -ge 199
     expect c11 "GoBlockCond $p" -ge 199
     expect c11 "GoSleep $m" -eq 1
@@ -279,7 +288,7 @@ case_c11() {
 case_asan() {
     traced asan 0 "$bindir/run_asan"
     has_output asan '^asan ok$'
-    [ "$(goroutines asan | wc -w)" -eq 4 ] || fail "asan: want 4 goroutines created"
+    expect_goroutines asan 4
     expect asan GoEnd -eq 4
     # Exec'd by a program without ASan: the shim must put libasan first
     # for the new image, or ASan refuses to start.
