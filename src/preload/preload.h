@@ -113,6 +113,8 @@ void ctrace__pl_finish(int timeout_ms) CTRACE__PL_HIDDEN;
  * ctrace__pl_exec_failed frees what it allocated if the exec failed. */
 char **ctrace__pl_exec_env(const char *prog, char *const envp[]) CTRACE__PL_HIDDEN;
 void ctrace__pl_exec_failed(char **env, char *const envp[]) CTRACE__PL_HIDDEN;
+/* In a forked child: starts the child's own trace if forks are followed. */
+void ctrace__pl_follow_fork(void) CTRACE__PL_HIDDEN;
 
 /* The real _exit, for the signal code's last resort. */
 void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDEN;
@@ -126,6 +128,8 @@ int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN
 int ctrace__pl_thrd_err(int err) CTRACE__PL_HIDDEN;
 /* Counts the program's threads alive now; before the tracer's exist. */
 void ctrace__pl_threads_init(void) CTRACE__PL_HIDDEN;
+/* In a forked child: the caller is the only thread, and main's now. */
+void ctrace__pl_threads_fork_child(void) CTRACE__PL_HIDDEN;
 /* True when the process has no thread left but the tracer's and the shim's
  * own (and main's, which ended with pthread_exit). Reads /proc. */
 bool ctrace__pl_only_internal_left(void) CTRACE__PL_HIDDEN;

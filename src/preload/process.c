@@ -1,13 +1,15 @@
 /* Processes: fork, exec, and waiting for children.
  *
- * fork: the child runs untraced. libctrace's own atfork handler gives the
- * child a clean, stopped tracer (src/runtime/fork.c), and the shim's marks
- * the child as not the tracing process; the parent's trace goes on. fork
- * is called with the guard held, so the handlers' own locking is not
- * traced. _Fork runs no atfork handlers: its wrapper resets the child
- * itself. vfork cannot be wrapped (the child borrows the caller's stack
- * frame); a vfork child that calls exec or _exit through us is recognized
- * by its pid and leaves the parent's trace alone.
+ * fork: libctrace's own atfork handler gives the child a clean, stopped
+ * tracer (src/runtime/fork.c), and the shim's marks the child as not the
+ * tracing process; the parent's trace goes on. The child then runs
+ * untraced, or with -f (CTRACE_FOLLOW_FORKS) starts a trace of its own
+ * (shim.c). fork is called with the guard held, so the handlers' own
+ * locking is not traced. _Fork runs no atfork handlers: its wrapper resets
+ * the child itself, and its child, which may only make async-signal-safe
+ * calls, is never followed. vfork cannot be wrapped (the child borrows the
+ * caller's stack frame); a vfork child that calls exec or _exit through us
+ * is recognized by its pid and leaves the parent's trace alone.
  *
  * exec: the trace is finished first (it is complete in the file when the
  * new program starts), and the new program is traced in turn: each wrapper
@@ -55,6 +57,7 @@ CTRACE__PL_EXPORT pid_t fork(void) {
   CTRACE__PL_SYSCALL();
   pid_t pid;
   CTRACE__PL_CALL(pid = real_fork()());
+  if (pid == 0) ctrace__pl_follow_fork();
   return pid;
 }
 

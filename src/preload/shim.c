@@ -20,6 +20,10 @@
  * program the process became (a launcher script's or env's exec leads to
  * the program of interest), the earlier ones are FILE.1, FILE.2, ...
  *
+ * Fork. A forked child runs untraced, or with CTRACE_FOLLOW_FORKS starts a
+ * trace of its own, FILE.pid<PID>, in fork's wrapper
+ * (ctrace__pl_follow_fork), and follows its own execs in turn.
+ *
  * Finish. ctrace_stop runs on a finisher thread of the shim's own, which
  * waits on a futex from start to finish: a signal handler (or _exit called
  * from one) can ask for the trace to be finished and wait for it with
@@ -90,6 +94,7 @@ static struct {
   char shim[PATH_MAX];  /* absolute path of this object */
   char shim_asan[64];   /* libasan, if this build of the shim needs it */
   bool no_stacks;
+  bool follow_forks;    /* -f: forked children trace into FILE.pid<PID> */
   int image;            /* images of this process traced before this one */
 } cfg;
 
@@ -272,6 +277,7 @@ static void env_cleanup(void) {
   unsetenv("CTRACE_RUN_PRELOAD");
   unsetenv("CTRACE_OUT");
   unsetenv("CTRACE_NO_STACKS");
+  unsetenv("CTRACE_FOLLOW_FORKS");
   unsetenv("CTRACE_IMAGE");
 }
 
@@ -280,8 +286,8 @@ static void fork_child(void) { ctrace__pl_pid = 0; }
 /* ---- following exec ------------------------------------------------------------ */
 
 static bool is_ours(const char *entry) {
-  static const char *const names[] = {"CTRACE_OUT=", "CTRACE_NO_STACKS=", "CTRACE_RUN_PRELOAD=",
-                                      "CTRACE_IMAGE=", "LD_PRELOAD="};
+  static const char *const names[] = {"CTRACE_OUT=",   "CTRACE_NO_STACKS=", "CTRACE_FOLLOW_FORKS=",
+                                      "CTRACE_IMAGE=", "LD_PRELOAD=",       "CTRACE_RUN_PRELOAD="};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
   return false;
@@ -312,7 +318,7 @@ char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
   size_t n = 0;
   for (; envp && envp[n]; n++)
     if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0) their_preload = envp[n] + 11;
-  char **env = malloc((n + 6) * sizeof *env);
+  char **env = malloc((n + 7) * sizeof *env);
   char *added = env_entry("%s%s%s", asan, *asan ? ":" : "", cfg.shim);
   if (!env || !added) {
     free(env);
@@ -328,6 +334,7 @@ char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
   env[k++] = env_entry("CTRACE_OUT=%s", cfg.out);
   env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
   if (cfg.no_stacks) env[k++] = env_entry("CTRACE_NO_STACKS=1");
+  if (cfg.follow_forks) env[k++] = env_entry("CTRACE_FOLLOW_FORKS=1");
   env[k] = NULL;
   free(added);
   for (size_t i = 0; i < k; i++)
@@ -380,6 +387,49 @@ static void hook_sanitizers(void) {
   }
 }
 
+static bool env_flag(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Starts this process's trace into path, the calling thread's G running,
+ * with the finisher to end it. Guarded. */
+static bool trace_into(const char *path) {
+  ctrace_options opts = {.no_stacks = cfg.no_stacks};
+  int err = ctrace_start_file(path, &opts);
+  if (err) {
+    fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));
+    return false;
+  }
+  ctrace__pl_pid = getpid();
+  ctrace_thread_resume();
+  have_finisher = ctrace__pl_internal_thread(finisher, NULL) == 0;
+  return true;
+}
+
+/* In the child of fork, with -f: the child traces into FILE.pid<PID>. It
+ * has a clean, stopped tracer (fork_child above, src/runtime/fork.c) and
+ * one thread, the caller, whose G is the child's first goroutine; the
+ * finisher and the writer are started anew, and the thread counts restart
+ * from that one thread. Not when the parent's trace was being finished
+ * (the process is exiting). */
+void ctrace__pl_follow_fork(void) {
+  if (!cfg.follow_forks || (atomic_load(&fin_req) & FIN_STOP)) return;
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%s.pid%d", cfg.out, (int)getpid());
+  if (n < 0 || (size_t)n >= sizeof path) return;
+  atomic_store(&fin_req, 0);
+  atomic_store(&fin_done, 0);
+  have_finisher = false;
+  ctrace__pl_guard++;
+  ctrace__pl_threads_fork_child();
+  if (trace_into(path)) {
+    memcpy(cfg.out, path, (size_t)n + 1);
+    cfg.image = 0;
+  }
+  ctrace__pl_unguard();
+}
+
 static void start(uintptr_t main_pc) {
   const char *out = getenv("CTRACE_OUT");
   if (!out || !*out) return;
@@ -389,15 +439,13 @@ static void start(uintptr_t main_pc) {
     return;
   }
   strcpy(path, out);
-  const char *ns = getenv("CTRACE_NO_STACKS");
-  ctrace_options opts = {.no_stacks = ns && *ns && strcmp(ns, "0") != 0};
   const char *img = getenv("CTRACE_IMAGE");
   int image = img ? atoi(img) : 0;
-  env_cleanup();
 
-  /* Kept for an exec that follows. */
+  /* Kept for an exec or a fork that follows. */
   snprintf(cfg.out, sizeof cfg.out, "%s", path);
-  cfg.no_stacks = opts.no_stacks;
+  cfg.no_stacks = env_flag("CTRACE_NO_STACKS");
+  cfg.follow_forks = env_flag("CTRACE_FOLLOW_FORKS");
   cfg.image = image > 0 ? image : 0;
   Dl_info self;
   if (dladdr((void *)start, &self) && self.dli_fname && !realpath(self.dli_fname, cfg.shim))
@@ -405,6 +453,7 @@ static void start(uintptr_t main_pc) {
   ctrace__elf_info shim_info;
   if (ctrace__elf_info_read(cfg.shim, &shim_info))
     snprintf(cfg.shim_asan, sizeof cfg.shim_asan, "%s", shim_info.asan);
+  env_cleanup();
   /* A followed exec: the previous image's finished trace moves aside. */
   if (cfg.image > 0) {
     char prev[PATH_MAX + 16];
@@ -418,18 +467,11 @@ static void start(uintptr_t main_pc) {
   ctrace_g *g = ctrace_thread_create((void (*)(void))main_pc);
   ctrace_thread_begin(g);
   ctrace__pl_threads_init(); /* before the writer thread exists */
-  int err = ctrace_start_file(path, &opts);
-  if (err) {
-    fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));
-    ctrace__pl_unguard();
-    return;
+  if (trace_into(path)) {
+    pthread_atfork(NULL, NULL, fork_child);
+    ctrace__pl_signals_init();
+    hook_sanitizers();
   }
-  ctrace__pl_pid = getpid();
-  ctrace_thread_resume();
-  have_finisher = ctrace__pl_internal_thread(finisher, NULL) == 0;
-  pthread_atfork(NULL, NULL, fork_child);
-  ctrace__pl_signals_init();
-  hook_sanitizers();
   ctrace__pl_unguard();
 }
 

@@ -87,6 +87,13 @@ void ctrace__pl_threads_init(void) {
   atomic_store(&program_threads, n > 1 ? n : 1);
 }
 
+void ctrace__pl_threads_fork_child(void) {
+  prestart = 0;
+  atomic_store(&program_threads, 1);
+  atomic_store(&internal_threads, 0);
+  atomic_store(&main_ended, false);
+}
+
 bool ctrace__pl_only_internal_left(void) {
   /* An ended main thread stays in the count until the process ends. */
   long n = threads_now();

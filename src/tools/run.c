@@ -35,7 +35,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace run [-o FILE] [--no-stacks] [--] PROG [ARGS...]\n"
+          "usage: ctrace run [-o FILE] [-f] [--no-stacks] [--] PROG [ARGS...]\n"
           "\n"
           "Runs PROG, a dynamically linked program, and writes its execution trace to\n"
           "FILE (default " DEFAULT_OUT "), for `go tool trace FILE`. Nothing in PROG\n"
@@ -48,18 +48,21 @@ static void usage(FILE *f) {
           "PROG runs in place of ctrace (exec): its exit status, signals and output\n"
           "are its own. If PROG execs another program (as launcher scripts and env\n"
           "do), that one is traced in turn: FILE holds the last program, FILE.1,\n"
-          "FILE.2, ... the ones before it. Forked children run untraced.\n"
+          "FILE.2, ... the ones before it. Forked children run untraced, or with -f\n"
+          "each writes its own trace, FILE.pid<PID> (and follows its execs in turn).\n"
           "\n"
           "options:\n"
           "  -o FILE, --output FILE  write the trace to FILE (default " DEFAULT_OUT ")\n"
+          "  -f, --follow-forks      trace forked children too, each into FILE.pid<PID>\n"
           "  --no-stacks             record no call stacks\n"
           "  -h, --help              print this help\n"
           "\n"
           "The same without this command:\n"
           "  LD_PRELOAD=/path/to/" SHIM " CTRACE_OUT=FILE PROG [ARGS...]\n"
-          "(CTRACE_NO_STACKS=1 for --no-stacks). CTRACE_PRELOAD=PATH makes this command\n"
-          "use another shim. Exit status: PROG's; 127 if PROG is not found, 126 if it\n"
-          "cannot be run, 2 on bad usage or if FILE cannot be written.\n");
+          "(CTRACE_FOLLOW_FORKS=1 for -f, CTRACE_NO_STACKS=1 for --no-stacks).\n"
+          "CTRACE_PRELOAD=PATH makes this command use another shim.\n"
+          "Exit status: PROG's; 127 if PROG is not found, 126 if it cannot be run, 2 on\n"
+          "bad usage or if FILE cannot be written.\n");
 }
 
 /* ---- finding things ---------------------------------------------------------- */
@@ -100,7 +103,7 @@ static bool find_shim(char *out, size_t size) {
 
 int ctrace__cmd_run(int argc, char **argv) {
   const char *out = DEFAULT_OUT;
-  bool no_stacks = false;
+  bool no_stacks = false, follow_forks = false;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -122,6 +125,8 @@ int ctrace__cmd_run(int argc, char **argv) {
       out = a + 9;
     } else if (strcmp(a, "--no-stacks") == 0) {
       no_stacks = true;
+    } else if (strcmp(a, "-f") == 0 || strcmp(a, "--follow-forks") == 0) {
+      follow_forks = true;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "ctrace run: unknown option '%s'\n\n", a);
       usage(stderr);
@@ -194,6 +199,10 @@ int ctrace__cmd_run(int argc, char **argv) {
     setenv("CTRACE_NO_STACKS", "1", 1);
   else
     unsetenv("CTRACE_NO_STACKS");
+  if (follow_forks)
+    setenv("CTRACE_FOLLOW_FORKS", "1", 1);
+  else
+    unsetenv("CTRACE_FOLLOW_FORKS");
 
   execv(prog, prog_argv);
   int err = errno;

@@ -3,7 +3,7 @@
 #
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
-#   CASE     pingpong threadpool pipe tcp compute fork exec signals asan
+#   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
 #            passthrough c11 (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
@@ -40,6 +40,7 @@ trace_tool=$(go tool -n trace)
 ulimit -c 0 # the crash cases must not leave core files
 readonly LIMIT=60 # seconds per traced program
 traces=()
+run_opts=() # options for ctrace run before -o
 
 fail() {
     echo "$prog: $case_name: FAIL: $*" >&2
@@ -52,7 +53,7 @@ fail() {
 traced() {
     local name=$1 want=$2 st=0
     shift 2
-    timeout -k 5 "$LIMIT" "$ctrace" run -o "$out/$name.trace" -- "$@" \
+    timeout -k 5 "$LIMIT" "$ctrace" run ${run_opts[@]+"${run_opts[@]}"} -o "$out/$name.trace" -- "$@" \
         >"$out/$name.out" 2>"$out/$name.err" || st=$?
     if [ "$st" -ne "$want" ]; then
         echo "--- stdout"; cat "$out/$name.out"; echo "--- stderr"; cat "$out/$name.err"
@@ -208,6 +209,46 @@ case_fork() {
     [ "$files" -eq 1 ] || fail "fork: $files trace files, want 1"
     expect fork GoSysBlock -ge 10 # main waits for its children
     expect_goroutines fork 2
+}
+
+case_fork_follow() {
+    # -f: each child traces into FILE.pid<PID> (its process's ProcStart
+    # thread), and follows its own exec: the fork-and-exec child leaves
+    # FILE.pid<PID>.1 (before the exec) and FILE.pid<PID> (/bin/sh). The
+    # child of system() is not forked by the program: untraced.
+    mkdir -p "$out/follow"
+    run_opts=(-f)
+    (cd "$out/follow" && traced follow 0 "$bindir/run_forker" 10)
+    run_opts=()
+    decode follow
+    has_output follow '^forker forks=10 ok=12$'
+    expect_goroutines follow 2
+    [ -z "$(ls -A "$out/follow")" ] || fail "follow: traces in the working directory"
+    local t base pid name plain=0 execed=0 children=("$out"/follow.trace.pid*)
+    [ -e "${children[0]}" ] || fail "follow: no trace of a child (follow.trace.pid<PID>)"
+    for t in "${children[@]}"; do
+        base=${t##*/follow.trace.pid}
+        pid=${base%.1}
+        name=follow_$pid${base#"$pid"}
+        name=${name//./_}
+        mv "$t" "$out/$name.trace"
+        decode "$name"
+        grep -Eq "^[0-9]+ ProcStart p=0 g=0 off=[0-9]+ thread=$pid\$" "$out/$name.d" ||
+            fail "$name: not the trace of process $pid"
+        if [ "$base" != "$pid" ]; then
+            execed=$((execed + 1))
+        elif [ -e "$t.1" ] || [ -e "$out/${name}_1.trace" ]; then
+            expect_goroutines "$name" 0 # /bin/sh
+        else
+            # A child of the loop: a thread it joins, and a sleep.
+            plain=$((plain + 1))
+            expect_goroutines "$name" 1
+            expect "$name" "GoEnd $(goroutines "$name")" -eq 1
+            expect "$name" "GoSleep $(main_g "$name")" -eq 1
+        fi
+    done
+    [ "$plain" -eq 10 ] && [ "$execed" -eq 1 ] ||
+        fail "follow: $plain children's traces and $execed before an exec, want 10 and 1"
 }
 
 # moved NAME N: $out/NAME.trace.N, an earlier image's trace, as trace NAME_N.
