@@ -110,9 +110,13 @@ void ctrace__pl_finish(int timeout_ms) CTRACE__PL_HIDDEN;
 /* Finishes the trace before an exec of prog, and returns the environment
  * to exec it with: envp plus what traces the new image (or envp itself,
  * when this process is not the tracing one or prog cannot be traced).
- * ctrace__pl_exec_failed frees what it allocated if the exec failed. */
+ * ctrace__pl_spawn_env: the same for a child posix_spawn starts, which
+ * with -f traces into FILE.pid<PID>; the trace goes on. ctrace__pl_env_free
+ * frees what they allocated once the exec failed or the spawn returned;
+ * errno is kept. */
 char **ctrace__pl_exec_env(const char *prog, char *const envp[]) CTRACE__PL_HIDDEN;
-void ctrace__pl_exec_failed(char **env, char *const envp[]) CTRACE__PL_HIDDEN;
+char **ctrace__pl_spawn_env(const char *prog, char *const envp[]) CTRACE__PL_HIDDEN;
+void ctrace__pl_env_free(char **env, char *const envp[]) CTRACE__PL_HIDDEN;
 /* In a forked child: starts the child's own trace if forks are followed. */
 void ctrace__pl_follow_fork(void) CTRACE__PL_HIDDEN;
 

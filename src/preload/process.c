@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,12 @@ CTRACE__PL_REAL(pid_t, waitpid, (pid_t, int *, int))
 CTRACE__PL_REAL(pid_t, wait4, (pid_t, int *, int, struct rusage *))
 CTRACE__PL_REAL(int, waitid, (idtype_t, id_t, siginfo_t *, int))
 CTRACE__PL_REAL(int, system, (const char *))
+CTRACE__PL_REAL(int, posix_spawn,
+                (pid_t *, const char *, const posix_spawn_file_actions_t *,
+                 const posix_spawnattr_t *, char *const[], char *const[]))
+CTRACE__PL_REAL(int, posix_spawnp,
+                (pid_t *, const char *, const posix_spawn_file_actions_t *,
+                 const posix_spawnattr_t *, char *const[], char *const[]))
 
 /* ---- fork ---------------------------------------------------------------------- */
 
@@ -91,7 +98,7 @@ static void at_path(int dirfd, const char *path, int flags, char *out, size_t si
 CTRACE__PL_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   char **env = ctrace__pl_exec_env(path, envp);
   int r = real_execve()(path, argv, env);
-  ctrace__pl_exec_failed(env, envp);
+  ctrace__pl_env_free(env, envp);
   return r;
 }
 
@@ -104,7 +111,7 @@ CTRACE__PL_EXPORT int execvpe(const char *file, char *const argv[], char *const 
   if (!ctrace__elf_find_program(file, prog, sizeof prog)) prog[0] = 0;
   char **env = ctrace__pl_exec_env(prog, envp);
   int r = real_execvpe()(file, argv, env);
-  ctrace__pl_exec_failed(env, envp);
+  ctrace__pl_env_free(env, envp);
   return r;
 }
 
@@ -117,7 +124,7 @@ CTRACE__PL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   snprintf(prog, sizeof prog, "/proc/self/fd/%d", fd);
   char **env = ctrace__pl_exec_env(prog, envp);
   int r = real_fexecve()(fd, argv, env);
-  ctrace__pl_exec_failed(env, envp);
+  ctrace__pl_env_free(env, envp);
   return r;
 }
 
@@ -127,7 +134,7 @@ CTRACE__PL_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
   at_path(dirfd, path, flags, prog, sizeof prog);
   char **env = ctrace__pl_exec_env(prog, envp);
   int r = real_execveat()(dirfd, path, argv, env, flags);
-  ctrace__pl_exec_failed(env, envp);
+  ctrace__pl_env_free(env, envp);
   return r;
 }
 
@@ -163,6 +170,32 @@ CTRACE__PL_EXPORT int execle(const char *path, const char *arg0, ...) {
   char *const *envp;
   COLLECT_ARGS(arg0, ap, argv, envp = va_arg(ap, char *const *));
   return execve(path, argv, envp);
+}
+
+/* ---- posix_spawn ---------------------------------------------------------------------- */
+
+/* Followed with -f as a fork is: the child, whose pid is not known before,
+ * names its trace FILE.pid<PID> itself (CTRACE_SPAWNED, shim.c). */
+CTRACE__PL_EXPORT int posix_spawn(pid_t *pid, const char *path,
+                                  const posix_spawn_file_actions_t *actions,
+                                  const posix_spawnattr_t *attr, char *const argv[],
+                                  char *const envp[]) {
+  char **env = ctrace__pl_spawn_env(path, envp);
+  int r = real_posix_spawn()(pid, path, actions, attr, argv, env);
+  ctrace__pl_env_free(env, envp);
+  return r;
+}
+
+CTRACE__PL_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+                                   const posix_spawn_file_actions_t *actions,
+                                   const posix_spawnattr_t *attr, char *const argv[],
+                                   char *const envp[]) {
+  char prog[PATH_MAX];
+  if (!ctrace__elf_find_program(file, prog, sizeof prog)) prog[0] = 0;
+  char **env = ctrace__pl_spawn_env(prog, envp);
+  int r = real_posix_spawnp()(pid, file, actions, attr, argv, env);
+  ctrace__pl_env_free(env, envp);
+  return r;
 }
 
 /* ---- waiting for children ------------------------------------------------------------ */

@@ -22,7 +22,9 @@
  *
  * Fork. A forked child runs untraced, or with CTRACE_FOLLOW_FORKS starts a
  * trace of its own, FILE.pid<PID>, in fork's wrapper
- * (ctrace__pl_follow_fork), and follows its own execs in turn.
+ * (ctrace__pl_follow_fork), and follows its own execs in turn. A child of
+ * posix_spawn gets the environment an exec would, with CTRACE_SPAWNED in
+ * place of CTRACE_IMAGE: it names its file FILE.pid<PID> at start.
  *
  * Finish. ctrace_stop runs on a finisher thread of the shim's own, which
  * waits on a futex from start to finish: a signal handler (or _exit called
@@ -279,6 +281,7 @@ static void env_cleanup(void) {
   unsetenv("CTRACE_NO_STACKS");
   unsetenv("CTRACE_FOLLOW_FORKS");
   unsetenv("CTRACE_IMAGE");
+  unsetenv("CTRACE_SPAWNED");
 }
 
 static void fork_child(void) { ctrace__pl_pid = 0; }
@@ -287,7 +290,8 @@ static void fork_child(void) { ctrace__pl_pid = 0; }
 
 static bool is_ours(const char *entry) {
   static const char *const names[] = {"CTRACE_OUT=",   "CTRACE_NO_STACKS=", "CTRACE_FOLLOW_FORKS=",
-                                      "CTRACE_IMAGE=", "LD_PRELOAD=",       "CTRACE_RUN_PRELOAD="};
+                                      "CTRACE_IMAGE=", "LD_PRELOAD=",       "CTRACE_RUN_PRELOAD=",
+                                      "CTRACE_SPAWNED="};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
   return false;
@@ -306,9 +310,9 @@ static char *env_entry(const char *fmt, ...) {
   return e;
 }
 
-char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
-  if (ctrace__pl_pid == 0 || ctrace__pl_pid != (pid_t)syscall(SYS_getpid)) return (char **)envp;
-  ctrace__pl_finish(0);
+/* envp plus what traces prog: the next image of this process, or (spawned)
+ * a child that names its trace FILE.pid<PID> itself. */
+static char **traced_env(const char *prog, char *const envp[], bool spawned) {
   ctrace__elf_info info;
   ctrace__elf_info_read(prog, &info);
   /* Not traceable: run untraced rather than break it. */
@@ -318,7 +322,7 @@ char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
   size_t n = 0;
   for (; envp && envp[n]; n++)
     if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0) their_preload = envp[n] + 11;
-  char **env = malloc((n + 7) * sizeof *env);
+  char **env = malloc((n + 8) * sizeof *env);
   char *added = env_entry("%s%s%s", asan, *asan ? ":" : "", cfg.shim);
   if (!env || !added) {
     free(env);
@@ -332,7 +336,10 @@ char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
   env[k++] = env_entry("LD_PRELOAD=%s%s%s", added, more ? ":" : "", more ? their_preload : "");
   env[k++] = env_entry("CTRACE_RUN_PRELOAD=%s", added);
   env[k++] = env_entry("CTRACE_OUT=%s", cfg.out);
-  env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
+  if (spawned)
+    env[k++] = env_entry("CTRACE_SPAWNED=1");
+  else
+    env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
   if (cfg.no_stacks) env[k++] = env_entry("CTRACE_NO_STACKS=1");
   if (cfg.follow_forks) env[k++] = env_entry("CTRACE_FOLLOW_FORKS=1");
   env[k] = NULL;
@@ -342,7 +349,22 @@ char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
   return env;
 }
 
-void ctrace__pl_exec_failed(char **env, char *const envp[]) {
+static bool tracing_process(void) {
+  return ctrace__pl_pid != 0 && ctrace__pl_pid == (pid_t)syscall(SYS_getpid);
+}
+
+char **ctrace__pl_exec_env(const char *prog, char *const envp[]) {
+  if (!tracing_process()) return (char **)envp;
+  ctrace__pl_finish(0);
+  return traced_env(prog, envp, false);
+}
+
+char **ctrace__pl_spawn_env(const char *prog, char *const envp[]) {
+  if (!cfg.follow_forks || !ctrace__pl_tracing() || !tracing_process()) return (char **)envp;
+  return traced_env(prog, envp, true);
+}
+
+void ctrace__pl_env_free(char **env, char *const envp[]) {
   if (env == (char **)envp) return;
   int e = errno;
   for (size_t i = 0; env[i]; i++)
@@ -441,6 +463,12 @@ static void start(uintptr_t main_pc) {
   strcpy(path, out);
   const char *img = getenv("CTRACE_IMAGE");
   int image = img ? atoi(img) : 0;
+  /* Started by a followed posix_spawn: the parent's FILE names ours. */
+  if (env_flag("CTRACE_SPAWNED") &&
+      snprintf(path, sizeof path, "%s.pid%d", out, (int)getpid()) >= (int)sizeof path) {
+    fprintf(stderr, "ctrace: CTRACE_OUT is too long; not tracing\n");
+    return;
+  }
 
   /* Kept for an exec or a fork that follows. */
   snprintf(cfg.out, sizeof cfg.out, "%s", path);

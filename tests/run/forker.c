@@ -5,15 +5,16 @@
  * Two threads lock a mutex, allocate and sleep in a loop, so that the
  * tracer's locks and buffers are in use when main forks. Each child
  * creates and joins a thread (which locks a mutex of the child's own),
- * allocates, and exits with status 0 through
- * exit() (even children) or _exit() (odd ones): it must run untraced,
- * never touch the parent's trace, and never hang on a lock the parent's
- * threads held. One more child runs system("exit 3"), one execs
- * /bin/sh -c 'exit 4' (fork + exec). Main waits for each child (waitpid:
- * a blocked system call) and checks its status. Prints "forker forks=N
- * ok=K" and exits 0 if every child ended as expected.
+ * sleeps, and exits with status 0 through exit() (even children) or
+ * _exit() (odd ones): it must never touch the parent's trace, and never
+ * hang on a lock the parent's threads held. Then system("exit 3"), a fork
+ * that execs /bin/sh -c 'exit 4', and posix_spawn of /bin/sh -c 'exit 5'.
+ * Main waits for each child (waitpid: a blocked system call) and checks
+ * its status. Prints "forker forks=N ok=K" and exits 0 if every child
+ * ended as expected (K = N + 3).
  */
 #include <pthread.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,8 +99,11 @@ int main(int argc, char **argv) {
     _exit(127);
   }
   ok += wait_for(pid, 4);
+  extern char **environ;
+  char *sh_argv[] = {"sh", "-c", "exit 5", NULL};
+  if (posix_spawn(&pid, "/bin/sh", NULL, NULL, sh_argv, environ) == 0) ok += wait_for(pid, 5);
   atomic_store(&stop, 1);
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
   printf("forker forks=%d ok=%d\n", forks, ok);
-  return ok == forks + 2 ? 0 : 1;
+  return ok == forks + 3 ? 0 : 1;
 }
