@@ -96,7 +96,7 @@ static struct {
   char shim[PATH_MAX];  /* absolute path of this object */
   char shim_asan[64];   /* libasan, if this build of the shim needs it */
   bool no_stacks;
-  bool follow_forks;    /* -f: forked children trace into FILE.pid<PID> */
+  bool follow_forks;    /* -f: children (fork, posix_spawn) trace into FILE.pid<PID> */
   int image;            /* images of this process traced before this one */
 } cfg;
 
@@ -409,6 +409,13 @@ static void hook_sanitizers(void) {
   }
 }
 
+/* FILE.pid<PID>: the trace of this process, a followed child of the one
+ * tracing into parent. False if the name does not fit. */
+static bool child_path(char *out, size_t size, const char *parent) {
+  int n = snprintf(out, size, "%s.pid%d", parent, (int)getpid());
+  return n > 0 && (size_t)n < size;
+}
+
 static bool env_flag(const char *name) {
   const char *v = getenv(name);
   return v && *v && strcmp(v, "0") != 0;
@@ -438,15 +445,14 @@ static bool trace_into(const char *path) {
 void ctrace__pl_follow_fork(void) {
   if (!cfg.follow_forks || (atomic_load(&fin_req) & FIN_STOP)) return;
   char path[PATH_MAX];
-  int n = snprintf(path, sizeof path, "%s.pid%d", cfg.out, (int)getpid());
-  if (n < 0 || (size_t)n >= sizeof path) return;
+  if (!child_path(path, sizeof path, cfg.out)) return;
   atomic_store(&fin_req, 0);
   atomic_store(&fin_done, 0);
   have_finisher = false;
   ctrace__pl_guard++;
   ctrace__pl_threads_fork_child();
   if (trace_into(path)) {
-    memcpy(cfg.out, path, (size_t)n + 1);
+    strcpy(cfg.out, path);
     cfg.image = 0;
   }
   ctrace__pl_unguard();
@@ -464,8 +470,7 @@ static void start(uintptr_t main_pc) {
   const char *img = getenv("CTRACE_IMAGE");
   int image = img ? atoi(img) : 0;
   /* Started by a followed posix_spawn: the parent's FILE names ours. */
-  if (env_flag("CTRACE_SPAWNED") &&
-      snprintf(path, sizeof path, "%s.pid%d", out, (int)getpid()) >= (int)sizeof path) {
+  if (env_flag("CTRACE_SPAWNED") && !child_path(path, sizeof path, out)) {
     fprintf(stderr, "ctrace: CTRACE_OUT is too long; not tracing\n");
     return;
   }
