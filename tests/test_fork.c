@@ -12,12 +12,14 @@
  * Then the parent stops its trace. tests/fork_check.sh runs this and checks
  * every trace with `go tool trace -d`.
  *
- * Under AddressSanitizer, forks and the emitters' allocations take turns
- * (alloc_turn): the libasan of GCC 12 takes none of its allocator's locks
- * around fork, so a child forked while another thread is inside malloc or
- * free hangs on its first allocation (glibc's malloc is fork-safe; that is
- * what the plain build tests). The tracer's own locks stay under test: the
- * events between allocations, and the writer thread, still race the fork.
+ * The libasan of GCC 12 takes none of its allocator's locks around fork,
+ * so under AddressSanitizer a child forked while another thread is inside
+ * malloc or free hangs on its first allocation (glibc's malloc is
+ * fork-safe). So main forks only once every thread it started runs (a
+ * thread allocates as it starts, under ASan), and under ASan forks and the
+ * emitters' thread creations take turns (alloc_turn). The tracer's own
+ * locks stay under test: the events between creations, and the writer
+ * thread, still race every fork.
  */
 #include <ctrace/ctrace.h>
 
@@ -41,7 +43,7 @@ enum { NUM_THREADS = 3, NUM_FORKS = 20, CHILD_SECONDS = 20 };
     }                                                      \
   } while (0)
 
-static atomic_int stop;
+static atomic_int stop, running;
 
 #ifdef __SANITIZE_ADDRESS__
 static pthread_rwlock_t alloc_turn = PTHREAD_RWLOCK_INITIALIZER;
@@ -78,6 +80,7 @@ static void *emitter(void *arg) {
       if (pthread_create(&th, NULL, noop, g) == 0) pthread_join(th, NULL);
       ALLOC_END();
     }
+    if (i == 1) atomic_fetch_add(&running, 1);
   }
   return arg;
 }
@@ -124,6 +127,11 @@ int main(int argc, char **argv) {
     ctrace_g *g = ctrace_thread_create((void (*)(void))emitter);
     CHECK(pthread_create(&th[i], NULL, emitter, g) == 0, "pthread_create");
   }
+  /* Every emitter through its first round, and the writer thread through
+   * its first read (the header): none of them is starting any more. */
+  for (ctrace_stats st = {0}; atomic_load(&running) < NUM_THREADS || st.bytes == 0;
+       ctrace_stats_get(&st))
+    usleep(1000);
   for (int n = 0; n < NUM_FORKS; n++) {
     usleep(2000);
     FORK_BEGIN();
