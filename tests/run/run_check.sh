@@ -101,6 +101,12 @@ expect_goroutines() {
     [ "$(echo "$gs" | wc -w)" -eq "$2" ] || fail "$1: goroutines created: '$(echo $gs)', want $2"
 }
 
+# expect_sys_pairs NAME: every blocked system call (GoSysBlock) has its exit.
+expect_sys_pairs() {
+    [ "$(count "$1" GoSysExit)" -eq "$(count "$1" GoSysBlock)" ] ||
+        fail "$1: GoSysExit and GoSysBlock differ"
+}
+
 # main_g NAME: the goroutine of the main thread (announced at start).
 main_g() {
     awk '$2 == "GoCreate" && $4 == "g=0" { sub("g=", "", $6); print $6; exit }' "$out/$1.d"
@@ -167,8 +173,7 @@ case_pipe() {
     # Main waits for the first message; the writer for room in the pipe.
     expect pipe "GoSysBlock $m" -ge 1
     expect pipe "GoSysBlock $w" -ge 1
-    [ "$(count pipe GoSysExit)" -eq "$(count pipe GoSysBlock)" ] ||
-        fail "pipe: GoSysExit and GoSysBlock differ"
+    expect_sys_pairs pipe
     expect pipe "GoSleep $w" -eq 1
     expect pipe "GoSleep $m" -eq 1
     expect pipe GoBlockNet -eq 0
@@ -214,8 +219,7 @@ case_fork() {
     m=$(main_g fork)
     expect fork "GoSysCall $m" -ge 13
     expect fork "GoSysBlock $m" -ge 1
-    [ "$(count fork GoSysExit)" -eq "$(count fork GoSysBlock)" ] ||
-        fail "fork: GoSysExit and GoSysBlock differ"
+    expect_sys_pairs fork
     expect_goroutines fork 2
 }
 
