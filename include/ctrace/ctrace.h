@@ -34,7 +34,8 @@ extern "C" {
   X(EINVAL, -3, "invalid argument")                          \
   X(ENOMEM, -4, "out of memory")                             \
   X(EIO, -5, "writing the trace failed")                     \
-  X(EREADER, -6, "another reader is active")
+  X(EREADER, -6, "another reader is active")                \
+  X(EFDCHANGED, -7, "the trace's descriptor was closed or replaced by the program")
 
 enum {
 #define CTRACE__ERR_ENUM(name, val, msg) CTRACE_##name = val,
@@ -76,9 +77,20 @@ int ctrace_stop(void);
 const void *ctrace_read(size_t *len);
 
 /* ctrace_start, plus a background thread that writes the trace to fd as
- * it is produced (Go's runtime/trace.Start(w)). fd stays open. */
+ * it is produced (Go's runtime/trace.Start(w)). The caller owns fd: ctrace
+ * never closes it, and takes a reference of its own to the open file at
+ * start, in a descriptor table only the writer thread uses. Once
+ * ctrace_start_fd has returned, the caller may close fd, or reuse its
+ * number: the trace goes on to the file fd named at start until
+ * ctrace_stop, and never to another. Where the kernel refuses the writer
+ * a table of its own (a seccomp policy), the reference is a close-on-exec
+ * duplicate in the process's table, checked before every write: when the
+ * program closed or replaced it, writing stops, ctrace_stop returns
+ * CTRACE_EFDCHANGED and ctrace_stats.unwritten counts what was not
+ * written. */
 int ctrace_start_fd(int fd, const ctrace_options *opts);
-/* Same, writing to a new file at path (created or truncated). */
+/* Same, writing to a new file at path (created or truncated), with the
+ * same protection: its descriptor is the writer's alone. */
 int ctrace_start_file(const char *path, const ctrace_options *opts);
 
 typedef struct ctrace_stats {
@@ -87,6 +99,9 @@ typedef struct ctrace_stats {
   uint64_t truncated;      /* strings shortened to fit a buffer */
   uint64_t buffers;        /* buffers allocated */
   uint64_t bytes;          /* trace bytes handed to readers */
+  uint64_t unwritten;      /* of those, bytes the writer of ctrace_start_fd/_file
+                              could not write (a write error, or its descriptor
+                              taken away: see ctrace_start_fd) */
 } ctrace_stats;
 void ctrace_stats_get(ctrace_stats *out);
 

@@ -64,12 +64,15 @@ static long prestart;
 static _Atomic long internal_threads;
 static _Atomic bool main_ended;
 
-/* Threads of the process from /proc/self/stat (field 20), 0 if unknown. */
+/* Threads of the process from /proc/self/stat (field 20), 0 if unknown.
+ * pread, not read: should a program thread close the number and open a
+ * pipe or socket there meanwhile, pread fails on it (ESPIPE) rather than
+ * take the program's data. */
 static long threads_now(void) {
   char buf[1024];
   int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   close(fd);
   if (n <= 0) return 0;
   buf[n] = 0;

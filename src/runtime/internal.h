@@ -153,7 +153,7 @@ CTRACE__INLINE size_t ctrace__buf_capacity(void) {
 }
 
 typedef struct ctrace__counters {
-  _Atomic uint64_t events, lost, truncated, buffers, bytes;
+  _Atomic uint64_t events, lost, truncated, buffers, bytes, unwritten;
 } ctrace__counters;
 extern ctrace__counters ctrace__stats CTRACE__HIDDEN;
 
@@ -163,6 +163,9 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) CTRACE__HIDDEN;
  * which stop joins with ctrace__writer_join, returning its error. */
 int ctrace__start(const ctrace_options *opts, void *writer) CTRACE__HIDDEN;
 int ctrace__writer_join(void *writer) CTRACE__HIDDEN;
+/* In the child of a fork: drops the parent's writer's descriptor from the
+ * child's table, where it is there at all (the shared-table fallback). */
+void ctrace__writer_fork_child(void *writer) CTRACE__HIDDEN;
 
 /* Stores the odd seq, then loads the state word: stop does the mirror
  * image, so one of the two sees the other. The StoreLoad order comes from

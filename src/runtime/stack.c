@@ -183,6 +183,12 @@ void ctrace__tables_dump(ctrace__buf **bp) {
     memcpy(out, body, len);
     (*bp)->pos = out + len;
   }
+  /* The symbolizer's files are open in the program's descriptor table
+   * (libdw opens them without close-on-exec): none may outlive the stop,
+   * where the program could close the numbers and reuse them (libdw would
+   * then read, and at last close, the program's files) or exec with them
+   * open. So each stop symbolizes afresh; the strings are copied above. */
+  ctrace__symbolize_close();
 }
 
 /* Fork child: the tables hold the parent's trace; an insert may have been

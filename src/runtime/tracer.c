@@ -269,12 +269,14 @@ int ctrace_stop(void) {
 
 /* In the child of a fork (fork.c): tracing off, the calling thread the only
  * one registered, and no buffer: the parent's belong to its trace. The
- * parent's writer thread is not here; its file descriptor is close-on-exec. */
+ * parent's writer thread is not here, nor, in the child's descriptor table,
+ * its file descriptor (ctrace__writer_fork_child). */
 void ctrace__tracer_fork_child(void) {
   pthread_mutex_init(&ctl_mu, NULL);
   pthread_mutex_init(&threads_mu, NULL);
   pthread_mutex_init(&nop_mu, NULL);
   atomic_store(&ctrace__state, atomic_load(&ctrace__state) & ~(uint64_t)1);
+  if (trace_writer) ctrace__writer_fork_child(trace_writer);
   trace_writer = NULL;
   ctrace__nop_buf = NULL;
   ctrace__thread *t = &ctrace__tls;
@@ -299,4 +301,5 @@ void ctrace_stats_get(ctrace_stats *out) {
   out->truncated = atomic_load(&ctrace__stats.truncated);
   out->buffers = atomic_load(&ctrace__stats.buffers);
   out->bytes = atomic_load(&ctrace__stats.bytes);
+  out->unwritten = atomic_load(&ctrace__stats.unwritten);
 }

@@ -1,90 +1,230 @@
 /* ctrace_start_fd / ctrace_start_file: a background thread that reads the
  * trace as it is produced and writes it out, as Go's runtime/trace.Start(w)
  * does with a goroutine. The thread never emits events, so it is never a
- * G of the trace it writes. */
+ * G of the trace it writes.
+ *
+ * The trace's descriptor lives in a descriptor table of the writer's own.
+ * The program owns its descriptors: daemons close every one from 3 up,
+ * others call close_range or closefrom, or dup2 over a number they think
+ * free. A writer that kept writing to a number it opened earlier would
+ * write into whatever the program opened there since, and the program's
+ * data would be lost. So the writer thread unshares its descriptor table
+ * (close_range with CLOSE_RANGE_UNSHARE, or unshare(CLONE_FILES)), closes
+ * every copy of the program's descriptors in it (holding them would keep
+ * the program's pipes and sockets open past its own close: a reader would
+ * never see end of file), and only then opens the file, or keeps the one
+ * descriptor ctrace_start_fd was given. Nothing the program does to its
+ * table reaches the writer's, and the trace's descriptor is never in the
+ * program's table: not seen in /proc/self/fd, not inherited by children.
+ *
+ * Where unsharing is refused (a seccomp policy), the descriptor is shared:
+ * it is at a high number, close-on-exec, and its identity (device
+ * and inode) is checked before every write. When it changed (the program
+ * closed or replaced it), the writer stops writing, counts what it could
+ * not write (ctrace_stats.unwritten) and ctrace_stop returns
+ * CTRACE_EFDCHANGED. A change between the check and the write cannot be
+ * seen in that mode: only the private table rules it out. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 typedef struct writer {
   pthread_t thread;
-  sem_t gate; /* opens once ctrace_start has answered */
-  bool abort, owns_fd;
-  int fd, err;
+  sem_t ready; /* the writer has set up its descriptor (or failed to) */
+  sem_t gate;  /* opens once ctrace_start has answered */
+  bool abort;
+  const char *path; /* ctrace_start_file: the writer opens it; else NULL */
+  int fd;           /* the trace's descriptor, in the writer's table */
+  bool shared;      /* the table could not be unshared: check identity */
+  dev_t dev;
+  ino_t ino;
+  int err;
 } writer;
+
+/* The lowest number the trace's descriptor takes: above what programs
+ * open in practice, below glibc's and systemd's soft limit of 1024, so
+ * no table grows past its default for it. In a shared table that keeps
+ * it out of the way of the numbers the program reuses; in the writer's
+ * own, it keeps tools that see one table per process (ThreadSanitizer,
+ * a reader of strace's output) from taking it for the program's. */
+enum { TRACE_FD_MIN = 900 };
+
+static int sys_close_range(unsigned first, unsigned last, unsigned flags) {
+  return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+/* Closes every descriptor of the calling thread's private table but keep
+ * (-1: every one). */
+static void close_all_but(int keep) {
+  if (keep < 0 ? sys_close_range(0, ~0U, 0) == 0
+               : (keep == 0 || sys_close_range(0, (unsigned)keep - 1, 0) == 0) &&
+                     sys_close_range((unsigned)keep + 1, ~0U, 0) == 0)
+    return;
+  /* No close_range (Linux < 5.9): the table's own listing. */
+  DIR *d = opendir("/proc/thread-self/fd");
+  if (!d) return;
+  int self = dirfd(d);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != keep && fd != self) close(fd);
+  }
+  closedir(d);
+}
+
+/* Gives the calling thread a descriptor table of its own holding only
+ * keep (-1: nothing). False if the kernel or a policy refuses. */
+static bool private_table(int keep) {
+  /* One call where the kernel has it (5.9+); the copy it makes leaves
+   * out the range it closes. */
+  unsigned first = keep < 0 ? 0 : (unsigned)keep + 1;
+  if (sys_close_range(first, ~0U, CLOSE_RANGE_UNSHARE) != 0 && unshare(CLONE_FILES) != 0) return false;
+  close_all_but(keep);
+  return true;
+}
+
+/* Moves fd to a number at least min, close-on-exec; closes the old one. */
+static int move_fd(int fd, int min) {
+  int nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+  if (nfd < 0) return fd;
+  close(fd);
+  return nfd;
+}
+
+/* The writer's descriptor: private where the kernel allows, at
+ * TRACE_FD_MIN or above (never 0, 1 or 2: a stray write to stderr in
+ * this thread must not land in the trace). Returns 0 or a CTRACE_E*
+ * code. */
+static int setup_fd(writer *w) {
+  struct rlimit rl;
+  int min = TRACE_FD_MIN;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= (rlim_t)min) min = 3;
+  w->shared = !private_table(w->path ? -1 : w->fd);
+  if (w->path) {
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0) return CTRACE_EIO;
+    if (w->fd < min) w->fd = move_fd(w->fd, min);
+  } else if (w->shared) {
+    /* The caller owns fd; ours is a duplicate the caller cannot close. */
+    int fd = fcntl(w->fd, F_DUPFD_CLOEXEC, min);
+    if (fd < 0) return CTRACE_EINVAL;
+    w->fd = fd;
+  } else if (w->fd < min) {
+    w->fd = move_fd(w->fd, min);
+  }
+  if (w->shared) {
+    struct stat st;
+    if (fstat(w->fd, &st) != 0) return CTRACE_EINVAL;
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+  }
+  return 0;
+}
+
+/* In a shared table: false once the descriptor is no longer the trace's. */
+static bool still_ours(const writer *w) {
+  struct stat st;
+  return !w->shared || (fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino);
+}
+
+static void write_chunk(writer *w, const char *c, size_t n) {
+  if (w->err == 0 && !still_ours(w)) w->err = CTRACE_EFDCHANGED;
+  while (n > 0 && w->err == 0) {
+    ssize_t k = write(w->fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      w->err = CTRACE_EIO;
+      break;
+    }
+    c += k;
+    n -= (size_t)k;
+  }
+  if (n > 0) atomic_fetch_add_explicit(&ctrace__stats.unwritten, n, memory_order_relaxed);
+}
 
 static void *writer_main(void *arg) {
   writer *w = arg;
+  w->err = setup_fd(w);
+  sem_post(&w->ready);
+  if (w->err) return NULL;
   while (sem_wait(&w->gate) != 0) {
   }
-  if (w->abort) return NULL;
-  const void *p;
-  size_t n;
-  /* Read to the end even after a write error: stop waits for the drain. */
-  while ((p = ctrace_read(&n)) != NULL) {
-    const char *c = p;
-    while (n > 0 && w->err == 0) {
-      ssize_t k = write(w->fd, c, n);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) {
-        w->err = CTRACE_EIO;
-        break;
-      }
-      c += k;
-      n -= (size_t)k;
-    }
+  if (!w->abort) {
+    const void *p;
+    size_t n;
+    /* Read to the end even after a write error: stop waits for the drain. */
+    while ((p = ctrace_read(&n)) != NULL) write_chunk(w, p, n);
   }
+  /* Our copy, never the caller's: in a private table it is the only one
+   * there is, in a shared one a duplicate. Not when it stopped being ours. */
+  if ((w->path || w->shared) && w->err != CTRACE_EFDCHANGED && close(w->fd) != 0 && !w->err)
+    w->err = CTRACE_EIO;
   return NULL;
 }
 
-static int start_writer(int fd, bool owns_fd, const ctrace_options *opts) {
+static void writer_free(writer *w) {
+  sem_destroy(&w->ready);
+  sem_destroy(&w->gate);
+  free(w);
+}
+
+static int start_writer(int fd, const char *path, const ctrace_options *opts) {
   writer *w = calloc(1, sizeof *w);
   if (!w) return CTRACE_ENOMEM;
   w->fd = fd;
-  w->owns_fd = owns_fd;
+  w->path = path;
+  sem_init(&w->ready, 0, 0);
   sem_init(&w->gate, 0, 0);
   /* The thread exists before tracing starts, so a started trace always
    * has its reader. */
   if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-    sem_destroy(&w->gate);
-    free(w);
+    writer_free(w);
     return CTRACE_ENOMEM;
   }
-  int err = ctrace__start(opts, w);
+  while (sem_wait(&w->ready) != 0) {
+  }
+  int err = w->err ? w->err : ctrace__start(opts, w);
   w->abort = err != 0;
   sem_post(&w->gate);
   if (err) {
     pthread_join(w->thread, NULL);
-    sem_destroy(&w->gate);
-    free(w);
+    writer_free(w);
   }
   return err;
 }
 
 int ctrace_start_fd(int fd, const ctrace_options *opts) {
-  if (fd < 0) return CTRACE_EINVAL;
-  return start_writer(fd, false, opts);
+  if (fd < 0 || fcntl(fd, F_GETFD) < 0) return CTRACE_EINVAL;
+  return start_writer(fd, NULL, opts);
 }
 
 int ctrace_start_file(const char *path, const ctrace_options *opts) {
   if (!path) return CTRACE_EINVAL;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return CTRACE_EIO;
-  int err = start_writer(fd, true, opts);
-  if (err) close(fd);
-  return err;
+  return start_writer(-1, path, opts);
+}
+
+/* The writer and its memory stay the parent's (the child's copy of the
+ * memory is dropped unfreed, as the rest of the parent's trace is). A
+ * shared-table descriptor was inherited: closed here, if still ours,
+ * so that no child holds the parent's trace open. */
+void ctrace__writer_fork_child(void *arg) {
+  writer *w = arg;
+  if (w->shared && still_ours(w)) close(w->fd);
 }
 
 int ctrace__writer_join(void *arg) {
   writer *w = arg;
   pthread_join(w->thread, NULL);
   int err = w->err;
-  if (w->owns_fd && close(w->fd) != 0 && !err) err = CTRACE_EIO;
-  sem_destroy(&w->gate);
-  free(w);
+  writer_free(w);
   return err;
 }

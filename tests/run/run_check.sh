@@ -11,7 +11,7 @@
 #            success)
 #
 # Each case runs its program under `ctrace run` (with a time limit), checks
-# the exit status and output the program would have without tracing, then
+# the exit status and output the program has without tracing, then
 # checks the trace: `go tool trace -d` (and `ctrace check`) must accept it,
 # and the events Go prints must match what the program did (counts per event type and per
 # goroutine); finally every page of Go's web UI must serve it
@@ -50,16 +50,31 @@ fail() {
 # traced NAME WANT_STATUS PROG [ARGS...]: runs PROG under ctrace run into
 # $out/NAME.trace, stdout to $out/NAME.out, stderr to $out/NAME.err;
 # fails unless the exit status is WANT_STATUS (128+N: killed by signal N).
+# PROG runs untraced first: its stdout must be the same, but for the
+# timings the programs print (ns=, cpu_ns=) and the shell's $_, which
+# names the command the shell ran (ctrace).
 traced() {
     local name=$1 want=$2 st=0
     shift 2
+    timeout -k 5 "$LIMIT" "$@" >"$out/$name.plain" 2>/dev/null || true
     timeout -k 5 "$LIMIT" "$ctrace" run ${run_opts[@]+"${run_opts[@]}"} -o "$out/$name.trace" -- "$@" \
         >"$out/$name.out" 2>"$out/$name.err" || st=$?
     if [ "$st" -ne "$want" ]; then
         echo "--- stdout"; cat "$out/$name.out"; echo "--- stderr"; cat "$out/$name.err"
         fail "$name: exit status $st, want $want"
     fi
+    local norm='s/ (ns|cpu_ns)=[0-9]+//g; /^env _=/d'
+    if ! diff <(sed -E "$norm" "$out/$name.plain") <(sed -E "$norm" "$out/$name.out") >"$out/$name.diff"; then
+        cat "$out/$name.diff"
+        fail "$name: stdout differs from the untraced run's (< untraced, > traced)"
+    fi
     decode "$name"
+}
+
+# same_file NAME UNTRACED TRACED: the program's own file is byte for byte
+# what the untraced run wrote.
+same_file() {
+    cmp "$2" "$3" >&2 || fail "$1: $3 differs from the untraced run's $2"
 }
 
 # decode NAME: go tool trace -d of $out/NAME.trace into $out/NAME.d; ctrace's
@@ -393,6 +408,46 @@ case_passthrough() {
     (ctrace=$out/moved/bin/ctrace; traced installed 0 "$bindir/run_pingpong" 50)
     decode installed
     expect installed GoBlockCond -ge 98
+}
+
+# A program that takes the descriptors away (tests/run/closer.c): its
+# data file must be what it is untraced, and the trace whole, holding its
+# ten threads, each thread's sleep and the writes it made after the close.
+case_closer() {
+    local mode
+    for mode in loop close_range closefrom proc dup2; do
+        "$bindir/run_closer" "$mode" "$out/$mode.untraced" >/dev/null || fail "untraced closer $mode failed"
+        traced "closer_$mode" 0 "$bindir/run_closer" "$mode" "$out/$mode.data"
+        same_file "closer_$mode" "$out/$mode.untraced" "$out/$mode.data"
+        expect_goroutines "closer_$mode" 10
+        expect "closer_$mode" GoSleep -eq 10
+        expect "closer_$mode" GoSysCall -ge 200
+    done
+    # After an exec, /proc/self/fd lists no descriptor of the tracer
+    # (traced() compares the listing with the untraced one).
+    traced closer_list 0 "$bindir/run_closer" list -
+    moved closer_list 1
+    # A daemon, followed with -f: fork, setsid, fork, close 0 to 1023.
+    run_opts=(-f)
+    traced closer_daemon 0 "$bindir/run_closer" daemon "$out/daemon.data"
+    run_opts=()
+    "$bindir/run_closer" daemon "$out/daemon.untraced" >/dev/null 2>"$out/daemon.untraced.err"
+    local pid upid
+    pid=$(sed -n 's/^closer: daemon pid //p' "$out/closer_daemon.err")
+    upid=$(sed -n 's/^closer: daemon pid //p' "$out/daemon.untraced.err")
+    [ -n "$pid" ] && [ -n "$upid" ] || fail "closer_daemon: no daemon pid"
+    SECONDS=0
+    while kill -0 "$pid" 2>/dev/null || kill -0 "$upid" 2>/dev/null; do
+        [ "$SECONDS" -lt "$LIMIT" ] || fail "closer_daemon: the daemon did not end"
+        sleep 0.1
+    done
+    same_file closer_daemon "$out/daemon.untraced" "$out/daemon.data"
+    local t
+    t=$(ls "$out"/closer_daemon.trace.pid*.pid"$pid" 2>/dev/null) || fail "closer_daemon: no trace of the daemon"
+    mv "$t" "$out/closer_daemond.trace"
+    decode closer_daemond
+    expect_goroutines closer_daemond 10
+    expect closer_daemond GoSysCall -ge 200
 }
 
 "case_$case_name"
