@@ -80,7 +80,7 @@ static ssize_t write_sum(size_t first, ssize_t second) {
 #define READ_BODY(fd, iov, cnt, off, real_call)                       \
   CTRACE__PL_SYSCALL();                                               \
   ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
-  int t = ctrace__pl_tried(r, fd);                                    \
+  int t = ctrace__pl_tried(r, fd, pl_errno0_);                                    \
   if (t == CTRACE__PL_TRY_DONE) return r;                             \
   int k = t == CTRACE__PL_TRY_WAITS ? ctrace__pl_wait_kind(fd)        \
                                     : ctrace__pl_probe(fd, POLLIN);   \
@@ -127,7 +127,7 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   CTRACE__PL_SYSCALL();
   struct iovec v = {(void *)buf, n};
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
-  int t = ctrace__pl_tried(r, fd);
+  int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
@@ -143,7 +143,7 @@ CTRACE__PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
   CTRACE__PL_SYSCALL();
   struct iovec v = {(void *)buf, n};
   ssize_t r = real_pwritev2()(fd, &v, 1, off, RWF_NOWAIT);
-  int t = ctrace__pl_tried(r, fd);
+  int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT) return real_pwrite()(fd, buf, n, off);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
@@ -160,7 +160,7 @@ CTRACE__PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   CTRACE__PL_SYSCALL();
   ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
-  int t = ctrace__pl_tried(r, fd);
+  int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
     return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
   size_t n = iov_total(iov, cnt);
@@ -205,7 +205,7 @@ CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, of
     k = ctrace__pl_probe(fd, POLLIN);                                     \
   } else {                                                                \
     r = call_with_flags((flags) | MSG_DONTWAIT);                          \
-    int t = ctrace__pl_tried(r, fd);                                      \
+    int t = ctrace__pl_tried(r, fd, pl_errno0_);                                      \
     if (t == CTRACE__PL_TRY_DONE) return r;                               \
     k = t == CTRACE__PL_TRY_WAITS ? CTRACE__PL_WAIT_NET                   \
                                   : ctrace__pl_probe(fd, POLLIN);         \
@@ -243,7 +243,7 @@ CTRACE__PL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
   CTRACE__PL_SYSCALL();                                                    \
   if ((flags) & MSG_DONTWAIT) return call_with(0, flags);                  \
   ssize_t r = call_with(0, (flags) | MSG_DONTWAIT);                        \
-  int t = ctrace__pl_tried(r, fd);                                         \
+  int t = ctrace__pl_tried(r, fd, pl_errno0_);                                         \
   if (t == CTRACE__PL_TRY_CANNOT) return call_with(0, flags);              \
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;      \
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                  \

@@ -63,35 +63,47 @@ enum { CTRACE__PL_TRY_DONE, CTRACE__PL_TRY_WAITS, CTRACE__PL_TRY_CANNOT };
  * an error the real call would give too; EAGAIN on an O_NONBLOCK fd is
  * one). WAITS: the real call would wait. CANNOT: the kernel cannot try
  * this descriptor this way (or a filter forbids the call); make the real
- * call. */
-static inline int ctrace__pl_tried(ssize_t r, int fd) {
-  if (r >= 0) return CTRACE__PL_TRY_DONE;
+ * call. errno is left as the program's call would leave it: the try's
+ * error when that is the answer, else saved, the value before the try (a
+ * call that succeeds leaves errno alone, and programs that set errno to 0
+ * before a call and read it after rely on that). */
+static inline int ctrace__pl_tried(ssize_t r, int fd, int saved) {
+  if (r >= 0) {
+    errno = saved;
+    return CTRACE__PL_TRY_DONE;
+  }
   int e = errno;
   if (e == EAGAIN || e == EWOULDBLOCK) {
     bool nb = ctrace__pl_nonblocking(fd);
-    errno = e;
+    errno = nb ? e : saved;
     return nb ? CTRACE__PL_TRY_DONE : CTRACE__PL_TRY_WAITS;
   }
-  if (e == EOPNOTSUPP || e == EINVAL || e == ENOSYS || e == EPERM) return CTRACE__PL_TRY_CANNOT;
+  if (e == EOPNOTSUPP || e == EINVAL || e == ENOSYS || e == EPERM) {
+    errno = saved;
+    return CTRACE__PL_TRY_CANNOT;
+  }
   return CTRACE__PL_TRY_DONE;
 }
 
-/* Always inline: the stack of the events must begin at the wrapper. */
-#define CTRACE__PL_SYSCALL() CTRACE__PL_CALL(ctrace_go_syscall())
+/* Records GoSysCall. Declares pl_errno0_, errno as the program left it
+ * before the call, for ctrace__pl_tried; the event leaves errno as it was.
+ * Always inline: the stack of the events must begin at the wrapper. */
+#define CTRACE__PL_SYSCALL() \
+  int pl_errno0_ __attribute__((unused)) = errno; \
+  CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_syscall())
 
+/* Both keep errno (CTRACE__PL_CALL_KEEP_ERRNO). */
 CTRACE__PL_INLINE void ctrace__pl_wait_begin(int kind) {
   if (kind == CTRACE__PL_WAIT_NET)
-    CTRACE__PL_CALL(ctrace_go_block(CTRACE_BLOCK_NET));
+    CTRACE__PL_BLOCK(CTRACE_BLOCK_NET);
   else if (kind == CTRACE__PL_WAIT_SYS)
-    CTRACE__PL_CALL(ctrace_go_sysblock());
+    CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_sysblock());
 }
 
 CTRACE__PL_INLINE void ctrace__pl_wait_end(int kind) {
   if (kind == CTRACE__PL_WAIT_NONE) return;
-  int e = errno;
-  if (kind == CTRACE__PL_WAIT_SYS) CTRACE__PL_CALL(ctrace_go_sysexit());
-  CTRACE__PL_CALL(ctrace_thread_resume());
-  errno = e;
+  if (kind == CTRACE__PL_WAIT_SYS) CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_sysexit());
+  CTRACE__PL_RESUME();
 }
 
 #endif

@@ -109,9 +109,10 @@ static _Atomic int64_t heap_live;
 static void report(int64_t d) {
   heap_delta = 0;
   int64_t live = atomic_fetch_add_explicit(&heap_live, d, memory_order_relaxed) + d;
-  /* Not from inside the tracer (libdw allocating at stop, say). */
+  /* Not from inside the tracer (libdw allocating at stop, say). errno
+   * kept: free never changes it (POSIX.1-2024), malloc only on failure. */
   if (ctrace__pl_guard == 0 && ctrace_enabled())
-    CTRACE__PL_CALL(ctrace_heap_alloc(live > 0 ? (uint64_t)live : 0));
+    CTRACE__PL_CALL_KEEP_ERRNO(ctrace_heap_alloc(live > 0 ? (uint64_t)live : 0));
 }
 
 static inline void account(int64_t d) {

@@ -157,16 +157,20 @@ void ctrace__pl_signals_init(void) CTRACE__PL_HIDDEN;
 
 /* ---- helpers for blocking wrappers ------------------------------------------ */
 
+/* Records expr (a call into libctrace) leaving errno as it was: the
+ * events are written around the real call, and the program reads errno
+ * as that call left it (or as it was, when the call succeeds). */
+#define CTRACE__PL_CALL_KEEP_ERRNO(expr) \
+  do {                                   \
+    int pl_errno_ = errno;               \
+    CTRACE__PL_CALL(expr);               \
+    errno = pl_errno_;                   \
+  } while (0)
+
 /* The thread blocks for reason (a CTRACE_BLOCK_*) / goes on. Inline, so
  * that the stack recorded starts at the wrapper, which bears the name of
- * the libc function the program called. errno is kept: the events are
- * written after the real call, whose errno the caller reads. */
-#define CTRACE__PL_BLOCK(reason) CTRACE__PL_CALL(ctrace_go_block(reason))
-#define CTRACE__PL_RESUME()                    \
-  do {                                         \
-    int pl_errno_ = errno;                     \
-    CTRACE__PL_CALL(ctrace_thread_resume());   \
-    errno = pl_errno_;                         \
-  } while (0)
+ * the libc function the program called. */
+#define CTRACE__PL_BLOCK(reason) CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_block(reason))
+#define CTRACE__PL_RESUME() CTRACE__PL_CALL_KEEP_ERRNO(ctrace_thread_resume())
 
 #endif

@@ -461,16 +461,20 @@ void ctrace__pl_follow_fork(void) {
 static void start(uintptr_t main_pc) {
   const char *out = getenv("CTRACE_OUT");
   if (!out || !*out) return;
-  char path[PATH_MAX];
-  if (strlen(out) >= sizeof path) {
+  /* A relative name is taken from where the program starts: a program
+   * that changes directory and then forks or execs must not have the next
+   * trace written into its own directory. */
+  char path[PATH_MAX], cwd[PATH_MAX];
+  int n = out[0] == '/' || !getcwd(cwd, sizeof cwd) ? snprintf(path, sizeof path, "%s", out)
+                                                    : snprintf(path, sizeof path, "%s/%s", cwd, out);
+  if (n < 0 || (size_t)n >= sizeof path) {
     fprintf(stderr, "ctrace: CTRACE_OUT is too long; not tracing\n");
     return;
   }
-  strcpy(path, out);
   const char *img = getenv("CTRACE_IMAGE");
   int image = img ? atoi(img) : 0;
   /* Started by a followed posix_spawn: the parent's FILE names ours. */
-  if (env_flag("CTRACE_SPAWNED") && !child_path(path, sizeof path, out)) {
+  if (env_flag("CTRACE_SPAWNED") && !child_path(path, sizeof path, strcpy(cwd, path))) {
     fprintf(stderr, "ctrace: CTRACE_OUT is too long; not tracing\n");
     return;
   }

@@ -450,6 +450,31 @@ case_closer() {
     expect closer_daemond GoSysCall -ge 200
 }
 
+# What a wrapper could disturb (tests/run/state.c): errno after every
+# wrapped call, umask, cwd, signals, environment, descriptors, the
+# descriptor limit, and what an exec'd child and system() see. traced()
+# compares the whole report with the untraced one.
+case_state() {
+    traced state 0 "$bindir/run_state"
+    has_output state '^read \(waits\) +ret=1 errno=4242$'
+    # A relative CTRACE_OUT (the environment form) is taken from where the
+    # program started: after a chdir, the exec'd image's trace is still
+    # written there, not into the program's new directory.
+    mkdir -p "$out/rel/sub"
+    local shim pre
+    shim=$(dirname "$ctrace")/../lib/libctrace-preload.so
+    pre=$shim
+    if [ "${CTRACE_TEST_SANITIZE:-}" = address ]; then
+        pre="$(gcc -print-file-name=libasan.so):$shim"
+    fi
+    (cd "$out/rel" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$pre" CTRACE_OUT=rel.trace \
+        /bin/sh -c "cd sub && exec '$bindir/run_pingpong' 20" >/dev/null) || fail "rel: pingpong failed"
+    [ -z "$(ls -A "$out/rel/sub")" ] || fail "rel: a trace in the program's new directory: $(ls "$out/rel/sub")"
+    mv "$out/rel/rel.trace" "$out/rel.trace"
+    decode rel
+    expect rel GoBlockCond -ge 18
+}
+
 "case_$case_name"
 bash "$here/../go_compat.sh" "${traces[@]}"
 echo "run_check: $case_name: ${#traces[@]} trace(s) ok"
