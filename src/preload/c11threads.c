@@ -5,9 +5,10 @@
  * directly, not through the PLT: the pthread wrappers never see a C11
  * program. They are thin mappings (the C11 types are the pthread ones
  * under other names), so the shim makes the same mapping onto its own
- * wrappers, with glibc's error mapping (thrd_err_map). Calls that never
- * wait (mtx_trylock, mtx_unlock, cnd_signal, thrd_yield, ...) are left to
- * libc.
+ * wrappers, with glibc's error mapping (thrd_err_map), the releasing calls
+ * (mtx_unlock, cnd_signal, cnd_broadcast) included, which end a waiter's
+ * wait (wake.c). Calls that neither wait nor release (mtx_trylock,
+ * thrd_yield, ...) are left to libc.
  */
 #include <stdint.h>
 #include <threads.h>
@@ -59,4 +60,12 @@ CTRACE__PL_EXPORT int cnd_wait(cnd_t *c, mtx_t *m) {
 CTRACE__PL_EXPORT int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
                                     const struct timespec *restrict ts) {
   return ctrace__pl_thrd_err(pthread_cond_timedwait((pthread_cond_t *)c, (pthread_mutex_t *)m, ts));
+}
+
+CTRACE__PL_EXPORT int mtx_unlock(mtx_t *m) { return ctrace__pl_thrd_err(pthread_mutex_unlock((pthread_mutex_t *)m)); }
+
+CTRACE__PL_EXPORT int cnd_signal(cnd_t *c) { return ctrace__pl_thrd_err(pthread_cond_signal((pthread_cond_t *)c)); }
+
+CTRACE__PL_EXPORT int cnd_broadcast(cnd_t *c) {
+  return ctrace__pl_thrd_err(pthread_cond_broadcast((pthread_cond_t *)c));
 }

@@ -57,6 +57,8 @@ CTRACE__PL_REAL(int, posix_spawnp,
                 (pid_t *, const char *, const posix_spawn_file_actions_t *,
                  const posix_spawnattr_t *, char *const[], char *const[]))
 
+#include "wake.h"
+
 /* ---- fork ---------------------------------------------------------------------- */
 
 CTRACE__PL_EXPORT pid_t fork(void) {
@@ -72,6 +74,7 @@ CTRACE__PL_EXPORT pid_t _Fork(void) {
   pid_t pid = real__Fork()();
   if (pid == 0 && ctrace__pl_pid) {
     ctrace__fork_child();
+    ctrace__pl_wake_fork_child();
     ctrace__pl_pid = 0;
   }
   return pid;

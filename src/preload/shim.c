@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "elfinfo.h"
+#include "wake.h"
 #include "preload.h"
 
 __thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")));
@@ -284,7 +285,10 @@ static void env_cleanup(void) {
   unsetenv("CTRACE_SPAWNED");
 }
 
-static void fork_child(void) { ctrace__pl_pid = 0; }
+static void fork_child(void) {
+  ctrace__pl_pid = 0;
+  ctrace__pl_wake_fork_child();
+}
 
 /* ---- following exec ------------------------------------------------------------ */
 

@@ -4,8 +4,11 @@
  * Each wait is first tried without waiting (trylock, tryrdlock, trywrlock,
  * sem_trywait): an uncontended call costs the try and nothing else, and
  * records nothing. Only a wait that cannot be satisfied at once records
- * GoBlockSync, then the real call, then ctrace_thread_resume (the thread
- * unblocks itself from its own P and starts again: the waker is unknown).
+ * GoBlockSync, then the real call, then ctrace_thread_resume. The thread
+ * that ends the wait (unlock, signal, broadcast, post, the last arrival
+ * at a barrier) writes the waiter's GoUnblock (wake.c); read-write locks
+ * are not linked (an unlock by one of several readers frees nothing, and
+ * glibc does not say which), and their waiters unblock themselves.
  * A condition variable wait always waits: GoBlockCond. A barrier wait
  * blocks unless the thread is the last to arrive, which the shim counts
  * itself (pthread_barrier_init tells it how many threads to expect).
@@ -18,12 +21,13 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 
-#include "preload.h"
+#include "wake.h"
 
 /* ---- mutexes ---------------------------------------------------------------- */
 
 CTRACE__PL_REAL(int, pthread_mutex_lock, (pthread_mutex_t *))
 CTRACE__PL_REAL(int, pthread_mutex_trylock, (pthread_mutex_t *))
+CTRACE__PL_REAL(int, pthread_mutex_unlock, (pthread_mutex_t *))
 CTRACE__PL_REAL(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *))
 CTRACE__PL_REAL(int, pthread_mutex_clocklock,
                 (pthread_mutex_t *, clockid_t, const struct timespec *))
@@ -39,29 +43,28 @@ CTRACE__PL_REAL(int, pthread_mutex_clocklock,
 CTRACE__PL_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   if (ctrace__pl_off()) return real_pthread_mutex_lock()(m);
   TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_mutex_lock()(m);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(m, CTRACE_BLOCK_SYNC, real_pthread_mutex_lock()(m));
 }
 
 CTRACE__PL_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_pthread_mutex_timedlock()(m, abstime);
   TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_mutex_timedlock()(m, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(m, CTRACE_BLOCK_SYNC, real_pthread_mutex_timedlock()(m, abstime));
 }
 
 CTRACE__PL_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
                                               const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_pthread_mutex_clocklock()(m, clk, abstime);
   TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_mutex_clocklock()(m, clk, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(m, CTRACE_BLOCK_SYNC, real_pthread_mutex_clocklock()(m, clk, abstime));
+}
+
+/* An unlock with a thread blocked on m ends the wait of the oldest one
+ * (wake.c). A recursive mutex's inner unlock frees nothing: the waiter
+ * it names then shows runnable until the outer one. */
+CTRACE__PL_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) {
+  CTRACE__PL_WAKE(m, 1);
+  return real_pthread_mutex_unlock()(m);
 }
 
 /* ---- read-write locks ---------------------------------------------------------- */
@@ -142,31 +145,35 @@ CTRACE__PL_REAL_V(int, pthread_cond_timedwait,
                   (pthread_cond_t *, pthread_mutex_t *, const struct timespec *), "GLIBC_2.3.2")
 CTRACE__PL_REAL(int, pthread_cond_clockwait,
                 (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))
+CTRACE__PL_REAL_V(int, pthread_cond_signal, (pthread_cond_t *), "GLIBC_2.3.2")
+CTRACE__PL_REAL_V(int, pthread_cond_broadcast, (pthread_cond_t *), "GLIBC_2.3.2")
+
+/* A signal ends the wait of the oldest waiter, a broadcast every wait. */
+CTRACE__PL_EXPORT int pthread_cond_signal(pthread_cond_t *c) {
+  CTRACE__PL_WAKE(c, 1);
+  return real_pthread_cond_signal()(c);
+}
+
+CTRACE__PL_EXPORT int pthread_cond_broadcast(pthread_cond_t *c) {
+  CTRACE__PL_WAKE(c, CTRACE__PL_WAKE_ALL);
+  return real_pthread_cond_broadcast()(c);
+}
 
 CTRACE__PL_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
   if (ctrace__pl_off()) return real_pthread_cond_wait()(c, m);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_COND);
-  int r = real_pthread_cond_wait()(c, m);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(c, CTRACE_BLOCK_COND, real_pthread_cond_wait()(c, m));
 }
 
 CTRACE__PL_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                              const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_pthread_cond_timedwait()(c, m, abstime);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_COND);
-  int r = real_pthread_cond_timedwait()(c, m, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(c, CTRACE_BLOCK_COND, real_pthread_cond_timedwait()(c, m, abstime));
 }
 
 CTRACE__PL_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                                              const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_pthread_cond_clockwait()(c, m, clk, abstime);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_COND);
-  int r = real_pthread_cond_clockwait()(c, m, clk, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(c, CTRACE_BLOCK_COND, real_pthread_cond_clockwait()(c, m, clk, abstime));
 }
 
 /* ---- semaphores ------------------------------------------------------------------ */
@@ -175,6 +182,12 @@ CTRACE__PL_REAL(int, sem_wait, (sem_t *))
 CTRACE__PL_REAL(int, sem_trywait, (sem_t *))
 CTRACE__PL_REAL(int, sem_timedwait, (sem_t *, const struct timespec *))
 CTRACE__PL_REAL(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))
+CTRACE__PL_REAL(int, sem_post, (sem_t *))
+
+CTRACE__PL_EXPORT int sem_post(sem_t *s) {
+  CTRACE__PL_WAKE(s, 1);
+  return real_sem_post()(s);
+}
 
 /* sem_trywait: 0, or -1 with errno; EAGAIN means "would wait". The
  * caller's errno is kept when the real call follows. */
@@ -189,28 +202,19 @@ CTRACE__PL_REAL(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *
 CTRACE__PL_EXPORT int sem_wait(sem_t *s) {
   if (ctrace__pl_off()) return real_sem_wait()(s);
   SEM_TRY_OR_RETURN(s);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_sem_wait()(s);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_wait()(s));
 }
 
 CTRACE__PL_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_sem_timedwait()(s, abstime);
   SEM_TRY_OR_RETURN(s);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_sem_timedwait()(s, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_timedwait()(s, abstime));
 }
 
 CTRACE__PL_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_sem_clockwait()(s, clk, abstime);
   SEM_TRY_OR_RETURN(s);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_sem_clockwait()(s, clk, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_clockwait()(s, clk, abstime));
 }
 
 /* ---- barriers ---------------------------------------------------------------------
@@ -294,9 +298,11 @@ CTRACE__PL_EXPORT int pthread_barrier_wait(pthread_barrier_t *b) {
   bool waits = true;
   if (e && e->count)
     waits = (atomic_fetch_add_explicit(&e->arrived, 1, memory_order_relaxed) + 1) % e->count != 0;
-  if (!waits || ctrace__pl_off()) return real_pthread_barrier_wait()(b);
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_barrier_wait()(b);
-  CTRACE__PL_RESUME();
-  return r;
+  if (!waits) {
+    /* The last arrival ends every other's wait. */
+    CTRACE__PL_WAKE(b, CTRACE__PL_WAKE_ALL);
+    return real_pthread_barrier_wait()(b);
+  }
+  if (ctrace__pl_off()) return real_pthread_barrier_wait()(b);
+  return CTRACE__PL_LINKED_WAIT(b, CTRACE_BLOCK_SYNC, real_pthread_barrier_wait()(b));
 }

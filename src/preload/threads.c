@@ -34,7 +34,7 @@
 #include <threads.h>
 #include <unistd.h>
 
-#include "preload.h"
+#include "wake.h"
 
 CTRACE__PL_REAL(int, pthread_create,
                 (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
@@ -115,6 +115,8 @@ static void thread_end(void *unused) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
+  /* The thread's end ends its joiner's wait. */
+  CTRACE__PL_WAKE((const void *)pthread_self(), CTRACE__PL_WAKE_ALL);
   ctrace__pl_guard++;
   ctrace__pl_heap_flush();
   ctrace_thread_end();
@@ -227,20 +229,14 @@ CTRACE__PL_EXPORT int pthread_join(pthread_t th, void **ret) {
   if (ctrace__pl_off()) return real_pthread_join()(th, ret);
   int r = real_pthread_tryjoin_np()(th, ret);
   if (r != EBUSY) return r;
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  r = real_pthread_join()(th, ret);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT((const void *)th, CTRACE_BLOCK_SYNC, real_pthread_join()(th, ret));
 }
 
 CTRACE__PL_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
   if (ctrace__pl_off()) return real_pthread_timedjoin_np()(th, ret, abstime);
   int r = real_pthread_tryjoin_np()(th, ret);
   if (r != EBUSY) return r;
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  r = real_pthread_timedjoin_np()(th, ret, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT((const void *)th, CTRACE_BLOCK_SYNC, real_pthread_timedjoin_np()(th, ret, abstime));
 }
 
 CTRACE__PL_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
@@ -248,8 +244,5 @@ CTRACE__PL_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t c
   if (ctrace__pl_off()) return real_pthread_clockjoin_np()(th, ret, clk, abstime);
   int r = real_pthread_tryjoin_np()(th, ret);
   if (r != EBUSY) return r;
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  r = real_pthread_clockjoin_np()(th, ret, clk, abstime);
-  CTRACE__PL_RESUME();
-  return r;
+  return CTRACE__PL_LINKED_WAIT((const void *)th, CTRACE_BLOCK_SYNC, real_pthread_clockjoin_np()(th, ret, clk, abstime));
 }

@@ -122,6 +122,34 @@ expect_sys_pairs() {
         fail "$1: GoSysExit and GoSysBlock differ"
 }
 
+# linked NAME G EVENTS...: GoUnblocks of G that end one of its waits of
+# these kinds (a GoBlock* or GoSleep of G) and were written by another
+# goroutine, its waker: not by G0 (a wait that ended with no waker known).
+linked() {
+    local name=$1 g=$2
+    shift 2
+    awk -v g="g=$g" -v kinds=" $* " '
+        $2 ~ /^Go(Block|Sleep)/ && $4 == g { last = $2 }
+        $2 == "GoUnblock" && $6 == g && $4 != "g=0" && $4 != g && index(kinds, " " last " ") { n++ }
+        END { print n + 0 }' "$out/$name.d"
+}
+
+# unblocked_by NAME G WAKER: GoUnblocks of G that WAKER wrote.
+unblocked_by() {
+    awk -v g="g=$2" -v w="g=$3" '$2 == "GoUnblock" && $6 == g && $4 == w { n++ } END { print n + 0 }' \
+        "$out/$1.d"
+}
+
+# expect_linked NAME G EVENTS...: every wait of G of these kinds was ended
+# by another goroutine, which wrote its GoUnblock.
+expect_linked() {
+    local name=$1 g=$2 ev waits=0 got
+    shift 2
+    for ev in "$@"; do waits=$((waits + $(count "$name" "$ev" "$g"))); done
+    got=$(linked "$name" "$g" "$@")
+    [ "$got" -eq "$waits" ] || fail "$name: g $g: $got of its $waits $* waits ended by a waker"
+}
+
 # main_g NAME: the goroutine of the main thread (announced at start).
 main_g() {
     awk '$2 == "GoCreate" && $4 == "g=0" { sub("g=", "", $6); print $6; exit }' "$out/$1.d"
@@ -148,6 +176,13 @@ case_pingpong() {
     expect pingpong "GoBlockCond $p" -ge 299
     expect pingpong "GoEnd $p" -eq 1
     expect pingpong "GoSysCall" -eq 0
+    # Each side's every wait is ended by the other, which writes its
+    # GoUnblock. (main's join of the partner races the partner's end: a
+    # joiner that comes after it has no waker left.)
+    expect_linked pingpong "$m" GoBlockCond
+    expect_linked pingpong "$p" GoBlockCond
+    [ "$(unblocked_by pingpong "$m" "$p")" -ge 299 ] || fail "pingpong: main's waits not ended by the partner"
+    [ "$(unblocked_by pingpong "$p" "$m")" -ge 299 ] || fail "pingpong: the partner's waits not ended by main"
     # The blocking profile names the call and its callers.
     "$trace_tool" -pprof=sync "$out/pingpong.trace" >"$out/sync.pprof" 2>/dev/null ||
         fail "pingpong: go tool trace -pprof=sync failed"
@@ -448,6 +483,66 @@ case_closer() {
     decode closer_daemond
     expect_goroutines closer_daemond 10
     expect closer_daemond GoSysCall -ge 200
+}
+
+# Who ended each wait (tests/run/wakers.c): the releasing thread writes
+# the GoUnblock of the one it wakes, exactly once per wait.
+case_wakers() {
+    local m w ws n
+    traced chain 0 "$bindir/run_wakers" chain
+    m=$(main_g chain)
+    ws=$(goroutines chain)
+    expect_goroutines chain 4
+    for w in $ws; do
+        expect chain "GoBlockSync $w" -eq 1
+        expect_linked chain "$w" GoBlockSync
+    done
+    # main wakes the first; each of the others is woken by a worker.
+    n=0
+    for w in $ws; do n=$((n + $(unblocked_by chain "$w" "$m"))); done
+    [ "$n" -eq 1 ] || fail "chain: main ended $n of the workers' waits, want 1"
+
+    traced barrier 0 "$bindir/run_wakers" barrier
+    n=0
+    for w in $(goroutines barrier); do
+        expect_linked barrier "$w" GoBlockSync
+        n=$((n + $(count barrier GoBlockSync "$w")))
+    done
+    [ "$n" -eq 3 ] || fail "barrier: $n waits at the barrier, want 3"
+
+    traced join 0 "$bindir/run_wakers" join
+    m=$(main_g join)
+    expect join "GoBlockSync $m" -eq 1
+    expect_linked join "$m" GoBlockSync
+
+    traced sem 0 "$bindir/run_wakers" sem
+    m=$(main_g sem)
+    expect sem "GoBlockSync $m" -eq 1
+    expect_linked sem "$m" GoBlockSync
+
+    traced broadcast 0 "$bindir/run_wakers" broadcast
+    m=$(main_g broadcast)
+    for w in $(goroutines broadcast); do
+        expect broadcast "GoBlockCond $w" -eq 1
+        expect_linked broadcast "$w" GoBlockCond
+        [ "$(unblocked_by broadcast "$w" "$m")" -ge 1 ] || fail "broadcast: g $w not woken by main"
+    done
+
+    # Timeouts racing signals, and a thread that signals and ends: exactly
+    # one GoUnblock per wait, whoever wrote it; some by the signaller.
+    traced race 0 "$bindir/run_wakers" race
+    m=$(main_g race)
+    local waits=0 ev
+    for ev in GoBlockCond GoBlockSync GoSleep; do waits=$((waits + $(count race "$ev" "$m"))); done
+    n=$(awk -v g="g=$m" '$2 == "GoUnblock" && $6 == g { n++ } END { print n + 0 }' "$out/race.d")
+    [ "$n" -eq "$waits" ] || fail "race: $n GoUnblocks of main for $waits waits"
+    [ "$(linked race "$m" GoBlockCond)" -ge 1 ] || fail "race: no wait of main ended by a signal"
+
+    traced c11 0 "$bindir/run_wakers" c11
+    for w in $(goroutines c11); do expect_linked c11 "$w" GoBlockSync; done
+    m=$(main_g c11)
+    expect_linked c11 "$m" GoBlockCond
+    [ "$(linked c11 "$m" GoBlockCond)" -ge 1 ] || fail "c11: main's cnd_wait not ended by the signaller"
 }
 
 # What a wrapper could disturb (tests/run/state.c): errno after every

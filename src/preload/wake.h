@@ -1,0 +1,93 @@
+/* Who ends a wait (wake.c): the table of blocked waiters, and the
+ * waker's side, inline in each releasing wrapper. */
+#ifndef CTRACE_PRELOAD_WAKE_H
+#define CTRACE_PRELOAD_WAKE_H
+
+#include <stdatomic.h>
+
+#include "preload.h"
+
+enum { CTRACE__PL_W_WAITING, CTRACE__PL_W_CLAIMED, CTRACE__PL_W_WOKEN, CTRACE__PL_W_SELF };
+
+/* One blocking call of one thread, on that thread's stack. */
+typedef struct ctrace__pl_waiter {
+  const void *key; /* the object waited on */
+  ctrace_g *g;     /* the waiting thread's G */
+  _Atomic int state;
+  struct ctrace__pl_waiter *next, **pprev;
+} ctrace__pl_waiter;
+
+/* A bucket of waiters, on a cache line of its own: only blocking threads
+ * write it, so a release with nobody waiting reads a line that stays
+ * shared in every cache. */
+typedef struct ctrace__pl_bucket {
+  _Atomic int waiters; /* entries linked here, of any key */
+  _Atomic int lock;
+  ctrace__pl_waiter *head, **tail;
+} __attribute__((aligned(64))) ctrace__pl_bucket;
+
+#define CTRACE__PL_BUCKETS 256
+extern ctrace__pl_bucket ctrace__pl_buckets[CTRACE__PL_BUCKETS] CTRACE__PL_HIDDEN;
+
+static inline ctrace__pl_bucket *ctrace__pl_bucket_of(const void *key) {
+  return &ctrace__pl_buckets[((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15u >> 56];
+}
+
+/* The waiter's side, around the real blocking call (after the block event,
+ * before the resume); w->g is set before the block (the thread has no
+ * current G after it). */
+void ctrace__pl_wait_enter(ctrace__pl_waiter *w, const void *key) CTRACE__PL_HIDDEN;
+void ctrace__pl_wait_leave(ctrace__pl_waiter *w) CTRACE__PL_HIDDEN;
+
+/* Claims up to max of the oldest waiters on key (their state CLAIMED,
+ * unlinked) into out; returns how many. */
+size_t ctrace__pl_claim(const void *key, ctrace__pl_waiter **out, size_t max) CTRACE__PL_HIDDEN;
+void ctrace__pl_wake_fork_child(void) CTRACE__PL_HIDDEN;
+
+/* A wait around the real call `call` (an expression whose value the
+ * caller keeps), for waits the table links to their waker. */
+#define CTRACE__PL_LINKED_WAIT(key, reason, call) \
+  ({                                              \
+    ctrace__pl_waiter pl_w_;                      \
+    CTRACE__PL_CALL(pl_w_.g = ctrace_thread_g()); \
+    CTRACE__PL_BLOCK(reason);                     \
+    ctrace__pl_wait_enter(&pl_w_, (key));         \
+    __typeof__(call) pl_r_ = (call);              \
+    int pl_e_ = errno;                            \
+    ctrace__pl_wait_leave(&pl_w_);                \
+    errno = pl_e_;                                \
+    CTRACE__PL_RESUME();                          \
+    pl_r_;                                        \
+  })
+
+#define CTRACE__PL_WAKE_ALL ((size_t)-1)
+
+/* The calling thread ends the waits of up to max waiters on key: it writes
+ * each one's GoUnblock, with its own stack (inline, so the stack begins at
+ * the wrapper the program called). The guard is held throughout, so a
+ * terminating signal cannot leave a claimed waiter waiting for WOKEN. */
+#define CTRACE__PL_WAKE(key, max)                                                              \
+  do {                                                                                         \
+    const void *pl_k_ = (key);                                                                 \
+    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_bucket_of(pl_k_)->waiters,           \
+                                               memory_order_relaxed) == 0) ||                  \
+        ctrace__pl_off())                                                                      \
+      break;                                                                                   \
+    int pl_e_ = errno;                                                                         \
+    ctrace__pl_guard++;                                                                        \
+    size_t pl_left_ = (max);                                                                   \
+    for (;;) {                                                                                 \
+      ctrace__pl_waiter *pl_w_[8];                                                             \
+      size_t pl_n_ = ctrace__pl_claim(pl_k_, pl_w_, pl_left_ < 8 ? pl_left_ : 8);              \
+      for (size_t pl_i_ = 0; pl_i_ < pl_n_; pl_i_++) {                                         \
+        ctrace_go_unblock(pl_w_[pl_i_]->g);                                                    \
+        atomic_store_explicit(&pl_w_[pl_i_]->state, CTRACE__PL_W_WOKEN, memory_order_release); \
+      }                                                                                        \
+      pl_left_ -= pl_n_;                                                                       \
+      if (pl_n_ < 8 || pl_left_ == 0) break;                                                   \
+    }                                                                                          \
+    ctrace__pl_unguard();                                                                      \
+    errno = pl_e_;                                                                             \
+  } while (0)
+
+#endif

@@ -1,0 +1,232 @@
+/* wakers MODE: waits that another thread of the process ends, for the
+ * trace to show who ended each (tests/run/run_check.sh, case wakers).
+ *
+ *   chain      main holds a mutex; 4 threads block on it, each started
+ *              once the one before sleeps in the kernel; each holder keeps
+ *              it 5 ms, then unlocks: main wakes the first, each the next
+ *   barrier    4 threads arrive at a barrier, each once the one before
+ *              sleeps there: the last ends the 3 others' waits
+ *   join       main joins a thread that sleeps 20 ms first
+ *   sem        main waits on a semaphore a (detached) thread posts after
+ *              20 ms
+ *   broadcast  8 threads wait on a condition variable; main broadcasts
+ *   race       a waiter's 200 timed waits against a thread that signals
+ *              at about the timeout; then a thread that signals and exits
+ *              at once
+ *   c11        chain's hand-off with mtx_t and a cnd_t signal, in C11
+ *
+ * Prints what it did; the events are checked in the trace. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_barrier_t bar;
+
+static _Atomic int tids[8];
+
+/* Until thread i (which stored its tid) sleeps in the kernel. */
+static void wait_asleep(int i) {
+  while (!tids[i]) sched_yield();
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tids[i]);
+  for (int tries = 0; tries < 5000; tries++) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (p && p[1] == ' ' && p[2] == 'S') return;
+    struct timespec d = {0, 1000000};
+    nanosleep(&d, NULL);
+  }
+}
+
+static void pause_ms(int ms) {
+  struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&d, &d) != 0) {
+  }
+}
+
+static void *chain_link(void *arg) {
+  tids[(long)arg] = gettid();
+  pthread_mutex_lock(&mu);
+  pause_ms(5);
+  pthread_mutex_unlock(&mu);
+  return NULL;
+}
+
+static void *barrier_arrive(void *arg) {
+  tids[(long)arg] = gettid();
+  pthread_barrier_wait(&bar);
+  return NULL;
+}
+
+static void *sleeper(void *arg) {
+  (void)arg;
+  pause_ms(20);
+  return NULL;
+}
+
+static sem_t sem;
+
+static void *poster(void *arg) {
+  (void)arg;
+  pause_ms(20);
+  sem_post(&sem);
+  return NULL;
+}
+
+static int ready, woken, turn;
+
+static void *cond_waiter(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&mu);
+  ready++;
+  while (!woken) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  return NULL;
+}
+
+/* Signals about every 1 ms, at about the waiter's timeout. */
+static volatile int racing = 1;
+static void *racer(void *arg) {
+  (void)arg;
+  while (racing) {
+    pause_ms(1);
+    pthread_mutex_lock(&mu);
+    turn++;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+  }
+  return NULL;
+}
+
+static void *signal_and_exit(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&mu);
+  woken = 1;
+  pthread_cond_signal(&cv);
+  pthread_mutex_unlock(&mu);
+  return NULL;
+}
+
+static mtx_t cmu;
+static cnd_t ccv;
+static int cturn;
+
+static int c11_link(void *arg) {
+  tids[(long)arg] = gettid();
+  mtx_lock(&cmu);
+  pause_ms(5);
+  mtx_unlock(&cmu);
+  return 0;
+}
+
+static int c11_signaller(void *arg) {
+  (void)arg;
+  pause_ms(20);
+  mtx_lock(&cmu);
+  cturn = 1;
+  cnd_signal(&ccv);
+  mtx_unlock(&cmu);
+  return 0;
+}
+
+static void start(pthread_t *t, void *(*fn)(void *), long arg) {
+  if (pthread_create(t, NULL, fn, (void *)arg) != 0) abort();
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  pthread_t t[8];
+  if (strcmp(mode, "chain") == 0) {
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 4; i++) {
+      start(&t[i], chain_link, i);
+      wait_asleep(i);
+    }
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  } else if (strcmp(mode, "barrier") == 0) {
+    pthread_barrier_init(&bar, NULL, 4);
+    for (int i = 0; i < 4; i++) {
+      start(&t[i], barrier_arrive, i);
+      if (i < 3) wait_asleep(i);
+    }
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&bar);
+  } else if (strcmp(mode, "join") == 0) {
+    start(&t[0], sleeper, 0);
+    pthread_join(t[0], NULL);
+  } else if (strcmp(mode, "sem") == 0) {
+    sem_init(&sem, 0, 0);
+    start(&t[0], poster, 0);
+    pthread_detach(t[0]);
+    sem_wait(&sem);
+  } else if (strcmp(mode, "broadcast") == 0) {
+    for (int i = 0; i < 8; i++) start(&t[i], cond_waiter, i);
+    for (;;) {
+      pthread_mutex_lock(&mu);
+      int r = ready;
+      pthread_mutex_unlock(&mu);
+      if (r == 8) break;
+      pause_ms(1);
+    }
+    pause_ms(20); /* all 8 are in pthread_cond_wait */
+    pthread_mutex_lock(&mu);
+    woken = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+  } else if (strcmp(mode, "race") == 0) {
+    start(&t[0], racer, 0);
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 200; i++) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 1000000;
+      if (until.tv_nsec >= 1000000000) until.tv_nsec -= 1000000000, until.tv_sec++;
+      pthread_cond_timedwait(&cv, &mu, &until);
+    }
+    pthread_mutex_unlock(&mu);
+    racing = 0;
+    pthread_join(t[0], NULL);
+    woken = 0;
+    start(&t[1], signal_and_exit, 0);
+    pthread_mutex_lock(&mu);
+    while (!woken) pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    pthread_join(t[1], NULL);
+  } else if (strcmp(mode, "c11") == 0) {
+    mtx_init(&cmu, mtx_plain);
+    cnd_init(&ccv);
+    thrd_t ct[4];
+    mtx_lock(&cmu);
+    for (int i = 0; i < 4; i++) {
+      thrd_create(&ct[i], c11_link, (void *)(long)i);
+      wait_asleep(i);
+    }
+    mtx_unlock(&cmu);
+    for (int i = 0; i < 4; i++) thrd_join(ct[i], NULL);
+    thrd_create(&ct[0], c11_signaller, NULL);
+    mtx_lock(&cmu);
+    while (!cturn) cnd_wait(&ccv, &cmu);
+    mtx_unlock(&cmu);
+    thrd_join(ct[0], NULL);
+  } else {
+    fprintf(stderr, "usage: wakers chain|barrier|join|sem|broadcast|race|c11\n");
+    return 2;
+  }
+  printf("wakers %s\n", mode);
+  return 0;
+}
