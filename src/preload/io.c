@@ -80,13 +80,18 @@ static ssize_t write_sum(size_t first, ssize_t second) {
 #define READ_BODY(fd, iov, cnt, off, real_call)                       \
   CTRACE__PL_SYSCALL();                                               \
   ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
-  int t = ctrace__pl_tried(r, fd, pl_errno0_);                                    \
-  if (t == CTRACE__PL_TRY_DONE) return r;                             \
-  int k = t == CTRACE__PL_TRY_WAITS ? ctrace__pl_wait_kind(fd)        \
-                                    : ctrace__pl_probe(fd, POLLIN);   \
-  ctrace__pl_wait_begin(k);                                           \
-  r = real_call;                                                      \
-  ctrace__pl_wait_end(k);                                             \
+  int t = ctrace__pl_tried(r, fd, pl_errno0_);                        \
+  ctrace__pl_io_wait iw = {.kind = CTRACE__PL_WAIT_NONE};             \
+  if (t == CTRACE__PL_TRY_WAITS)                                      \
+    ctrace__pl_io_wait_known(&iw, fd, true);                          \
+  else if (t == CTRACE__PL_TRY_CANNOT)                                \
+    iw.kind = ctrace__pl_probe(fd, POLLIN);                           \
+  if (t != CTRACE__PL_TRY_DONE) {                                     \
+    ctrace__pl_io_wait_begin(&iw);                                    \
+    r = real_call;                                                    \
+    ctrace__pl_io_wait_end(&iw);                                      \
+  }                                                                   \
+  CTRACE__PL_WAKE_PIPE(fd, true, r);                                  \
   return r
 
 CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
@@ -129,12 +134,15 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
+  CTRACE__PL_WAKE_PIPE(fd, false, r);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
-  int k = ctrace__pl_wait_kind(fd);
-  ctrace__pl_wait_begin(k);
+  ctrace__pl_io_wait iw;
+  ctrace__pl_io_wait_known(&iw, fd, false);
+  ctrace__pl_io_wait_begin(&iw);
   r = real_write()(fd, (const char *)buf + done, n - done);
-  ctrace__pl_wait_end(k);
+  ctrace__pl_io_wait_end(&iw);
+  CTRACE__PL_WAKE_PIPE(fd, false, r);
   return write_sum(done, r);
 }
 
@@ -164,14 +172,17 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
     return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
   size_t n = iov_total(iov, cnt);
+  CTRACE__PL_WAKE_PIPE(fd, false, r);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
   struct iovec rest[cnt > 0 ? cnt : 1];
   int rcnt = iov_skip(iov, cnt, done, rest);
-  int k = ctrace__pl_wait_kind(fd);
-  ctrace__pl_wait_begin(k);
+  ctrace__pl_io_wait iw;
+  ctrace__pl_io_wait_known(&iw, fd, false);
+  ctrace__pl_io_wait_begin(&iw);
   r = off < 0 ? real_writev()(fd, rest, rcnt) : real_pwritev()(fd, rest, rcnt, off + (off_t)done);
-  ctrace__pl_wait_end(k);
+  ctrace__pl_io_wait_end(&iw);
+  CTRACE__PL_WAKE_PIPE(fd, false, r);
   return write_sum(done, r);
 }
 

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "preload.h"
+#include "wake.h"
 
 enum { CTRACE__PL_WAIT_NONE = 0, CTRACE__PL_WAIT_SYS, CTRACE__PL_WAIT_NET };
 
@@ -42,10 +43,64 @@ static inline bool ctrace__pl_nonblocking(int fd) {
   return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-/* How a call on fd that is known to wait waits. */
-static inline int ctrace__pl_wait_kind(int fd) {
-  return ctrace__pl_is_socket(fd) ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_SYS;
+/* How a call on fd that is known to wait waits: on a socket, a pipe or a
+ * FIFO, as Go's network poller shows a goroutine waiting on either
+ * (GoBlockNet); on anything else in a blocked system call. */
+static inline int ctrace__pl_kind_of(const struct stat *st) {
+  return S_ISSOCK(st->st_mode) || S_ISFIFO(st->st_mode) ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_SYS;
 }
+
+static inline int ctrace__pl_wait_kind(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 ? ctrace__pl_kind_of(&st) : CTRACE__PL_WAIT_SYS;
+}
+
+/* The waits of a pipe's (or FIFO's) readers and writers are linked to the
+ * thread that ends them (wake.c) by the pipe's identity, its device and
+ * inode, in a key no object's address can be (the top bit set), with the
+ * direction in the low bit: readers wait for a writer, writers for a
+ * reader. NULL for any other descriptor: each end of a socket is an inode
+ * of its own, and every eventfd shares one, so neither tells its peer. */
+static inline const void *ctrace__pl_pipe_key(const struct stat *st, bool reading) {
+  if (!S_ISFIFO(st->st_mode)) return NULL;
+  uint64_t id = (uint64_t)st->st_dev << 40 ^ (uint64_t)st->st_ino;
+  return (const void *)(uintptr_t)(1ull << 63 | id << 1 | (reading ? 1 : 0));
+}
+
+/* Threads waiting in a pipe read or write: a read or write that succeeds
+ * looks for one to wake only when this is not 0. */
+extern _Atomic int ctrace__pl_pipe_waiters CTRACE__PL_HIDDEN;
+
+/* A wait of a read or write: how it shows, and its key if a pipe's. */
+typedef struct ctrace__pl_io_wait {
+  int kind;
+  const void *key;
+  ctrace__pl_waiter w;
+} ctrace__pl_io_wait;
+
+/* For a call on fd the try said will wait. */
+static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool reading) {
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0;
+  iw->kind = ok ? ctrace__pl_kind_of(&st) : CTRACE__PL_WAIT_SYS;
+  iw->key = ok ? ctrace__pl_pipe_key(&st, reading) : NULL;
+}
+
+/* After a read (reading) or write of n > 0 bytes on fd: the thread ends
+ * the wait of one thread blocked on the other side of the pipe. */
+#define CTRACE__PL_WAKE_PIPE(fd, reading, n)                                               \
+  do {                                                                                    \
+    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_pipe_waiters,                   \
+                                               memory_order_relaxed) == 0) || (n) <= 0)    \
+      break;                                                                              \
+    int pl_pe_ = errno;                                                                   \
+    struct stat pl_st_;                                                                   \
+    const void *pl_pk_ = fstat((fd), &pl_st_) == 0 ? ctrace__pl_pipe_key(&pl_st_, !(reading)) \
+                                                   : NULL;                                \
+    errno = pl_pe_;                                                                       \
+    if (pl_pk_) CTRACE__PL_WAKE(pl_pk_, 1);                                               \
+  } while (0)
+
 
 /* Would a call on fd wait for events (POLLIN/POLLOUT)? For descriptors the
  * kernel cannot try. An error or hang-up does not wait. */
@@ -104,6 +159,25 @@ CTRACE__PL_INLINE void ctrace__pl_wait_end(int kind) {
   if (kind == CTRACE__PL_WAIT_NONE) return;
   if (kind == CTRACE__PL_WAIT_SYS) CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_sysexit());
   CTRACE__PL_RESUME();
+}
+
+/* The same around a read or write, a pipe's wait linked (wake.c). */
+CTRACE__PL_INLINE void ctrace__pl_io_wait_begin(ctrace__pl_io_wait *iw) {
+  if (iw->key) CTRACE__PL_CALL(iw->w.g = ctrace_thread_g()); /* before the block */
+  ctrace__pl_wait_begin(iw->kind);
+  if (!iw->key) return;
+  atomic_fetch_add_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
+  ctrace__pl_wait_enter(&iw->w, iw->key);
+}
+
+CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
+  if (iw->key) {
+    int e = errno;
+    ctrace__pl_wait_leave(&iw->w);
+    atomic_fetch_sub_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
+    errno = e;
+  }
+  ctrace__pl_wait_end(iw->kind);
 }
 
 #endif

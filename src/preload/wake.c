@@ -32,6 +32,7 @@
 #include "wake.h"
 
 ctrace__pl_bucket ctrace__pl_buckets[CTRACE__PL_BUCKETS];
+_Atomic int ctrace__pl_pipe_waiters;
 
 static void lock(ctrace__pl_bucket *b) {
   for (int spins = 0; atomic_exchange_explicit(&b->lock, 1, memory_order_acquire); spins++)
@@ -108,4 +109,5 @@ void ctrace__pl_wake_fork_child(void) {
     b->head = NULL;
     b->tail = NULL;
   }
+  atomic_store(&ctrace__pl_pipe_waiters, 0);
 }

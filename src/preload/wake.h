@@ -1,5 +1,6 @@
 /* Who ends a wait (wake.c): the table of blocked waiters, and the
- * waker's side, inline in each releasing wrapper. */
+ * waker's side, inline in each releasing wrapper. The pipes' side is in
+ * io.h. */
 #ifndef CTRACE_PRELOAD_WAKE_H
 #define CTRACE_PRELOAD_WAKE_H
 
