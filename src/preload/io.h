@@ -101,7 +101,6 @@ static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool
     if (pl_pk_) CTRACE__PL_WAKE(pl_pk_, 1);                                               \
   } while (0)
 
-
 /* Would a call on fd wait for events (POLLIN/POLLOUT)? For descriptors the
  * kernel cannot try. An error or hang-up does not wait. */
 static inline int ctrace__pl_probe(int fd, short events) {

@@ -57,8 +57,6 @@ CTRACE__PL_REAL(int, posix_spawnp,
                 (pid_t *, const char *, const posix_spawn_file_actions_t *,
                  const posix_spawnattr_t *, char *const[], char *const[]))
 
-#include "wake.h"
-
 /* ---- fork ---------------------------------------------------------------------- */
 
 CTRACE__PL_EXPORT pid_t fork(void) {
