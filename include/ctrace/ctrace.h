@@ -56,6 +56,9 @@ typedef struct ctrace_options {
   int no_stacks;      /* nonzero: record no call stacks (stack id 0) */
   int stack_depth;    /* frames per stack, 1..128; 0 means 32 */
   size_t buffer_size; /* bytes per buffer, 8 KiB..16 MiB; 0 means 64 KiB */
+  int cpu_hz;         /* CPU samples per second of each thread's CPU time
+                         (the `go 1.19 trace` header), 1..10000; 0: the
+                         CTRACE_CPU_HZ environment variable, else off */
 } ctrace_options;
 
 /* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY

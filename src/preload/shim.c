@@ -97,6 +97,7 @@ static struct {
   char shim[PATH_MAX];  /* absolute path of this object */
   char shim_asan[64];   /* libasan, if this build of the shim needs it */
   bool no_stacks;
+  int cpu_hz;           /* CPU samples per second (CTRACE_CPU_HZ), 0: none */
   bool follow_forks;    /* -f: children (fork, posix_spawn) trace into FILE.pid<PID> */
   int image;            /* images of this process traced before this one */
 } cfg;
@@ -280,6 +281,7 @@ static void env_cleanup(void) {
   unsetenv("CTRACE_RUN_PRELOAD");
   unsetenv("CTRACE_OUT");
   unsetenv("CTRACE_NO_STACKS");
+  unsetenv("CTRACE_CPU_HZ");
   unsetenv("CTRACE_FOLLOW_FORKS");
   unsetenv("CTRACE_IMAGE");
   unsetenv("CTRACE_SPAWNED");
@@ -295,7 +297,7 @@ static void fork_child(void) {
 static bool is_ours(const char *entry) {
   static const char *const names[] = {"CTRACE_OUT=",   "CTRACE_NO_STACKS=", "CTRACE_FOLLOW_FORKS=",
                                       "CTRACE_IMAGE=", "LD_PRELOAD=",       "CTRACE_RUN_PRELOAD=",
-                                      "CTRACE_SPAWNED="};
+                                      "CTRACE_SPAWNED=", "CTRACE_CPU_HZ="};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
   return false;
@@ -345,6 +347,7 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
   else
     env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
   if (cfg.no_stacks) env[k++] = env_entry("CTRACE_NO_STACKS=1");
+  if (cfg.cpu_hz) env[k++] = env_entry("CTRACE_CPU_HZ=%d", cfg.cpu_hz);
   if (cfg.follow_forks) env[k++] = env_entry("CTRACE_FOLLOW_FORKS=1");
   env[k] = NULL;
   free(added);
@@ -428,7 +431,7 @@ static bool env_flag(const char *name) {
 /* Starts this process's trace into path, the calling thread's G running,
  * with the finisher to end it. Guarded. */
 static bool trace_into(const char *path) {
-  ctrace_options opts = {.no_stacks = cfg.no_stacks};
+  ctrace_options opts = {.no_stacks = cfg.no_stacks, .cpu_hz = cfg.cpu_hz};
   int err = ctrace_start_file(path, &opts);
   if (err) {
     fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));
@@ -486,6 +489,8 @@ static void start(uintptr_t main_pc) {
   /* Kept for an exec or a fork that follows. */
   snprintf(cfg.out, sizeof cfg.out, "%s", path);
   cfg.no_stacks = env_flag("CTRACE_NO_STACKS");
+  const char *hz = getenv("CTRACE_CPU_HZ");
+  cfg.cpu_hz = hz ? atoi(hz) : 0;
   cfg.follow_forks = env_flag("CTRACE_FOLLOW_FORKS");
   cfg.image = image > 0 ? image : 0;
   Dl_info self;

@@ -131,6 +131,8 @@ typedef struct ctrace__thread {
   pid_t tid;
   uint8_t mode;         /* CTRACE__MODE_* */
   bool registered, keyed, exiting;
+  pthread_t pthread;            /* the thread itself, for its CPU-time clock */
+  struct ctrace__prof *prof;    /* CPU sampling (cpuprof.c), NULL if never */
   _Atomic uint64_t events; /* events written, summed by ctrace_stats_get */
   struct ctrace__thread *next, *prev; /* registry, under threads lock */
 } ctrace__thread;
@@ -144,6 +146,7 @@ typedef struct ctrace__config {
   bool stacks;
   int depth;
   size_t buffer_size;
+  int cpu_hz; /* 0: no CPU samples */
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
 
@@ -288,6 +291,28 @@ uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;
 /* Id of the one-frame stack of a G's start function. */
 uint64_t ctrace__pc_stack_id(uintptr_t pc) CTRACE__HIDDEN;
+/* Id of the stack pcs[0..n) (return addresses), cut at the first pc
+ * outside code, as a captured stack is. */
+uint64_t ctrace__pcs_stack_id(const uintptr_t *pcs, int n) CTRACE__HIDDEN;
+
+/* ---- CPU samples (cpuprof.c) --------------------------------------------- */
+
+/* Sets the rate for the next trace (0: off); takes a real-time signal and
+ * installs its handler the first time. False if no signal is free. */
+bool ctrace__prof_init(int hz) CTRACE__HIDDEN;
+/* Starts / stops t's sampling timer (t's own thread is th). Under the
+ * threads lock, or by t itself while registering. */
+void ctrace__prof_arm(ctrace__thread *t, pthread_t th) CTRACE__HIDDEN;
+void ctrace__prof_disarm(ctrace__thread *t) CTRACE__HIDDEN;
+/* Writes t's pending samples into the no-P buffer. Under the threads lock. */
+void ctrace__prof_drain(ctrace__thread *t) CTRACE__HIDDEN;
+/* Disarms, drains nothing more, frees: t is going away. */
+void ctrace__prof_free(ctrace__thread *t) CTRACE__HIDDEN;
+/* How often the reader drains every thread's samples, 0 if sampling is off. */
+long ctrace__prof_drain_ms(void) CTRACE__HIDDEN;
+/* Drains every registered thread's samples (tracer.c). Not under the
+ * reader's lock: the threads lock comes first. */
+void ctrace__prof_drain_all(void) CTRACE__HIDDEN;
 /* At stop: writes every stack (symbolized) and resets both tables. */
 void ctrace__tables_dump(ctrace__buf **bp) CTRACE__HIDDEN;
 void ctrace__tables_reset(void) CTRACE__HIDDEN;

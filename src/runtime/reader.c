@@ -6,7 +6,9 @@
  * reader goes back to the pool on its next call (so the caller's pointer
  * stays valid until then).
  */
+#include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "reader.h"
 
@@ -77,7 +79,8 @@ const void *ctrace_read(size_t *len) {
   while (open_ && !drained) {
     if (header_due) {
       header_due = false;
-      out = CTRACE_HEADER;
+      /* 1.19 only adds CPU samples: the oldest header that reads the trace. */
+      out = ctrace__cfg.cpu_hz ? "go 1.19 trace\0\0\0" : CTRACE_HEADER;
       *len = CTRACE_HEADER_LEN;
       break;
     }
@@ -109,8 +112,23 @@ const void *ctrace_read(size_t *len) {
       pthread_cond_broadcast(&done_cv);
       break;
     }
-    /* The reader is woken by a full buffer or by stop; nothing else. */
-    pthread_cond_wait(&cv, &mu);
+    /* The reader is woken by a full buffer or by stop, and with CPU
+     * samples every few ms to drain them (not under mu: the threads lock
+     * comes first). */
+    long ms = ctrace__prof_drain_ms();
+    if (!ms) {
+      pthread_cond_wait(&cv, &mu);
+      continue;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += ms * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_nsec -= 1000000000L, until.tv_sec++;
+    if (pthread_cond_timedwait(&cv, &mu, &until) == ETIMEDOUT) {
+      pthread_mutex_unlock(&mu);
+      ctrace__prof_drain_all();
+      pthread_mutex_lock(&mu);
+    }
   }
   atomic_fetch_add_explicit(&ctrace__stats.bytes, *len, memory_order_relaxed);
   reader_active = false;

@@ -149,6 +149,15 @@ uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
   return stack_put(pcs, n, h);
 }
 
+uint64_t ctrace__pcs_stack_id(const uintptr_t *pcs, int n) {
+  uint64_t h = hash_pcs(pcs, n);
+  uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
+  if (id) return id;
+  int good = code_prefix(pcs, n);
+  if (good == 0) return 0;
+  return stack_put(pcs, good, good < n ? hash_pcs(pcs, good) : h);
+}
+
 uint64_t ctrace__pc_stack_id(uintptr_t pc) {
   /* +1: frames hold return addresses, and the symbolizer looks at pc-1. */
   uintptr_t pcs[1] = {pc + 1};

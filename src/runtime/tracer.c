@@ -25,7 +25,7 @@ __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
  * word must differ so that its first event takes the slow path. */
 _Atomic uint64_t ctrace__state = 2;
 bool ctrace__light_fence;
-ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE};
+ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0};
 ctrace__counters ctrace__stats;
 
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -81,6 +81,7 @@ static void heavy_barrier(void) {
 /* Outside any write section: threads_mu is held by stop while it waits. */
 static void thread_register(ctrace__thread *t) {
   t->tid = (pid_t)syscall(SYS_gettid);
+  t->pthread = pthread_self();
   t->tp = -1;
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -118,6 +119,7 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
   }
   /* The buffer of the previous trace, if any, was taken by its stop. */
   t->state = s;
+  if (ctrace__cfg.cpu_hz) ctrace__prof_arm(t, pthread_self());
   t->buf = NULL;
   t->tcurg = NULL;
   t->tp = -1; /* the P, if any, opens at the first write (sync_p) */
@@ -157,6 +159,10 @@ static void thread_exit(void *arg) {
     ctrace__queue_full(t->buf);
   }
   t->buf = NULL;
+  if (t->prof) {
+    ctrace__prof_drain(t);
+    ctrace__prof_free(t);
+  }
   if (t->prev)
     t->prev->next = t->next;
   else
@@ -189,6 +195,15 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   ctrace__cfg.stacks = !o.no_stacks;
   ctrace__cfg.depth = o.stack_depth ? o.stack_depth : CTRACE_DEFAULT_STACK_DEPTH;
   ctrace__cfg.buffer_size = o.buffer_size ? o.buffer_size : CTRACE_DEFAULT_BUFFER_SIZE;
+  if (!o.cpu_hz) {
+    const char *hz = getenv("CTRACE_CPU_HZ");
+    o.cpu_hz = hz ? atoi(hz) : 0;
+  }
+  if (o.cpu_hz < 0 || o.cpu_hz > 10000 || !ctrace__prof_init(o.cpu_hz)) {
+    pthread_mutex_unlock(&ctl_mu);
+    return CTRACE_EINVAL;
+  }
+  ctrace__cfg.cpu_hz = o.cpu_hz;
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset();
   ctrace__reader_open();
@@ -197,6 +212,11 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   ticks_start = ctrace__ticks();
   atomic_store_explicit(&ctrace__state, ((s >> 1) + 1) << 1 | 1, memory_order_seq_cst);
   ctrace__announce_all(ctrace__procs());
+  if (ctrace__cfg.cpu_hz) {
+    pthread_mutex_lock(&threads_mu);
+    for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_arm(t, t->pthread);
+    pthread_mutex_unlock(&threads_mu);
+  }
   pthread_mutex_unlock(&ctl_mu);
   return 0;
 }
@@ -235,6 +255,11 @@ static int stop_locked(void) {
 
   pthread_mutex_lock(&threads_mu);
   for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
+  /* The last samples go in before the no-P buffer is flushed below. */
+  for (ctrace__thread *t = threads; t; t = t->next) {
+    ctrace__prof_disarm(t);
+    ctrace__prof_drain(t);
+  }
   /* Nobody writes into this trace any more. Close what each thread shows
    * and take its buffer. */
   for (ctrace__thread *t = threads; t; t = t->next) {
@@ -267,6 +292,12 @@ int ctrace_stop(void) {
   return err;
 }
 
+void ctrace__prof_drain_all(void) {
+  pthread_mutex_lock(&threads_mu);
+  for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_drain(t);
+  pthread_mutex_unlock(&threads_mu);
+}
+
 /* In the child of a fork (fork.c): tracing off, the calling thread the only
  * one registered, and no buffer: the parent's belong to its trace. The
  * parent's writer thread is not here, nor, in the child's descriptor table,
@@ -289,6 +320,10 @@ void ctrace__tracer_fork_child(void) {
   t->buf = NULL;
   t->tp = -1;
   t->tcurg = NULL;
+  /* Timers are not inherited by a child; its samples are the parent's. */
+  if (t->prof) {
+    t->prof = NULL; /* the parent's memory, left as the rest of its trace is */
+  }
 }
 
 void ctrace_stats_get(ctrace_stats *out) {

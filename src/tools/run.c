@@ -35,7 +35,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace run [-o FILE] [-f] [--no-stacks] [--] PROG [ARGS...]\n"
+          "usage: ctrace run [-o FILE] [-f] [--no-stacks] [--cpu[=HZ]] [--] PROG [ARGS...]\n"
           "\n"
           "Runs PROG, a dynamically linked program, and writes its execution trace to\n"
           "FILE (default " DEFAULT_OUT "), for `go tool trace FILE`. Nothing in PROG\n"
@@ -55,11 +55,15 @@ static void usage(FILE *f) {
           "  -o FILE, --output FILE  write the trace to FILE (default " DEFAULT_OUT ")\n"
           "  -f, --follow-forks      trace children too, each into FILE.pid<PID>\n"
           "  --no-stacks             record no call stacks\n"
+          "  --cpu[=HZ]              also sample what each thread runs, HZ times per\n"
+          "                          second of its CPU time (default 100; the kernel's\n"
+          "                          tick, often 250, caps it)\n"
           "  -h, --help              print this help\n"
           "\n"
           "The same without this command:\n"
           "  LD_PRELOAD=/path/to/" SHIM " CTRACE_OUT=FILE PROG [ARGS...]\n"
-          "(CTRACE_FOLLOW_FORKS=1 for -f, CTRACE_NO_STACKS=1 for --no-stacks).\n"
+          "(CTRACE_FOLLOW_FORKS=1 for -f, CTRACE_NO_STACKS=1 for --no-stacks,\n"
+          "CTRACE_CPU_HZ=HZ for --cpu).\n"
           "CTRACE_PRELOAD=PATH makes this command use another shim.\n"
           "Exit status: PROG's; 127 if PROG is not found, 126 if it cannot be run, 2 on\n"
           "bad usage or if FILE cannot be written.\n");
@@ -104,6 +108,7 @@ static bool find_shim(char *out, size_t size) {
 int ctrace__cmd_run(int argc, char **argv) {
   const char *out = DEFAULT_OUT;
   bool no_stacks = false, follow_forks = false;
+  int cpu_hz = 0;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -125,6 +130,16 @@ int ctrace__cmd_run(int argc, char **argv) {
       out = a + 9;
     } else if (strcmp(a, "--no-stacks") == 0) {
       no_stacks = true;
+    } else if (strcmp(a, "--cpu") == 0) {
+      cpu_hz = 100;
+    } else if (strncmp(a, "--cpu=", 6) == 0) {
+      char *end;
+      long hz = strtol(a + 6, &end, 10);
+      if (*end || hz < 1 || hz > 10000) {
+        fprintf(stderr, "ctrace run: --cpu=%s: want a rate from 1 to 10000 per second\n", a + 6);
+        return 2;
+      }
+      cpu_hz = (int)hz;
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--follow-forks") == 0) {
       follow_forks = true;
     } else if (a[0] == '-' && a[1]) {
@@ -195,6 +210,13 @@ int ctrace__cmd_run(int argc, char **argv) {
   setenv("LD_PRELOAD", preload, 1);
   setenv("CTRACE_RUN_PRELOAD", added, 1);
   setenv("CTRACE_OUT", abs_out, 1);
+  if (cpu_hz) {
+    char hz[16];
+    snprintf(hz, sizeof hz, "%d", cpu_hz);
+    setenv("CTRACE_CPU_HZ", hz, 1);
+  } else {
+    unsetenv("CTRACE_CPU_HZ");
+  }
   if (no_stacks)
     setenv("CTRACE_NO_STACKS", "1", 1);
   else

@@ -262,6 +262,17 @@ case_compute() {
     has_output compute '^compute threads=2 iterations=2000000 '
     expect_goroutines compute 2
     expect compute GoEnd -eq 2
+    # --cpu: CPU samples (the `go 1.19 trace` header), each of a goroutine
+    # of the program's, at least one per computing thread.
+    run_opts=(--cpu=250)
+    traced cpu 0 "$bindir/run_compute" 40000000 2
+    run_opts=()
+    "$ctrace" check "$out/cpu.trace" | grep -q 'go 1.19 trace' || fail "cpu: not a go 1.19 trace"
+    local g
+    for g in $(goroutines cpu); do
+        [ "$(awk -v g="g=$g" '$2 == "CPUSample" && $NF == g { n++ } END { print n + 0 }' "$out/cpu.d")" -ge 1 ] ||
+            fail "cpu: no CPU sample of g $g"
+    done
 }
 
 case_fork() {

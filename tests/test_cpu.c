@@ -1,0 +1,173 @@
+/* test_cpu.c - CPU samples in the trace (ctrace_options.cpu_hz).
+ *
+ *   test_cpu TRACE
+ *
+ * At 250 samples per CPU second (CPU-time timers expire on the kernel's
+ * tick, so the kernel's HZ, often 250, caps the rate), one thread
+ * alternates burn_a and burn_b in a 3:1 ratio of work for 4 s of CPU
+ * (about 1000 samples: 5% is more than three standard deviations of the
+ * share), another only sleeps, and the program profiles itself with
+ * setitimer(ITIMER_PROF)/SIGPROF all along. Then the trace is
+ * read back (libctrace-parse) and:
+ *   - the header is `go 1.19 trace` and there are samples;
+ *   - 75% +- 5% of the samples whose innermost frame is burn_a or burn_b
+ *     are in burn_a;
+ *   - the sleeping thread's goroutine has no sample;
+ *   - every sample's goroutine is 0 or running at the sample's time, as
+ *     the trace shows it;
+ *   - the program's own SIGPROF timer fired at least 80% as often as its
+ *     CPU time says it should.
+ * The trace is left for tests/go_compat.sh.
+ */
+#include <ctrace/ctrace.h>
+#include <ctrace/parse.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      fprintf(stderr, "test_cpu: %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                             \
+      fprintf(stderr, "\n");                                    \
+      exit(1);                                                  \
+    }                                                           \
+  } while (0)
+
+static volatile uint64_t sink;
+static atomic_int profs;
+static atomic_bool done;
+static uint64_t sleeper_g;
+
+/* Each burns in its own loop, so the sample's innermost frame names it. */
+#define SPIN(n)                                                                  \
+  do {                                                                           \
+    uint64_t x = sink | 1;                                                       \
+    for (long i = 0; i < (n); i++) x ^= x << 13, x ^= x >> 7, x ^= x << 17;     \
+    sink = x;                                                                    \
+  } while (0)
+
+__attribute__((noinline)) void burn_a(long n) { SPIN(3 * n); }
+__attribute__((noinline)) void burn_b(long n) { SPIN(n); }
+
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *burner(void *arg) {
+  (void)arg;
+  ctrace_log(0, "burner", "start");
+  double t0 = cpu_seconds();
+  while (cpu_seconds() - t0 < 4.0) {
+    burn_a(20000);
+    burn_b(20000);
+  }
+  return NULL;
+}
+
+static void *sleeper(void *arg) {
+  (void)arg;
+  ctrace_log(0, "sleeper", "start");
+  sleeper_g = ctrace_thread_g()->id;
+  while (!atomic_load(&done)) {
+    ctrace_go_block(CTRACE_BLOCK_SLEEP);
+    struct timespec d = {0, 20000000};
+    nanosleep(&d, NULL);
+    ctrace_thread_resume();
+  }
+  return NULL;
+}
+
+static void on_prof(int sig) {
+  (void)sig;
+  atomic_fetch_add(&profs, 1);
+}
+
+int main(int argc, char **argv) {
+  CHECK(argc == 2, "usage: test_cpu TRACE");
+  signal(SIGPROF, on_prof);
+  struct itimerval it = {{0, 10000}, {0, 10000}};
+  CHECK(setitimer(ITIMER_PROF, &it, NULL) == 0, "setitimer");
+
+  ctrace_options o = {.cpu_hz = 250};
+  CHECK(ctrace_start_file(argv[1], &o) == 0, "start");
+  pthread_t b, s;
+  pthread_create(&s, NULL, sleeper, NULL);
+  pthread_create(&b, NULL, burner, NULL);
+  pthread_join(b, NULL);
+  atomic_store(&done, true);
+  pthread_join(s, NULL);
+  CHECK(ctrace_stop() == 0, "stop");
+
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_PROF, &off, NULL);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  int want = (int)(cpu / 0.010);
+  CHECK(atomic_load(&profs) >= want * 8 / 10, "SIGPROF fired %d times for %.2f s of CPU (want >= %d)",
+        atomic_load(&profs), cpu, want * 8 / 10);
+
+  ctrace_reader *r;
+  ctrace_parse_error err;
+  ctrace_trace_info info;
+  CHECK(ctrace_reader_open(argv[1], &r, &err) == 0 && ctrace_reader_check(r, &info, &err) == 0,
+        "%s at offset %llu", err.message, (unsigned long long)err.offset);
+  CHECK(info.version == 1019, "version %d, want 1019", info.version);
+  /* running[g]: the trace shows g running (ids are small here). */
+  static bool running[1 << 16];
+  long samples = 0, a = 0, bb = 0, sleeper_samples = 0, not_running = 0;
+  ctrace_event ev;
+  while (ctrace_reader_next(r, &ev) > 0) {
+    uint64_t g = ev.g < (1 << 16) ? ev.g : 0;
+    switch (ev.type) {
+    case CTRACE_EV_GoStart:
+    case CTRACE_EV_GoStartLabel:
+      running[g] = true;
+      break;
+    case CTRACE_EV_GoEnd: case CTRACE_EV_GoStop: case CTRACE_EV_GoSched: case CTRACE_EV_GoPreempt:
+    case CTRACE_EV_GoSleep: case CTRACE_EV_GoBlock: case CTRACE_EV_GoBlockSend:
+    case CTRACE_EV_GoBlockRecv: case CTRACE_EV_GoBlockSelect: case CTRACE_EV_GoBlockSync:
+    case CTRACE_EV_GoBlockCond: case CTRACE_EV_GoBlockNet: case CTRACE_EV_GoBlockGC:
+    case CTRACE_EV_GoSysBlock:
+      running[g] = false;
+      break;
+    case CTRACE_EV_CPUSample: {
+      samples++;
+      if (g && !running[g]) not_running++;
+      if (ev.g == sleeper_g) sleeper_samples++;
+      const ctrace_frame *fr;
+      size_t n = ctrace_reader_stack(r, ev.stack, &fr);
+      if (n > 0 && strcmp(fr[0].func, "burn_a") == 0) a++;
+      if (n > 0 && strcmp(fr[0].func, "burn_b") == 0) bb++;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  ctrace_reader_close(r);
+  /* 1000 at HZ 250; a kernel with HZ 100 gives 400. */
+  CHECK(samples >= 300, "%ld samples for 4 s of CPU at 250 Hz", samples);
+  double share = (double)a / (double)(a + bb);
+  CHECK(a + bb >= samples / 2 && share > 0.70 && share < 0.80,
+        "burn_a %ld, burn_b %ld of %ld samples: %.1f%% in burn_a, want 75 +- 5", a, bb, samples,
+        100 * share);
+  CHECK(sleeper_samples == 0, "the sleeping thread has %ld samples", sleeper_samples);
+  CHECK(not_running == 0, "%ld samples name a goroutine the trace shows not running", not_running);
+  printf("test_cpu: %ld samples, %.1f%% in burn_a, SIGPROF %d of %d\n", samples, 100 * share,
+         atomic_load(&profs), want);
+  return 0;
+}
