@@ -142,8 +142,8 @@ bool ctrace__prof_init(int hz) {
   return true;
 }
 
-/* Arms t's timer for this trace (the caller holds the threads lock, or is
- * t registering itself). t's ring is allocated once and kept. */
+/* Arms t's timer for this trace, under the threads lock. t's ring is
+ * allocated once and kept. */
 void ctrace__prof_arm(ctrace__thread *t, pthread_t th) {
   if (!prof_period_ns || !prof_sig) return;
   struct ctrace__prof *pr = t->prof;

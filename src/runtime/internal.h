@@ -301,7 +301,7 @@ uint64_t ctrace__pcs_stack_id(const uintptr_t *pcs, int n) CTRACE__HIDDEN;
  * installs its handler the first time. False if no signal is free. */
 bool ctrace__prof_init(int hz) CTRACE__HIDDEN;
 /* Starts / stops t's sampling timer (t's own thread is th). Under the
- * threads lock, or by t itself while registering. */
+ * threads lock, which the reader drains t's samples under. */
 void ctrace__prof_arm(ctrace__thread *t, pthread_t th) CTRACE__HIDDEN;
 void ctrace__prof_disarm(ctrace__thread *t) CTRACE__HIDDEN;
 /* Writes t's pending samples into the no-P buffer. Under the threads lock. */

@@ -99,6 +99,8 @@ static void thread_register(ctrace__thread *t) {
   if (threads) threads->prev = t;
   threads = t;
   t->registered = true;
+  /* A thread new to this trace: the starter armed those it knew. */
+  if (ctrace__cfg.cpu_hz && ctrace__on()) ctrace__prof_arm(t, t->pthread);
   pthread_mutex_unlock(&threads_mu);
   ctrace__thread_known(t);
 }
@@ -119,7 +121,6 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
   }
   /* The buffer of the previous trace, if any, was taken by its stop. */
   t->state = s;
-  if (ctrace__cfg.cpu_hz) ctrace__prof_arm(t, pthread_self());
   t->buf = NULL;
   t->tcurg = NULL;
   t->tp = -1; /* the P, if any, opens at the first write (sync_p) */
