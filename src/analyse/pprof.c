@@ -171,7 +171,7 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   an_filter f;
   if (ctrace__an_filter_build(r, opt, &f, err, errlen)) return -1;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
-                          ? ctrace__prof_new("samples", "count", "time", "nanoseconds")
+                          ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
                           : ctrace__prof_new("contentions", "count", "delay", "nanoseconds");
   int rc = -1;
   if (!p) {

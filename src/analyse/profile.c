@@ -224,10 +224,10 @@ static void put_msg(pbuf *w, int field, pbuf *sub) {
 enum {
   PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
   PROFILE_STRING_TABLE = 6, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
-  PROFILE_PERIOD = 12,
+  PROFILE_PERIOD = 12, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
   VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
   SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
-  LABEL_KEY = 1, LABEL_STR = 2,
+  LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
   LOCATION_ID = 1, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
   LINE_FUNCTION_ID = 1, LINE_LINE = 2,
   FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
@@ -249,6 +249,12 @@ static void encode(const ctrace_profile *p, pbuf *w) {
     if (s->label_key) {
       put_uint(&sub2, LABEL_KEY, s->label_key);
       put_uint(&sub2, LABEL_STR, s->label_str);
+      put_msg(&sub, SAMPLE_LABEL, &sub2);
+    }
+    if (s->num_key) {
+      put_uint(&sub2, LABEL_KEY, s->num_key);
+      put_varint(&sub2, LABEL_NUM << 3 | WIRE_VARINT); /* 0 is a value here */
+      put_varint(&sub2, (uint64_t)s->num);
       put_msg(&sub, SAMPLE_LABEL, &sub2);
     }
     put_msg(w, PROFILE_SAMPLE, &sub);
@@ -276,6 +282,7 @@ static void encode(const ctrace_profile *p, pbuf *w) {
   put_uint(&sub, VALUETYPE_UNIT, p->period_type[1]);
   put_msg(w, PROFILE_PERIOD_TYPE, &sub);
   put_uint(w, PROFILE_PERIOD, (uint64_t)p->period);
+  put_uint(w, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_type);
   if (sub.oom || sub2.oom || packed.oom) w->oom = true;
   free(sub.b);
   free(sub2.b);

@@ -22,7 +22,9 @@ typedef struct prof_loc {
 typedef struct prof_sample {
   size_t locs, nlocs;  /* a run in ctrace_profile.locpool, leaf first */
   int64_t value[2];
-  uint64_t label_key, label_str; /* string indices; 0: no label */
+  uint64_t label_key, label_str; /* a string label, as string indices; 0: none */
+  uint64_t num_key;               /* a numeric label (string index; 0: none) */
+  int64_t num;
 } prof_sample;
 
 struct ctrace_profile {
@@ -51,6 +53,7 @@ struct ctrace_profile {
   uint64_t sample_type[2][2]; /* (type, unit) string indices */
   uint64_t period_type[2];
   int64_t period;
+  uint64_t default_type; /* string index of the default sample type; 0: none */
   int64_t duration_ns;
   bool oom;
 };
