@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "pb.h"
 #include "profile.h"
 
 /* ---- growable arrays -------------------------------------------------------- */
@@ -172,54 +173,6 @@ void ctrace_profile_free(ctrace_profile *p) {
 
 /* ---- protobuf ------------------------------------------------------------------ */
 
-typedef struct pbuf {
-  unsigned char *b;
-  size_t len, cap;
-  bool oom;
-} pbuf;
-
-static void put(pbuf *w, const void *d, size_t n) {
-  if (w->oom) return;
-  if (!reserve((void **)&w->b, &w->cap, w->len + n, 1)) {
-    w->oom = true;
-    return;
-  }
-  memcpy(w->b + w->len, d, n);
-  w->len += n;
-}
-
-static void put_varint(pbuf *w, uint64_t v) {
-  unsigned char t[10];
-  size_t n = 0;
-  do {
-    t[n++] = (unsigned char)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
-    v >>= 7;
-  } while (v);
-  put(w, t, n);
-}
-
-enum { WIRE_VARINT = 0, WIRE_BYTES = 2 };
-
-/* Zero is the default of a proto3 scalar: left out, as Go's encoder does. */
-static void put_uint(pbuf *w, int field, uint64_t v) {
-  if (!v) return;
-  put_varint(w, (uint64_t)field << 3 | WIRE_VARINT);
-  put_varint(w, v);
-}
-
-static void put_bytes(pbuf *w, int field, const void *d, size_t n) {
-  put_varint(w, (uint64_t)field << 3 | WIRE_BYTES);
-  put_varint(w, n);
-  put(w, d, n);
-}
-
-/* A submessage: written into sub (reused), then framed into w. */
-static void put_msg(pbuf *w, int field, pbuf *sub) {
-  if (sub->oom) w->oom = true;
-  put_bytes(w, field, sub->b, sub->len);
-  sub->len = 0;
-}
-
 /* profile.proto field numbers. */
 enum {
   PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
@@ -236,53 +189,52 @@ enum {
 static void encode(const ctrace_profile *p, pbuf *w) {
   pbuf sub = {0}, sub2 = {0}, packed = {0};
   for (int i = 0; i < 2; i++) {
-    put_uint(&sub, VALUETYPE_TYPE, p->sample_type[i][0]);
-    put_uint(&sub, VALUETYPE_UNIT, p->sample_type[i][1]);
-    put_msg(w, PROFILE_SAMPLE_TYPE, &sub);
+    pb_uint_nz(&sub, VALUETYPE_TYPE, p->sample_type[i][0]);
+    pb_uint_nz(&sub, VALUETYPE_UNIT, p->sample_type[i][1]);
+    pb_msg(w, PROFILE_SAMPLE_TYPE, &sub);
   }
   for (size_t i = 0; i < p->nsamples; i++) {
     const prof_sample *s = &p->samples[i];
-    for (size_t j = 0; j < s->nlocs; j++) put_varint(&packed, p->locpool[s->locs + j]);
-    if (packed.len) put_msg(&sub, SAMPLE_LOCATION_ID, &packed);
-    for (int j = 0; j < 2; j++) put_varint(&packed, (uint64_t)s->value[j]);
-    put_msg(&sub, SAMPLE_VALUE, &packed);
+    for (size_t j = 0; j < s->nlocs; j++) pb_varint(&packed, p->locpool[s->locs + j]);
+    if (packed.len) pb_msg(&sub, SAMPLE_LOCATION_ID, &packed);
+    for (int j = 0; j < 2; j++) pb_varint(&packed, (uint64_t)s->value[j]);
+    pb_msg(&sub, SAMPLE_VALUE, &packed);
     if (s->label_key) {
-      put_uint(&sub2, LABEL_KEY, s->label_key);
-      put_uint(&sub2, LABEL_STR, s->label_str);
-      put_msg(&sub, SAMPLE_LABEL, &sub2);
+      pb_uint_nz(&sub2, LABEL_KEY, s->label_key);
+      pb_uint_nz(&sub2, LABEL_STR, s->label_str);
+      pb_msg(&sub, SAMPLE_LABEL, &sub2);
     }
     if (s->num_key) {
-      put_uint(&sub2, LABEL_KEY, s->num_key);
-      put_varint(&sub2, LABEL_NUM << 3 | WIRE_VARINT); /* 0 is a value here */
-      put_varint(&sub2, (uint64_t)s->num);
-      put_msg(&sub, SAMPLE_LABEL, &sub2);
+      pb_uint_nz(&sub2, LABEL_KEY, s->num_key);
+      pb_uint(&sub2, LABEL_NUM, (uint64_t)s->num); /* 0 is a value here */
+      pb_msg(&sub, SAMPLE_LABEL, &sub2);
     }
-    put_msg(w, PROFILE_SAMPLE, &sub);
+    pb_msg(w, PROFILE_SAMPLE, &sub);
   }
   for (size_t i = 0; i < p->nlocs; i++) {
     const prof_loc *l = &p->locs[i];
-    put_uint(&sub, LOCATION_ID, i + 1);
-    put_uint(&sub, LOCATION_ADDRESS, l->addr);
-    put_uint(&sub2, LINE_FUNCTION_ID, l->func);
-    put_uint(&sub2, LINE_LINE, l->line);
-    put_msg(&sub, LOCATION_LINE, &sub2);
-    put_msg(w, PROFILE_LOCATION, &sub);
+    pb_uint_nz(&sub, LOCATION_ID, i + 1);
+    pb_uint_nz(&sub, LOCATION_ADDRESS, l->addr);
+    pb_uint_nz(&sub2, LINE_FUNCTION_ID, l->func);
+    pb_uint_nz(&sub2, LINE_LINE, l->line);
+    pb_msg(&sub, LOCATION_LINE, &sub2);
+    pb_msg(w, PROFILE_LOCATION, &sub);
   }
   for (size_t i = 0; i < p->nfuncs; i++) {
     const prof_func *f = &p->funcs[i];
-    put_uint(&sub, FUNCTION_ID, i + 1);
-    put_uint(&sub, FUNCTION_NAME, f->name);
-    put_uint(&sub, FUNCTION_SYSTEM_NAME, f->name);
-    put_uint(&sub, FUNCTION_FILENAME, f->file);
-    put_msg(w, PROFILE_FUNCTION, &sub);
+    pb_uint_nz(&sub, FUNCTION_ID, i + 1);
+    pb_uint_nz(&sub, FUNCTION_NAME, f->name);
+    pb_uint_nz(&sub, FUNCTION_SYSTEM_NAME, f->name);
+    pb_uint_nz(&sub, FUNCTION_FILENAME, f->file);
+    pb_msg(w, PROFILE_FUNCTION, &sub);
   }
-  for (size_t i = 0; i < p->nstrs; i++) put_bytes(w, PROFILE_STRING_TABLE, p->strs[i], strlen(p->strs[i]));
-  put_uint(w, PROFILE_DURATION_NANOS, (uint64_t)p->duration_ns);
-  put_uint(&sub, VALUETYPE_TYPE, p->period_type[0]);
-  put_uint(&sub, VALUETYPE_UNIT, p->period_type[1]);
-  put_msg(w, PROFILE_PERIOD_TYPE, &sub);
-  put_uint(w, PROFILE_PERIOD, (uint64_t)p->period);
-  put_uint(w, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_type);
+  for (size_t i = 0; i < p->nstrs; i++) pb_bytes(w, PROFILE_STRING_TABLE, p->strs[i], strlen(p->strs[i]));
+  pb_uint_nz(w, PROFILE_DURATION_NANOS, (uint64_t)p->duration_ns);
+  pb_uint_nz(&sub, VALUETYPE_TYPE, p->period_type[0]);
+  pb_uint_nz(&sub, VALUETYPE_UNIT, p->period_type[1]);
+  pb_msg(w, PROFILE_PERIOD_TYPE, &sub);
+  pb_uint_nz(w, PROFILE_PERIOD, (uint64_t)p->period);
+  pb_uint_nz(w, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_type);
   if (sub.oom || sub2.oom || packed.oom) w->oom = true;
   free(sub.b);
   free(sub2.b);
