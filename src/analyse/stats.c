@@ -221,7 +221,7 @@ static int finish_lat(lat *ls, size_t n, ctrace_latency_stats **out, size_t *nou
   if (!*out) return -1;
   for (size_t i = 0; i < n; i++) {
     lat *l = &ls[i];
-    qsort(l->d, l->n, sizeof *l->d, cmp_i64);
+    if (l->n) qsort(l->d, l->n, sizeof *l->d, cmp_i64); /* d is NULL when n is 0 */
     ctrace_latency_stats *o = &(*out)[i];
     o->name = l->name;
     o->count = l->n;
