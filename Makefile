@@ -8,9 +8,9 @@
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
-BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config
+BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev \
-  bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go
+  bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go
 JOBS ?= $(shell nproc)
 

@@ -15,12 +15,18 @@ static int cmd_version(int argc, char **argv) {
 static int cmd_help(int argc, char **argv);
 int ctrace__cmd_dump(int argc, char **argv);
 int ctrace__cmd_check(int argc, char **argv);
+int ctrace__cmd_pprof(int argc, char **argv);
+int ctrace__cmd_stats(int argc, char **argv);
+int ctrace__cmd_export(int argc, char **argv);
 
 const ctrace__cmd ctrace__cmds[] = {
     {"help", cmd_help, "print this help, or a command's (ctrace help COMMAND)"},
     {"check", ctrace__cmd_check, "validate a trace and sum it up"},
     {"dump", ctrace__cmd_dump, "print every event as `go tool trace -d` does"},
+    {"export", ctrace__cmd_export, "write a trace for Perfetto (ui.perfetto.dev, trace_processor)"},
+    {"pprof", ctrace__cmd_pprof, "write a pprof profile of a trace: net, sync, syscall, sched, wall"},
     {"run", ctrace__cmd_run, "run a program and trace it, unmodified (ctrace run -- PROG)"},
+    {"stats", ctrace__cmd_stats, "the numbers of a trace: goroutines, waits, tasks, regions, MMU"},
     {"version", cmd_version, "print the version"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,133 @@
+/* ctrace's analyses of a trace (src/analyse/): pprof profiles built from
+ * the ordered, validated stream of libctrace-parse, with no Go installed.
+ *
+ * A profile is built in memory as pprof's own encoder builds one
+ * (profile/encode.go): deduplicated tables of strings, functions and
+ * locations, and samples keyed by stack; it is then encoded as
+ * profile.proto in one pass and written gzip-compressed, the form
+ * `go tool pprof` reads.
+ */
+#ifndef CTRACE_ANALYSE_H
+#define CTRACE_ANALYSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrace/parse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ctrace_profile_kind {
+  /* Go's four trace profiles (`go tool trace -pprof=TYPE`): the stack at
+   * entry to the state, values contentions/count and delay/nanoseconds. */
+  CTRACE_PROFILE_NET,     /* blocked on the network (GoBlockNet) */
+  CTRACE_PROFILE_SYNC,    /* blocked on channels, select, mutexes, conds, GC */
+  CTRACE_PROFILE_SYSCALL, /* in a system call, to its exit */
+  CTRACE_PROFILE_SCHED,   /* runnable (woken or created) to running */
+  /* Every goroutine's time, by state (docs/analyse.md). */
+  CTRACE_PROFILE_WALL,
+} ctrace_profile_kind;
+
+typedef struct ctrace_profile_options {
+  ctrace_profile_kind kind;
+  /* Only goroutines whose start function is this (NULL: all). */
+  const char *goroutine;
+  /* Only time inside user regions of this type (NULL: all). */
+  const char *region;
+} ctrace_profile_options;
+
+typedef struct ctrace_profile ctrace_profile;
+
+/* Builds the profile from a checked reader (ctrace_reader_check done); the
+ * reader is rewound and read through, twice where a filter needs the
+ * goroutines' lifetimes first. 0, or -1 with a message in err. */
+int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
+                         ctrace_profile **out, char *err, size_t errlen);
+
+/* Samples in the profile. */
+size_t ctrace_profile_samples(const ctrace_profile *p);
+
+/* The profile as gzip-compressed profile.proto, in a malloc'ed buffer the
+ * caller frees. 0, or -1 when out of memory. */
+int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t *len);
+
+void ctrace_profile_free(ctrace_profile *p);
+
+/* ---- statistics (ctrace stats) ------------------------------------------- */
+
+/* Why a goroutine waited: Go 1.23's reasons for the classic events (the
+ * reason strings of its goroutine pages), index and name. */
+#define CTRACE_BLOCK_REASONS(X)                 \
+  X(SLEEP, "sleep")                             \
+  X(CHAN_SEND, "chan send")                     \
+  X(CHAN_RECV, "chan receive")                  \
+  X(SELECT, "select")                           \
+  X(SYNC, "sync")                               \
+  X(COND, "sync.(*Cond).Wait")                  \
+  X(NET, "network")                             \
+  X(GC, "GC mark assist wait for work")         \
+  X(OTHER, "")
+
+enum ctrace_block_reason {
+#define CTRACE__BR(name, s) CTRACE_BLOCK_##name,
+  CTRACE_BLOCK_REASONS(CTRACE__BR)
+#undef CTRACE__BR
+  CTRACE_BLOCK_COUNT
+};
+extern const char *const ctrace_block_reason_names[CTRACE_BLOCK_COUNT];
+
+/* Where a goroutine's time went, in nanoseconds, as Go 1.23's goroutine
+ * pages split it (docs/analyse.md). unknown is the rest of total. */
+typedef struct ctrace_gtimes {
+  int64_t total, exec, sched_wait, syscall, syscall_block, block[CTRACE_BLOCK_COUNT], unknown;
+} ctrace_gtimes;
+
+typedef struct ctrace_goroutine_stats {
+  uint64_t id;
+  const char *name; /* start function; valid while the reader is open */
+  int64_t creation, end; /* end -1: alive at the trace's end */
+  ctrace_gtimes t;
+} ctrace_goroutine_stats;
+
+typedef struct ctrace_group_stats {
+  const char *name;
+  uint64_t count;
+  ctrace_gtimes t; /* sums over the group */
+} ctrace_group_stats;
+
+typedef struct ctrace_latency_stats {
+  const char *name; /* task or region type */
+  uint64_t count;   /* with both ends in the trace */
+  uint64_t open;    /* begun or ended outside the trace: not in the latencies */
+  int64_t p50, p90, p99, max;
+} ctrace_latency_stats;
+
+#define CTRACE_MMU_WINDOWS 3 /* 1 ms, 10 ms, 100 ms */
+
+typedef struct ctrace_stats {
+  ctrace_trace_info info;
+  uint64_t threads, gc_cycles, stw_count;
+  int64_t gc_ns, stw_ns, stw_max_ns;
+  ctrace_goroutine_stats *goroutines; /* by id */
+  size_t ngoroutines;
+  ctrace_group_stats *groups; /* by total execution time, largest first */
+  size_t ngroups;
+  ctrace_latency_stats *tasks, *regions; /* by name */
+  size_t ntasks, nregions;
+  int64_t mmu_window_ns[CTRACE_MMU_WINDOWS];
+  double mmu[CTRACE_MMU_WINDOWS]; /* -1: window longer than the trace */
+} ctrace_stats;
+
+/* Computes the statistics of a checked reader (info from its check). 0, or
+ * -1 with a message in err. */
+int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
+                       char *err, size_t errlen);
+void ctrace_stats_free(ctrace_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

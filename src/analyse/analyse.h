@@ -1,0 +1,47 @@
+/* What the analyses of src/analyse/ share: goroutine lifetimes and the
+ * time intervals a --goroutine or --region filter keeps. Internal. */
+#ifndef CTRACE_ANALYSE_ANALYSE_H
+#define CTRACE_ANALYSE_ANALYSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrace/analyse.h"
+#include "parse/map.h"
+
+typedef struct an_interval {
+  int64_t begin, end;
+} an_interval;
+
+/* The filter: per goroutine, sorted non-overlapping intervals of time to
+ * keep. all: no filter (every goroutine, all of its time). */
+typedef struct an_filter {
+  bool all;
+  u64map index; /* g -> index + 1 into per */
+  struct an_gintervals {
+    an_interval *iv;
+    size_t n, cap;
+  } *per;
+  size_t nper, capper;
+  int64_t trace_end; /* the last event's time */
+} an_filter;
+
+/* Reads the trace through (from its start) if opt asks for a filter. 0, or
+ * -1 with err set. */
+int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
+                            char *err, size_t errlen);
+/* Nanoseconds of [begin, end) that goroutine g spends inside the filter's
+ * intervals: Go's pprofOverlappingDuration. */
+int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end);
+void ctrace__an_filter_free(an_filter *f);
+
+/* The start function of goroutine g as Go names it: the first frame of the
+ * stack its creation gives it ("" if unknown). */
+const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack);
+
+/* -t wall (wall.c). */
+int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
+                    size_t errlen);
+
+#endif

@@ -1,0 +1,249 @@
+/* The --goroutine and --region filters of the profiles, as Go's cmd/trace
+ * computes them (pprofMatchingGoroutines, pprofMatchingRegions): a
+ * goroutine is kept from its first start to its end (or the trace's end);
+ * a region from its start to its end, where a region with no end in the
+ * trace ends with its goroutine or the trace, and one begun before the
+ * trace begins with it. Overlapping regions of one goroutine are merged by
+ * dropping those that start inside an earlier one, as Go does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+
+const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack) {
+  const ctrace_frame *fr;
+  if (ctrace_reader_stack(r, create_stack, &fr) == 0) return "";
+  return fr[0].func ? fr[0].func : "";
+}
+
+static struct an_gintervals *per_g(an_filter *f, uint64_t g) {
+  bool fresh;
+  uint64_t *ix = ctrace__map_put(&f->index, g, &fresh);
+  if (!ix) return NULL;
+  if (fresh) {
+    if (f->nper == f->capper) {
+      size_t cap = f->capper ? f->capper * 2 : 64;
+      void *n = realloc(f->per, cap * sizeof *f->per);
+      if (!n) {
+        ctrace__map_del(&f->index, g);
+        return NULL;
+      }
+      f->per = n;
+      f->capper = cap;
+    }
+    memset(&f->per[f->nper], 0, sizeof f->per[0]);
+    *ix = ++f->nper;
+  }
+  return &f->per[*ix - 1];
+}
+
+static bool add(an_filter *f, uint64_t g, int64_t begin, int64_t end) {
+  struct an_gintervals *gi = per_g(f, g);
+  if (!gi) return false;
+  if (gi->n == gi->cap) {
+    size_t cap = gi->cap ? gi->cap * 2 : 4;
+    void *n = realloc(gi->iv, cap * sizeof *gi->iv);
+    if (!n) return false;
+    gi->iv = n;
+    gi->cap = cap;
+  }
+  gi->iv[gi->n++] = (an_interval){begin, end};
+  return true;
+}
+
+static int cmp_iv(const void *a, const void *b) {
+  const an_interval *x = a, *y = b;
+  if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+  return (x->end > y->end) - (x->end < y->end);
+}
+
+/* What pass one learns of each goroutine. */
+typedef struct gdesc {
+  const char *name;
+  int64_t start, end; /* first GoStart (0 if none), GoEnd/GoStop (-1 if none) */
+} gdesc;
+
+typedef struct open_region {
+  uint64_t seq, g;
+  int64_t begin;
+  bool open;
+} open_region;
+
+int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
+                            char *err, size_t errlen) {
+  memset(f, 0, sizeof *f);
+  const char *gname = opt->goroutine, *rname = opt->region;
+  if (!gname && !rname) {
+    f->all = true;
+    return 0;
+  }
+  u64map gix = {0};
+  gdesc *gs = NULL;
+  size_t ngs = 0, capgs = 0;
+  open_region *regs = NULL;
+  size_t nregs = 0, capregs = 0;
+  int rc = -1;
+  bool oom = false;
+
+  ctrace_reader_rewind(r);
+  ctrace_event ev;
+  int64_t last = 0;
+  while (ctrace_reader_next(r, &ev) && !oom) {
+    last = ev.ts;
+    uint64_t g = ev.g;
+    if (ev.type == CTRACE_EV_GoCreate) g = ev.args[0];
+    gdesc *d = NULL;
+    if (g && (ev.type == CTRACE_EV_GoCreate || ev.type == CTRACE_EV_GoStart ||
+              ev.type == CTRACE_EV_GoStartLabel || ev.type == CTRACE_EV_GoEnd ||
+              ev.type == CTRACE_EV_GoStop)) {
+      bool fresh;
+      uint64_t *ix = ctrace__map_put(&gix, g, &fresh);
+      if (!ix) {
+        oom = true;
+        break;
+      }
+      if (fresh) {
+        if (ngs == capgs) {
+          capgs = capgs ? capgs * 2 : 64;
+          void *n = realloc(gs, capgs * sizeof *gs);
+          if (!n) {
+            oom = true;
+            break;
+          }
+          gs = n;
+        }
+        gs[ngs] = (gdesc){"", 0, -1};
+        *ix = ++ngs;
+      }
+      d = &gs[*ix - 1];
+    }
+    switch (ev.type) {
+    case CTRACE_EV_GoCreate:
+      d->name = ctrace__an_start_func(r, ev.args[1]);
+      break;
+    case CTRACE_EV_GoStart:
+    case CTRACE_EV_GoStartLabel:
+      if (d->start == 0) d->start = ev.ts;
+      break;
+    case CTRACE_EV_GoEnd:
+    case CTRACE_EV_GoStop:
+      d->end = ev.ts;
+      /* Regions still open end with their goroutine (Go's parser links
+       * them to its GoEnd). */
+      for (size_t i = 0; i < nregs; i++)
+        if (regs[i].open && regs[i].g == ev.g) {
+          regs[i].open = false;
+          if (!add(f, ev.g, regs[i].begin, ev.ts)) oom = true;
+        }
+      break;
+    case CTRACE_EV_UserRegion: {
+      if (!rname || strcmp(ev.sargs[0] ? ev.sargs[0] : "", rname) != 0) break;
+      if (ev.args[1] == 0) { /* start */
+        if (nregs == capregs) {
+          capregs = capregs ? capregs * 2 : 16;
+          void *n = realloc(regs, capregs * sizeof *regs);
+          if (!n) {
+            oom = true;
+            break;
+          }
+          regs = n;
+        }
+        regs[nregs++] = (open_region){ev.seq, ev.g, ev.ts, true};
+      } else {
+        int64_t begin = 0; /* begun before the trace */
+        for (size_t i = nregs; ev.link != CTRACE_NO_LINK && i-- > 0;)
+          if (regs[i].seq == ev.link) {
+            begin = regs[i].begin;
+            regs[i].open = false;
+            break;
+          }
+        if (!add(f, ev.g, begin, ev.ts)) oom = true;
+      }
+      /* Keep the list of open regions short. */
+      while (nregs && !regs[nregs - 1].open) nregs--;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  if (oom) goto oom;
+  f->trace_end = last;
+  for (size_t i = 0; i < nregs; i++)
+    if (regs[i].open) {
+      uint64_t *ix = ctrace__map_get(&gix, regs[i].g);
+      int64_t end = ix && gs[*ix - 1].end >= 0 ? gs[*ix - 1].end : last;
+      if (!add(f, regs[i].g, regs[i].begin, end)) goto oom;
+    }
+
+  if (!rname) { /* goroutines only: each whole lifetime */
+    for (size_t i = 0; i < gix.cap; i++) {
+      if (!gix.used[i]) continue;
+      const gdesc *d = &gs[gix.vals[i] - 1];
+      if (strcmp(d->name, gname) != 0) continue;
+      if (!add(f, gix.keys[i], d->start, d->end >= 0 ? d->end : last)) goto oom;
+    }
+  }
+  if (f->nper == 0) {
+    if (rname && !gname)
+      snprintf(err, errlen, "no region of type %s in the trace", rname);
+    else
+      snprintf(err, errlen, "failed to find matching goroutines for name: %s", gname);
+    goto out;
+  }
+  for (size_t i = 0; i < f->index.cap; i++) {
+    if (!f->index.used[i]) continue;
+    struct an_gintervals *gi = &f->per[f->index.vals[i] - 1];
+    if (gname && rname) { /* both: a region's time, in goroutines of that name */
+      uint64_t *ix = ctrace__map_get(&gix, f->index.keys[i]);
+      if (!ix || strcmp(gs[*ix - 1].name, gname) != 0) {
+        gi->n = 0;
+        continue;
+      }
+    }
+    qsort(gi->iv, gi->n, sizeof *gi->iv, cmp_iv);
+    size_t n = 0;
+    int64_t lastend = 0;
+    for (size_t j = 0; j < gi->n; j++)
+      if (lastend <= gi->iv[j].begin) {
+        gi->iv[n++] = gi->iv[j];
+        lastend = gi->iv[j].end;
+      }
+    gi->n = n;
+  }
+  rc = 0;
+  goto out;
+oom:
+  snprintf(err, errlen, "out of memory");
+out:
+  ctrace__map_free(&gix);
+  free(gs);
+  free(regs);
+  if (rc) ctrace__an_filter_free(f);
+  return rc;
+}
+
+int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end) {
+  if (f->all) return end - begin;
+  uint64_t *ix = ctrace__map_get(&f->index, g);
+  if (!ix) return 0;
+  const struct an_gintervals *gi = &f->per[*ix - 1];
+  int64_t sum = 0;
+  for (size_t i = 0; i < gi->n; i++) {
+    const an_interval *iv = &gi->iv[i];
+    /* Go's overlappingDuration: closed intervals that touch overlap by 0. */
+    if (!(iv->begin <= end && begin <= iv->end)) continue;
+    int64_t b = iv->begin > begin ? iv->begin : begin;
+    int64_t e = iv->end < end ? iv->end : end;
+    if (e > b) sum += e - b;
+  }
+  return sum;
+}
+
+void ctrace__an_filter_free(an_filter *f) {
+  for (size_t i = 0; i < f->nper; i++) free(f->per[i].iv);
+  free(f->per);
+  ctrace__map_free(&f->index);
+  memset(f, 0, sizeof *f);
+}

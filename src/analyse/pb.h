@@ -1,0 +1,81 @@
+/* A minimal protobuf writer: varints and length-delimited fields into a
+ * growable buffer. Shared by the profile encoder (src/analyse/profile.c)
+ * and the Perfetto writer (src/export/perfetto.c). Internal. */
+#ifndef CTRACE_ANALYSE_PB_H
+#define CTRACE_ANALYSE_PB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pbuf {
+  unsigned char *b;
+  size_t len, cap;
+  bool oom;
+} pbuf;
+
+enum { PB_VARINT = 0, PB_FIXED64 = 1, PB_BYTES = 2 };
+
+static inline void pb_put(pbuf *w, const void *d, size_t n) {
+  if (w->oom) return;
+  if (w->len + n > w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 256;
+    while (cap < w->len + n) cap *= 2;
+    unsigned char *b = realloc(w->b, cap);
+    if (!b) {
+      w->oom = true;
+      return;
+    }
+    w->b = b;
+    w->cap = cap;
+  }
+  if (n) memcpy(w->b + w->len, d, n);
+  w->len += n;
+}
+
+static inline void pb_varint(pbuf *w, uint64_t v) {
+  unsigned char t[10];
+  size_t n = 0;
+  do {
+    t[n++] = (unsigned char)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+    v >>= 7;
+  } while (v);
+  pb_put(w, t, n);
+}
+
+/* A varint field, written even when 0 (proto2 presence). */
+static inline void pb_uint(pbuf *w, int field, uint64_t v) {
+  pb_varint(w, (uint64_t)field << 3 | PB_VARINT);
+  pb_varint(w, v);
+}
+
+/* A varint field left out when 0, the proto3 default. */
+static inline void pb_uint_nz(pbuf *w, int field, uint64_t v) {
+  if (v) pb_uint(w, field, v);
+}
+
+static inline void pb_fixed64(pbuf *w, int field, uint64_t v) {
+  unsigned char t[8];
+  for (int i = 0; i < 8; i++) t[i] = (unsigned char)(v >> (8 * i));
+  pb_varint(w, (uint64_t)field << 3 | PB_FIXED64);
+  pb_put(w, t, 8);
+}
+
+static inline void pb_bytes(pbuf *w, int field, const void *d, size_t n) {
+  pb_varint(w, (uint64_t)field << 3 | PB_BYTES);
+  pb_varint(w, n);
+  pb_put(w, d, n);
+}
+
+static inline void pb_str(pbuf *w, int field, const char *s) { pb_bytes(w, field, s, strlen(s)); }
+
+/* A submessage built in sub (then emptied for reuse), framed into w. */
+static inline void pb_msg(pbuf *w, int field, pbuf *sub) {
+  if (sub->oom) w->oom = true;
+  pb_bytes(w, field, sub->b, sub->len);
+  sub->len = 0;
+}
+
+#endif

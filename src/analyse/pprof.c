@@ -1,0 +1,200 @@
+/* Go's four trace profiles (cmd/trace/pprof.go of Go 1.19) and the entry
+ * point of every profile.
+ *
+ * Go pairs each event with the later one that ends the state it began
+ * (internal/trace's postProcessTrace sets Event.Link): a block with the
+ * unblock, a syscall with its exit, an unblock or a creation with the
+ * start that follows. A profile then sums, per stack id of the first
+ * event, the pairs of its kind: one contention and the time between the
+ * two, if that time is positive. We keep Go's pairing rule itself: per
+ * goroutine, the last event that may still be linked (Go's gdesc.ev), and
+ * which later events link it. The reader's own links (ctrace_event.link)
+ * carry the same pairs, but point back from the later event; the pending
+ * event per goroutine is what this pass needs anyway to have the earlier
+ * event's time, stack and goroutine at hand. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+#include "profile.h"
+
+typedef struct pending {
+  uint8_t type;
+  bool valid;
+  int64_t ts;
+  uint64_t stack, g; /* g: the goroutine the event is on (Go's ev.G) */
+} pending;
+
+typedef struct pstate {
+  u64map index; /* g -> index + 1 into pend */
+  pending *pend;
+  size_t n, cap;
+} pstate;
+
+static pending *pend_of(pstate *s, uint64_t g) {
+  bool fresh;
+  uint64_t *ix = ctrace__map_put(&s->index, g, &fresh);
+  if (!ix) return NULL;
+  if (fresh) {
+    if (s->n == s->cap) {
+      size_t cap = s->cap ? s->cap * 2 : 256;
+      void *n = realloc(s->pend, cap * sizeof *s->pend);
+      if (!n) {
+        ctrace__map_del(&s->index, g);
+        return NULL;
+      }
+      s->pend = n;
+      s->cap = cap;
+    }
+    memset(&s->pend[s->n], 0, sizeof s->pend[0]);
+    *ix = ++s->n;
+  }
+  return &s->pend[*ix - 1];
+}
+
+/* The event kinds whose pairs a profile counts (computePprof*). */
+static bool counted(ctrace_profile_kind k, uint8_t t) {
+  switch (k) {
+  case CTRACE_PROFILE_NET:
+    return t == CTRACE_EV_GoBlockNet;
+  case CTRACE_PROFILE_SYNC:
+    return t == CTRACE_EV_GoBlockSend || t == CTRACE_EV_GoBlockRecv ||
+           t == CTRACE_EV_GoBlockSelect || t == CTRACE_EV_GoBlockSync ||
+           t == CTRACE_EV_GoBlockCond || t == CTRACE_EV_GoBlockGC;
+  case CTRACE_PROFILE_SYSCALL:
+    return t == CTRACE_EV_GoSysCall;
+  case CTRACE_PROFILE_SCHED:
+    return t == CTRACE_EV_GoUnblock || t == CTRACE_EV_GoCreate;
+  default:
+    return false;
+  }
+}
+
+typedef struct ctx {
+  ctrace_reader *r;
+  ctrace_profile_kind kind;
+  const an_filter *f;
+  ctrace_profile *p;
+  uint64_t *locs;
+  size_t caplocs;
+} ctx;
+
+/* pe is linked to an event at time ts: count the pair if it is of the
+ * profile's kind (Go's buildProfile: one sample per stack id, its
+ * locations the stack's frames, leaf first). */
+static int linked(ctx *c, const pending *pe, int64_t ts) {
+  if (!counted(c->kind, pe->type) || pe->stack == 0) return 0;
+  const ctrace_frame *fr;
+  size_t n = ctrace_reader_stack(c->r, pe->stack, &fr);
+  if (n == 0) return 0;
+  int64_t d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
+  if (d <= 0) return 0;
+  prof_sample *s;
+  uint64_t *ix = ctrace__map_get(&c->p->sample_ids, pe->stack);
+  if (ix) {
+    s = &c->p->samples[*ix - 1];
+  } else {
+    if (n > c->caplocs) {
+      void *m = realloc(c->locs, n * sizeof *c->locs);
+      if (!m) return -1;
+      c->locs = m;
+      c->caplocs = n;
+    }
+    for (size_t i = 0; i < n; i++)
+      c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (c->p->oom || !(s = ctrace__prof_sample(c->p, pe->stack, c->locs, n))) return -1;
+  }
+  s->value[0]++;
+  s->value[1] += d;
+  return 0;
+}
+
+static int go_profile(ctx *c) {
+  pstate s = {0};
+  int rc = 0;
+  ctrace_event ev;
+  ctrace_reader_rewind(c->r);
+  while (rc == 0 && ctrace_reader_next(c->r, &ev)) {
+    pending *pe;
+    switch (ev.type) {
+    case CTRACE_EV_GoCreate:
+    case CTRACE_EV_GoUnblock: /* the goroutine made runnable waits to start */
+      if (!(pe = pend_of(&s, ev.args[0]))) goto oom;
+      if (ev.type == CTRACE_EV_GoUnblock && pe->valid) rc = linked(c, pe, ev.ts);
+      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
+      break;
+    case CTRACE_EV_GoStart:
+    case CTRACE_EV_GoStartLabel:
+      if (!(pe = pend_of(&s, ev.g))) goto oom;
+      if (pe->valid) rc = linked(c, pe, ev.ts);
+      pe->valid = false;
+      break;
+    case CTRACE_EV_GoSysExit:
+      if (!(pe = pend_of(&s, ev.g))) goto oom;
+      if (pe->valid && pe->type == CTRACE_EV_GoSysCall) rc = linked(c, pe, ev.ts);
+      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
+      break;
+    case CTRACE_EV_GoSched:
+    case CTRACE_EV_GoPreempt:
+    case CTRACE_EV_GoSysCall:
+    case CTRACE_EV_GoSleep:
+    case CTRACE_EV_GoBlock:
+    case CTRACE_EV_GoBlockSend:
+    case CTRACE_EV_GoBlockRecv:
+    case CTRACE_EV_GoBlockSelect:
+    case CTRACE_EV_GoBlockSync:
+    case CTRACE_EV_GoBlockCond:
+    case CTRACE_EV_GoBlockNet:
+    case CTRACE_EV_GoBlockGC:
+    case CTRACE_EV_GoWaiting:
+    case CTRACE_EV_GoInSyscall:
+      if (!(pe = pend_of(&s, ev.g))) goto oom;
+      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
+      break;
+    default:
+      break;
+    }
+  }
+  goto out;
+oom:
+  rc = -1;
+out:
+  ctrace__map_free(&s.index);
+  free(s.pend);
+  return rc;
+}
+
+int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
+                         ctrace_profile **out, char *err, size_t errlen) {
+  *out = NULL;
+  an_filter f;
+  if (ctrace__an_filter_build(r, opt, &f, err, errlen)) return -1;
+  ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
+                          ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
+                          : ctrace__prof_new("contentions", "count", "delay", "nanoseconds");
+  int rc = -1;
+  if (!p) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  if (opt->kind == CTRACE_PROFILE_WALL) {
+    rc = ctrace__an_wall(r, &f, p, err, errlen);
+  } else {
+    ctx c = {r, opt->kind, &f, p, NULL, 0};
+    rc = go_profile(&c);
+    free(c.locs);
+    if (rc || p->oom) {
+      rc = -1;
+      snprintf(err, errlen, "out of memory");
+    }
+  }
+  if (rc) {
+    ctrace_profile_free(p);
+    goto out;
+  }
+  *out = p;
+out:
+  ctrace__an_filter_free(&f);
+  return rc;
+}

@@ -1,0 +1,74 @@
+/* The in-memory profile: pprof's model (profile/encode.go) of deduplicated
+ * tables, filled by the analyses (pprof.c, wall.c) and encoded once
+ * (profile.c). Internal to src/analyse/. */
+#ifndef CTRACE_ANALYSE_PROFILE_H
+#define CTRACE_ANALYSE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrace/analyse.h"
+#include "parse/map.h"
+
+typedef struct prof_func {
+  uint64_t name, file; /* string indices; system_name is name, as Go writes it */
+} prof_func;
+
+typedef struct prof_loc {
+  uint64_t addr, func, line; /* func: 1-based function id */
+} prof_loc;
+
+typedef struct prof_sample {
+  size_t locs, nlocs;  /* a run in ctrace_profile.locpool, leaf first */
+  int64_t value[2];
+  uint64_t label_key, label_str; /* a string label, as string indices; 0: none */
+  uint64_t num_key;               /* a numeric label (string index; 0: none) */
+  int64_t num;
+} prof_sample;
+
+struct ctrace_profile {
+  /* string_table: index 0 is "" as profile.proto requires. */
+  char **strs;
+  size_t nstrs, capstrs;
+  uint32_t *strhash; /* open addressing: string index + 1, 0 empty */
+  size_t caphash;
+
+  prof_func *funcs;
+  size_t nfuncs, capfuncs;
+  u64map func_ids; /* name << 32 | file -> id */
+
+  prof_loc *locs;
+  size_t nlocs, caplocs;
+  u64map loc_ids;   /* pc -> id, as Go keys them */
+  u64map synth_ids; /* string index of a synthetic frame's name -> id */
+
+  uint64_t *locpool;
+  size_t npool, cappool;
+
+  prof_sample *samples;
+  size_t nsamples, capsamples;
+  u64map sample_ids; /* caller's key -> index + 1 */
+
+  uint64_t sample_type[2][2]; /* (type, unit) string indices */
+  uint64_t period_type[2];
+  int64_t period;
+  uint64_t default_type; /* string index of the default sample type; 0: none */
+  int64_t duration_ns;
+  bool oom;
+};
+
+/* All return 0 (or a NULL/0 id) and set p->oom when out of memory. */
+ctrace_profile *ctrace__prof_new(const char *t0, const char *u0, const char *t1, const char *u1);
+uint64_t ctrace__prof_string(ctrace_profile *p, const char *s);
+/* The location of a frame, keyed by pc alone as Go's buildProfile keys it
+ * (the function by file and name). */
+uint64_t ctrace__prof_frame(ctrace_profile *p, uint64_t pc, const char *func, const char *file,
+                            uint64_t line);
+/* A location with no address, for a frame that names a state. */
+uint64_t ctrace__prof_synthetic(ctrace_profile *p, const char *name);
+/* The sample of key, created with locs (copied) when new; NULL when out of
+ * memory. */
+prof_sample *ctrace__prof_sample(ctrace_profile *p, uint64_t key, const uint64_t *locs, size_t n);
+
+#endif

@@ -1,0 +1,600 @@
+/* ctrace stats: a trace's numbers at a glance.
+ *
+ * Goroutine times follow Go 1.23's summarizer (internal/trace/summary.go)
+ * on a classic trace as Go 1.23 converts one (internal/trace/oldtrace.go),
+ * so that they can be held against its goroutine pages:
+ *   - goroutines there when the trace began (created before the first
+ *     Gomaxprocs) exist from the trace's start; their first state is the
+ *     one their status event gives (GoStart running, GoWaiting waiting for
+ *     no reason, GoInSyscall in a call), or runnable at that Gomaxprocs;
+ *   - a system call that does not block (no GoSysBlock next on its
+ *     goroutine) lasts 1 ns, taken from the running time around it; one
+ *     that blocks is syscall time from the call until its P stops, and
+ *     blocked-in-syscall time from there to the exit;
+ *   - GoStop ends the goroutine as GoEnd does (Go: waiting "forever");
+ *   - the start function is the outermost frame of the first stack a
+ *     state change gives the goroutine (its creation's, usually).
+ * One difference, which the test allows for: Go 1.23 moves events that
+ * share a timestamp 1 ns apart; we keep the trace's times. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+
+const char *const ctrace_block_reason_names[CTRACE_BLOCK_COUNT] = {
+#define CTRACE__BR(name, s) s,
+    CTRACE_BLOCK_REASONS(CTRACE__BR)
+#undef CTRACE__BR
+};
+
+enum { G_NONE, G_RUNNABLE, G_RUNNING, G_WAITING, G_SYSCALL, G_DEAD };
+
+typedef struct gst {
+  ctrace_goroutine_stats s;
+  uint8_t state;
+  bool preinit; /* created before the first Gomaxprocs, no status yet */
+  int reason;
+  int64_t last_start, last_runnable, last_block, last_syscall, last_syscall_block;
+  bool started;
+  /* A GoSysCall whose kind (blocking or not) the goroutine's next event
+   * decides. */
+  bool sys_pending;
+  int64_t sys_ts;
+  int64_t sys_p;
+} gst;
+
+typedef struct lat {
+  const char *name;
+  int64_t *d;
+  size_t n, cap;
+  uint64_t open;
+} lat;
+
+typedef struct sctx {
+  ctrace_reader *r;
+  u64map gix;
+  gst *gs;
+  size_t ngs, capgs;
+  u64map syscalling_p; /* p + 1 -> g + 1 */
+  bool oom;
+} sctx;
+
+static gst *gfind(sctx *c, uint64_t g, bool create) {
+  bool fresh = false;
+  uint64_t *ix = create ? ctrace__map_put(&c->gix, g, &fresh) : ctrace__map_get(&c->gix, g);
+  if (!ix) {
+    if (create) c->oom = true;
+    return NULL;
+  }
+  if (fresh) {
+    if (c->ngs == c->capgs) {
+      size_t cap = c->capgs ? c->capgs * 2 : 256;
+      void *n = realloc(c->gs, cap * sizeof *c->gs);
+      if (!n) {
+        ctrace__map_del(&c->gix, g);
+        c->oom = true;
+        return NULL;
+      }
+      c->gs = n;
+      c->capgs = cap;
+    }
+    memset(&c->gs[c->ngs], 0, sizeof c->gs[0]);
+    c->gs[c->ngs].s.id = g;
+    c->gs[c->ngs].s.name = "";
+    c->gs[c->ngs].s.end = -1;
+    *ix = ++c->ngs;
+  }
+  return &c->gs[*ix - 1];
+}
+
+static void name_from(sctx *c, gst *g, uint64_t stack) {
+  if (g->s.name[0] || !stack) return;
+  const ctrace_frame *fr;
+  size_t n = ctrace_reader_stack(c->r, stack, &fr);
+  if (n && fr[n - 1].func) g->s.name = fr[n - 1].func;
+}
+
+/* Leaves the current state at ts (summary.go's "old" half). */
+static void leave(sctx *c, gst *g, int64_t ts) {
+  ctrace_gtimes *t = &g->s.t;
+  switch (g->state) {
+  case G_RUNNING:
+    t->exec += ts - g->last_start;
+    break;
+  case G_WAITING:
+    if (g->last_block >= 0) t->block[g->reason] += ts - g->last_block;
+    break;
+  case G_RUNNABLE:
+    t->sched_wait += ts - g->last_runnable;
+    break;
+  case G_SYSCALL:
+    if (g->last_syscall_block >= 0) {
+      t->syscall_block += ts - g->last_syscall_block;
+      t->syscall += g->last_syscall_block - g->last_syscall;
+    } else {
+      t->syscall += ts - g->last_syscall;
+    }
+    g->last_syscall_block = -1;
+    break;
+  }
+}
+
+static void enter(sctx *c, gst *g, uint8_t state, int64_t ts, int reason) {
+  g->state = state;
+  switch (state) {
+  case G_RUNNING:
+    g->last_start = ts;
+    break;
+  case G_RUNNABLE:
+    g->last_runnable = ts;
+    break;
+  case G_WAITING:
+    g->last_block = ts;
+    g->reason = reason;
+    break;
+  case G_SYSCALL:
+    g->last_syscall = ts;
+    g->last_syscall_block = -1;
+    break;
+  case G_DEAD:
+    g->s.end = ts;
+    break;
+  }
+}
+
+static void to(sctx *c, gst *g, uint8_t state, int64_t ts, int reason, uint64_t stack) {
+  if (g->state == G_DEAD) return;
+  leave(c, g, ts);
+  name_from(c, g, stack);
+  enter(c, g, state, ts, reason);
+}
+
+static int block_reason(uint8_t type) {
+  switch (type) {
+  case CTRACE_EV_GoSleep: return CTRACE_BLOCK_SLEEP;
+  case CTRACE_EV_GoBlockSend: return CTRACE_BLOCK_CHAN_SEND;
+  case CTRACE_EV_GoBlockRecv: return CTRACE_BLOCK_CHAN_RECV;
+  case CTRACE_EV_GoBlockSelect: return CTRACE_BLOCK_SELECT;
+  case CTRACE_EV_GoBlockSync: return CTRACE_BLOCK_SYNC;
+  case CTRACE_EV_GoBlockCond: return CTRACE_BLOCK_COND;
+  case CTRACE_EV_GoBlockNet: return CTRACE_BLOCK_NET;
+  case CTRACE_EV_GoBlockGC: return CTRACE_BLOCK_GC;
+  case CTRACE_EV_GoBlock: return CTRACE_BLOCK_OTHER;
+  default: return -1;
+  }
+}
+
+/* The goroutine's earlier GoSysCall did not block: as Go 1.23 converts it,
+ * 1 ns of system call at its time. */
+static void sys_nonblocking(gst *g) {
+  g->sys_pending = false;
+  g->s.t.syscall += 1;
+  g->s.t.exec -= 1;
+}
+
+static lat *lat_of(lat **arr, size_t *n, size_t *cap, const char *name, bool *oom) {
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].name, name) == 0) return &(*arr)[i];
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 16;
+    void *m = realloc(*arr, c * sizeof **arr);
+    if (!m) {
+      *oom = true;
+      return NULL;
+    }
+    *arr = m;
+    *cap = c;
+  }
+  memset(&(*arr)[*n], 0, sizeof **arr);
+  (*arr)[*n].name = name;
+  return &(*arr)[(*n)++];
+}
+
+static bool lat_add(lat *l, int64_t d) {
+  if (l->n == l->cap) {
+    size_t c = l->cap ? l->cap * 2 : 16;
+    void *m = realloc(l->d, c * sizeof *l->d);
+    if (!m) return false;
+    l->d = m;
+    l->cap = c;
+  }
+  l->d[l->n++] = d;
+  return true;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted d[0..n). */
+static int64_t pct(const int64_t *d, size_t n, double q) {
+  size_t k = (size_t)ceil(q * (double)n);
+  if (k < 1) k = 1;
+  return d[k - 1];
+}
+
+static int finish_lat(lat *ls, size_t n, ctrace_latency_stats **out, size_t *nout) {
+  *out = calloc(n ? n : 1, sizeof **out);
+  if (!*out) return -1;
+  for (size_t i = 0; i < n; i++) {
+    lat *l = &ls[i];
+    if (l->n) qsort(l->d, l->n, sizeof *l->d, cmp_i64); /* d is NULL when n is 0 */
+    ctrace_latency_stats *o = &(*out)[i];
+    o->name = l->name;
+    o->count = l->n;
+    o->open = l->open;
+    if (l->n) {
+      o->p50 = pct(l->d, l->n, 0.50);
+      o->p90 = pct(l->d, l->n, 0.90);
+      o->p99 = pct(l->d, l->n, 0.99);
+      o->max = l->d[l->n - 1];
+    }
+  }
+  *nout = n;
+  return 0;
+}
+
+static int cmp_lat_name(const void *a, const void *b) {
+  return strcmp(((const ctrace_latency_stats *)a)->name, ((const ctrace_latency_stats *)b)->name);
+}
+
+static int cmp_gid(const void *a, const void *b) {
+  uint64_t x = ((const ctrace_goroutine_stats *)a)->id, y = ((const ctrace_goroutine_stats *)b)->id;
+  return (x > y) - (x < y);
+}
+
+static int cmp_group(const void *a, const void *b) {
+  const ctrace_group_stats *x = a, *y = b;
+  if (x->t.exec != y->t.exec) return x->t.exec > y->t.exec ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
+  a->total += b->total;
+  a->exec += b->exec;
+  a->sched_wait += b->sched_wait;
+  a->syscall += b->syscall;
+  a->syscall_block += b->syscall_block;
+  for (int i = 0; i < CTRACE_BLOCK_COUNT; i++) a->block[i] += b->block[i];
+  a->unknown += b->unknown;
+}
+
+/* Minimum mutator utilization over windows of w: the least fraction of any
+ * window [t, t+w] inside the trace not spent stopped-the-world. The
+ * fraction is piecewise linear in t, so its minimum lies where a window
+ * starts at a stop's start or ends at a stop's end. iv: sorted, disjoint. */
+static double mmu(const an_interval *iv, size_t n, const int64_t *prefix, int64_t dur, int64_t w) {
+  if (w > dur || dur <= 0) return -1;
+  double best = 1;
+  for (size_t k = 0; k < 2 * n; k++) {
+    int64_t t = k < n ? iv[k].begin : iv[k - n].end - w;
+    if (t < 0) t = 0;
+    if (t > dur - w) t = dur - w;
+    int64_t e = t + w, stopped = 0;
+    /* Stops overlapping [t, e]: binary search for the first ending after t. */
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (iv[mid].end <= t) lo = mid + 1; else hi = mid;
+    }
+    size_t j = lo;
+    size_t lo2 = j, hi2 = n; /* first starting at or after e */
+    while (lo2 < hi2) {
+      size_t mid = (lo2 + hi2) / 2;
+      if (iv[mid].begin < e) lo2 = mid + 1; else hi2 = mid;
+    }
+    if (lo2 > j) {
+      stopped = prefix[lo2] - prefix[j];
+      if (iv[j].begin < t) stopped -= t - iv[j].begin;
+      if (iv[lo2 - 1].end > e) stopped -= iv[lo2 - 1].end - e;
+    }
+    double u = 1 - (double)stopped / (double)w;
+    if (u < best) best = u;
+  }
+  return best;
+}
+
+int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
+                       char *err, size_t errlen) {
+  *out = NULL;
+  sctx c = {.r = r};
+  ctrace_stats *st = calloc(1, sizeof *st);
+  lat *tasks = NULL, *regions = NULL;
+  size_t ntasks = 0, captasks = 0, nregions = 0, capregions = 0;
+  an_interval *stw = NULL;
+  size_t nstw = 0, capstw = 0;
+  int64_t *prefix = NULL;
+  u64map threads = {0}, open_regions = {0}, open_tasks = {0}; /* seq/task -> ts+1 */
+  int64_t gc_start = -1, stw_start = -1, last = 0;
+  bool preinit = true;
+  int rc = -1;
+  if (!st) goto oom;
+  st->info = *info;
+
+  ctrace_reader_rewind(r);
+  ctrace_event ev;
+  /* Go 1.23 skips the creations of goroutines there before the trace (it
+   * gives them a status instead) and GoSysBlock: its first event, which
+   * goroutines there before the trace date from, is the first other one. */
+  int64_t t0 = -1;
+  while (!c.oom && ctrace_reader_next(r, &ev)) {
+    last = ev.ts;
+    if (t0 < 0 && !(preinit && ev.type == CTRACE_EV_GoCreate) && ev.type != CTRACE_EV_GoSysBlock)
+      t0 = ev.ts;
+    gst *g;
+    /* A pending GoSysCall is decided by the goroutine's next event. */
+    if (ev.g && (g = gfind(&c, ev.g, false)) && g->sys_pending) {
+      if (ev.type == CTRACE_EV_GoSysBlock) {
+        g->sys_pending = false;
+        /* The call blocked: running ended at the call. */
+        leave(&c, g, g->sys_ts);
+        enter(&c, g, G_SYSCALL, g->sys_ts, 0);
+        bool fresh;
+        uint64_t *v = ctrace__map_put(&c.syscalling_p, (uint64_t)g->sys_p + 1, &fresh);
+        if (!v) goto oom;
+        *v = g->s.id + 1;
+      } else {
+        sys_nonblocking(g);
+      }
+    }
+    int br;
+    switch (ev.type) {
+    case CTRACE_EV_Gomaxprocs:
+      if (preinit) {
+        preinit = false;
+        for (size_t i = 0; i < c.ngs; i++)
+          if (c.gs[i].preinit) {
+            c.gs[i].preinit = false;
+            c.gs[i].s.creation = t0;
+            enter(&c, &c.gs[i], G_RUNNABLE, ev.ts, 0);
+          }
+      }
+      break;
+    case CTRACE_EV_ProcStart: {
+      bool fresh;
+      if (!ctrace__map_put(&threads, ev.args[0], &fresh)) goto oom;
+      break;
+    }
+    case CTRACE_EV_ProcStop: {
+      uint64_t *v = ctrace__map_get(&c.syscalling_p, (uint64_t)ev.p + 1);
+      if (v) {
+        if ((g = gfind(&c, *v - 1, false)) && g->state == G_SYSCALL) g->last_syscall_block = ev.ts;
+        ctrace__map_del(&c.syscalling_p, (uint64_t)ev.p + 1);
+      }
+      break;
+    }
+    case CTRACE_EV_GoCreate:
+      if (!(g = gfind(&c, ev.args[0], true))) goto oom;
+      if (preinit) {
+        g->preinit = true; /* there before the trace: its status comes later */
+        break;
+      }
+      g->s.creation = ev.ts;
+      g->state = G_NONE;
+      name_from(&c, g, ev.args[1]);
+      enter(&c, g, G_RUNNABLE, ev.ts, 0);
+      break;
+    case CTRACE_EV_GoStart:
+    case CTRACE_EV_GoStartLabel:
+      if (!(g = gfind(&c, ev.g, true))) goto oom;
+      if (preinit || g->state == G_NONE) { /* a status: running since the trace began */
+        g->preinit = false;
+        g->s.creation = t0;
+        g->state = G_NONE;
+        enter(&c, g, G_RUNNING, ev.ts, 0);
+      } else {
+        to(&c, g, G_RUNNING, ev.ts, 0, 0);
+      }
+      if (!g->started) g->started = true;
+      break;
+    case CTRACE_EV_GoWaiting:
+    case CTRACE_EV_GoInSyscall:
+      if (!(g = gfind(&c, ev.g, true))) goto oom;
+      g->preinit = false;
+      g->s.creation = t0;
+      g->state = G_NONE;
+      if (ev.type == CTRACE_EV_GoWaiting) {
+        enter(&c, g, G_WAITING, ev.ts, CTRACE_BLOCK_OTHER);
+      } else {
+        enter(&c, g, G_SYSCALL, ev.ts, 0);
+        bool fresh;
+        uint64_t *v = ctrace__map_put(&c.syscalling_p, (uint64_t)ev.p + 1, &fresh);
+        if (!v) goto oom;
+        *v = g->s.id + 1;
+      }
+      break;
+    case CTRACE_EV_GoEnd:
+    case CTRACE_EV_GoStop:
+      if ((g = gfind(&c, ev.g, false))) to(&c, g, G_DEAD, ev.ts, 0, ev.stack);
+      break;
+    case CTRACE_EV_GoSched:
+    case CTRACE_EV_GoPreempt:
+      if ((g = gfind(&c, ev.g, false))) to(&c, g, G_RUNNABLE, ev.ts, 0, ev.stack);
+      break;
+    case CTRACE_EV_GoUnblock:
+      if ((g = gfind(&c, ev.args[0], false))) to(&c, g, G_RUNNABLE, ev.ts, 0, 0);
+      break;
+    case CTRACE_EV_GoSysCall:
+      if ((g = gfind(&c, ev.g, false))) {
+        g->sys_pending = true;
+        g->sys_ts = ev.ts;
+        g->sys_p = ev.p;
+        name_from(&c, g, ev.stack);
+      }
+      break;
+    case CTRACE_EV_GoSysExit:
+      if ((g = gfind(&c, ev.g, false)) && g->state == G_SYSCALL) {
+        for (size_t i = 0; i < c.syscalling_p.cap; i++) /* the call is over */
+          if (c.syscalling_p.used[i] && c.syscalling_p.vals[i] == g->s.id + 1) {
+            ctrace__map_del(&c.syscalling_p, c.syscalling_p.keys[i]);
+            break;
+          }
+        to(&c, g, G_RUNNABLE, ev.ts, 0, ev.stack);
+      }
+      break;
+    case CTRACE_EV_GCStart:
+      gc_start = ev.ts;
+      st->gc_cycles++;
+      break;
+    case CTRACE_EV_GCDone:
+      if (gc_start >= 0) st->gc_ns += ev.ts - gc_start;
+      gc_start = -1;
+      break;
+    case CTRACE_EV_GCSTWStart:
+      stw_start = ev.ts;
+      break;
+    case CTRACE_EV_GCSTWDone:
+      if (stw_start >= 0) {
+        int64_t d = ev.ts - stw_start;
+        st->stw_count++;
+        st->stw_ns += d;
+        if (d > st->stw_max_ns) st->stw_max_ns = d;
+        if (nstw == capstw) {
+          capstw = capstw ? capstw * 2 : 64;
+          void *m = realloc(stw, capstw * sizeof *stw);
+          if (!m) goto oom;
+          stw = m;
+        }
+        stw[nstw++] = (an_interval){stw_start, ev.ts};
+      }
+      stw_start = -1;
+      break;
+    case CTRACE_EV_UserTaskCreate: {
+      bool fresh;
+      uint64_t *v = ctrace__map_put(&open_tasks, ev.args[0], &fresh);
+      if (!v) goto oom;
+      lat *l = lat_of(&tasks, &ntasks, &captasks, ev.sargs[0] ? ev.sargs[0] : "", &c.oom);
+      if (!l) goto oom;
+      *v = (uint64_t)ev.ts << 20 | (uint64_t)(l - tasks); /* start and type */
+      l->open++;
+      break;
+    }
+    case CTRACE_EV_UserTaskEnd: {
+      uint64_t *v = ctrace__map_get(&open_tasks, ev.args[0]);
+      if (v) {
+        lat *l = &tasks[*v & ((1u << 20) - 1)];
+        l->open--;
+        if (!lat_add(l, ev.ts - (int64_t)(*v >> 20))) goto oom;
+        ctrace__map_del(&open_tasks, ev.args[0]);
+      }
+      break;
+    }
+    case CTRACE_EV_UserRegion: {
+      lat *l = lat_of(&regions, &nregions, &capregions, ev.sargs[0] ? ev.sargs[0] : "", &c.oom);
+      if (!l) goto oom;
+      if (ev.args[1] == 0) {
+        bool fresh;
+        uint64_t *v = ctrace__map_put(&open_regions, ev.seq, &fresh);
+        if (!v) goto oom;
+        *v = (uint64_t)ev.ts + 1;
+        l->open++;
+      } else {
+        uint64_t *v = ev.link != CTRACE_NO_LINK ? ctrace__map_get(&open_regions, ev.link) : NULL;
+        if (v) {
+          l->open--;
+          if (!lat_add(l, ev.ts - (int64_t)(*v - 1))) goto oom;
+          ctrace__map_del(&open_regions, ev.link);
+        } else {
+          l->open++; /* begun before the trace */
+        }
+      }
+      break;
+    }
+    default:
+      if ((br = block_reason(ev.type)) >= 0 && (g = gfind(&c, ev.g, false)))
+        to(&c, g, G_WAITING, ev.ts, br, ev.stack);
+      break;
+    }
+  }
+  if (c.oom) goto oom;
+
+  /* The end: what is still pending counts to the last event (snapshotStat). */
+  for (size_t i = 0; i < c.ngs; i++) {
+    gst *g = &c.gs[i];
+    if (g->sys_pending) sys_nonblocking(g);
+    if (g->state != G_DEAD && g->state != G_NONE) {
+      if (g->state == G_SYSCALL && g->last_syscall_block >= 0) {
+        /* Go counts both: the call up to the end, and the time since its
+         * P stopped as scheduling wait. */
+        g->s.t.syscall += last - g->last_syscall;
+        g->s.t.sched_wait += last - g->last_syscall_block;
+      } else {
+        leave(&c, g, last);
+      }
+    }
+    ctrace_gtimes *t = &g->s.t;
+    t->total = (g->s.end >= 0 ? g->s.end : last) - g->s.creation;
+    int64_t known = t->exec + t->sched_wait + t->syscall + t->syscall_block;
+    for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) known += t->block[k];
+    t->unknown = t->total - known;
+  }
+
+  /* Goroutines by id, and groups by start function. */
+  st->goroutines = calloc(c.ngs ? c.ngs : 1, sizeof *st->goroutines);
+  st->groups = calloc(c.ngs ? c.ngs : 1, sizeof *st->groups);
+  if (!st->goroutines || !st->groups) goto oom;
+  size_t ng = 0;
+  for (size_t i = 0; i < c.ngs; i++) {
+    if (c.gs[i].state == G_NONE && !c.gs[i].started) continue; /* never existed for Go 1.23 */
+    st->goroutines[ng++] = c.gs[i].s;
+  }
+  st->ngoroutines = ng;
+  qsort(st->goroutines, ng, sizeof *st->goroutines, cmp_gid);
+  for (size_t i = 0; i < ng; i++) {
+    ctrace_goroutine_stats *g = &st->goroutines[i];
+    size_t k = 0;
+    while (k < st->ngroups && strcmp(st->groups[k].name, g->name) != 0) k++;
+    if (k == st->ngroups) st->groups[st->ngroups++].name = g->name;
+    st->groups[k].count++;
+    add_times(&st->groups[k].t, &g->t);
+  }
+  qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
+
+  if (finish_lat(tasks, ntasks, &st->tasks, &st->ntasks) ||
+      finish_lat(regions, nregions, &st->regions, &st->nregions))
+    goto oom;
+  qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_lat_name);
+  qsort(st->regions, st->nregions, sizeof *st->regions, cmp_lat_name);
+
+  st->threads = threads.len;
+  prefix = calloc(nstw + 1, sizeof *prefix);
+  if (!prefix) goto oom;
+  for (size_t i = 0; i < nstw; i++) prefix[i + 1] = prefix[i] + stw[i].end - stw[i].begin;
+  for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
+    st->mmu_window_ns[k] = k == 0 ? 1000000 : k == 1 ? 10000000 : 100000000;
+    st->mmu[k] = mmu(stw, nstw, prefix, info->duration_ns, st->mmu_window_ns[k]);
+  }
+  rc = 0;
+  *out = st;
+  st = NULL;
+  goto out;
+oom:
+  snprintf(err, errlen, "out of memory");
+out:
+  ctrace_stats_free(st);
+  for (size_t i = 0; i < ntasks; i++) free(tasks[i].d);
+  for (size_t i = 0; i < nregions; i++) free(regions[i].d);
+  free(tasks);
+  free(regions);
+  free(stw);
+  free(prefix);
+  free(c.gs);
+  ctrace__map_free(&c.gix);
+  ctrace__map_free(&c.syscalling_p);
+  ctrace__map_free(&threads);
+  ctrace__map_free(&open_regions);
+  ctrace__map_free(&open_tasks);
+  return rc;
+}
+
+void ctrace_stats_free(ctrace_stats *s) {
+  if (!s) return;
+  free(s->goroutines);
+  free(s->groups);
+  free(s->tasks);
+  free(s->regions);
+  free(s);
+}

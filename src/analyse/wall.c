@@ -1,0 +1,249 @@
+/* -t wall: every goroutine's time, by state, as one profile.
+ *
+ * Each goroutine's lifetime (from its creation, or the trace's start if it
+ * was there before, to its end or the trace's end) is cut at every change
+ * of state into intervals, and each interval is added to the sample of its
+ * (stack, state, goroutine): value one interval and its nanoseconds. The
+ * leaf of each sample is a frame that names the state ("[running]",
+ * "[runnable]", "[syscall]", "[waiting: sync]"...), so a flame graph shows
+ * where time goes and in which state; labels "state" and "goroutine" (the
+ * goroutine's id) let pprof split by either (-tagfocus, -tagshow).
+ *
+ * The stack of an interval is the one known at its edge: for waiting,
+ * runnable and syscall, the stack at entry (the block, the yield or
+ * preemption, the system call); a runnable goroutine woken from a wait keeps
+ * its wait's stack (where it will resume); a new one has its start function.
+ * A start carries no stack, so a running interval takes the stack where it
+ * stopped running (the block, yield or call), or else the one it resumed at. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+#include "profile.h"
+
+enum {
+  S_RUNNING, S_RUNNABLE, S_SYSCALL,
+  S_SEND, S_RECV, S_SELECT, S_SYNC, S_COND, S_NET, S_SLEEP, S_GC, S_BLOCK, S_UNKNOWN,
+  S_COUNT
+};
+
+/* The reasons are those Go 1.23's goroutine pages use for these events. */
+static const char *const state_names[S_COUNT] = {
+    "running",           "runnable",           "syscall",
+    "waiting: chan send", "waiting: chan receive", "waiting: select",
+    "waiting: sync",     "waiting: sync.Cond", "waiting: network",
+    "waiting: sleep",    "waiting: GC assist wait", "waiting: forever",
+    "waiting: unknown",
+};
+
+typedef struct gwall {
+  uint64_t g;
+  uint8_t state;
+  bool dead;
+  int64_t since;
+  uint64_t stack;     /* stack of the current state (see above) */
+  uint64_t sys_stack; /* the last GoSysCall's, for a call that blocks */
+} gwall;
+
+typedef struct wctx {
+  ctrace_reader *r;
+  const an_filter *f;
+  ctrace_profile *p;
+  u64map gix; /* g -> index + 1 into gs */
+  gwall *gs;
+  size_t ngs, capgs;
+  u64map combo; /* stack << 5 | state -> its number + 1 */
+  uint64_t state_loc[S_COUNT];
+  uint64_t key_state, key_g, state_str[S_COUNT];
+  uint64_t *locs;
+  size_t caplocs;
+  bool oom;
+} wctx;
+
+static gwall *get(wctx *c, uint64_t g, int64_t since, uint64_t stack) {
+  bool fresh;
+  uint64_t *ix = ctrace__map_put(&c->gix, g, &fresh);
+  if (!ix) goto oom;
+  if (fresh) {
+    if (c->ngs == c->capgs) {
+      size_t cap = c->capgs ? c->capgs * 2 : 256;
+      void *n = realloc(c->gs, cap * sizeof *c->gs);
+      if (!n) {
+        ctrace__map_del(&c->gix, g);
+        goto oom;
+      }
+      c->gs = n;
+      c->capgs = cap;
+    }
+    /* First seen other than at its creation: there since the trace began. */
+    c->gs[c->ngs] = (gwall){g, S_RUNNABLE, false, since, stack, 0};
+    *ix = ++c->ngs;
+  }
+  return &c->gs[*ix - 1];
+oom:
+  c->oom = true;
+  return NULL;
+}
+
+/* Ends gw's current interval at ts; end_stack is the stack of the event
+ * that ends it, 0 if it has none. */
+static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
+  if (gw->dead) return;
+  uint64_t stack = gw->stack;
+  if (gw->state == S_RUNNING && end_stack) stack = end_stack;
+  int64_t d = ctrace__an_overlap(c->f, gw->g, gw->since, ts);
+  gw->since = ts;
+  if (d <= 0) return;
+  bool fresh;
+  uint64_t *combo = ctrace__map_put(&c->combo, stack << 5 | gw->state, &fresh);
+  if (!combo) goto oom;
+  if (fresh) *combo = c->combo.len;
+  uint64_t key = *combo << 32 | (uint64_t)(gw - c->gs);
+  uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
+  prof_sample *s;
+  if (ix) {
+    s = &c->p->samples[*ix - 1];
+  } else {
+    const ctrace_frame *fr;
+    size_t n = ctrace_reader_stack(c->r, stack, &fr);
+    if (n + 1 > c->caplocs) {
+      void *m = realloc(c->locs, (n + 1) * sizeof *c->locs);
+      if (!m) goto oom;
+      c->locs = m;
+      c->caplocs = n + 1;
+    }
+    c->locs[0] = c->state_loc[gw->state];
+    for (size_t i = 0; i < n; i++)
+      c->locs[i + 1] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n + 1))) goto oom;
+    s->label_key = c->key_state;
+    s->label_str = c->state_str[gw->state];
+    s->num_key = c->key_g;
+    s->num = (int64_t)gw->g;
+  }
+  s->value[0]++;
+  s->value[1] += d;
+  return;
+oom:
+  c->oom = true;
+}
+
+static void enter(gwall *gw, uint8_t state, uint64_t stack) {
+  gw->state = state;
+  if (stack) gw->stack = stack;
+}
+
+static int wait_state(uint8_t type) {
+  switch (type) {
+  case CTRACE_EV_GoBlockSend: return S_SEND;
+  case CTRACE_EV_GoBlockRecv: return S_RECV;
+  case CTRACE_EV_GoBlockSelect: return S_SELECT;
+  case CTRACE_EV_GoBlockSync: return S_SYNC;
+  case CTRACE_EV_GoBlockCond: return S_COND;
+  case CTRACE_EV_GoBlockNet: return S_NET;
+  case CTRACE_EV_GoSleep: return S_SLEEP;
+  case CTRACE_EV_GoBlockGC: return S_GC;
+  case CTRACE_EV_GoBlock: return S_BLOCK;
+  default: return -1;
+  }
+}
+
+int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
+                    size_t errlen) {
+  wctx c = {.r = r, .f = f, .p = p};
+  p->default_type = p->sample_type[1][0];
+  c.key_state = ctrace__prof_string(p, "state");
+  c.key_g = ctrace__prof_string(p, "goroutine");
+  for (int i = 0; i < S_COUNT; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "[%s]", state_names[i]);
+    c.state_loc[i] = ctrace__prof_synthetic(p, name);
+    c.state_str[i] = ctrace__prof_string(p, state_names[i]);
+  }
+  ctrace_reader_rewind(r);
+  ctrace_event ev;
+  int64_t last = 0;
+  while (!c.oom && !p->oom && ctrace_reader_next(r, &ev)) {
+    last = ev.ts;
+    gwall *gw;
+    int w;
+    switch (ev.type) {
+    case CTRACE_EV_GoCreate:
+      /* A new goroutine waits to run, at its start function. */
+      if ((gw = get(&c, ev.args[0], ev.ts, ev.args[1]))) {
+        gw->since = ev.ts;
+        gw->dead = false;
+        enter(gw, S_RUNNABLE, ev.args[1]);
+      }
+      break;
+    case CTRACE_EV_GoStart:
+    case CTRACE_EV_GoStartLabel:
+      if ((gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, 0);
+        enter(gw, S_RUNNING, 0);
+      }
+      break;
+    case CTRACE_EV_GoEnd:
+    case CTRACE_EV_GoStop:
+      if ((gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, ev.stack);
+        gw->dead = true;
+      }
+      break;
+    case CTRACE_EV_GoSched:
+    case CTRACE_EV_GoPreempt:
+      if ((gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, ev.stack);
+        enter(gw, S_RUNNABLE, ev.stack);
+      }
+      break;
+    case CTRACE_EV_GoUnblock:
+      if ((gw = get(&c, ev.args[0], 0, 0))) {
+        close_at(&c, gw, ev.ts, 0);
+        enter(gw, S_RUNNABLE, 0);
+      }
+      break;
+    case CTRACE_EV_GoSysCall:
+      if ((gw = get(&c, ev.g, 0, 0))) gw->sys_stack = ev.stack;
+      break;
+    case CTRACE_EV_GoSysBlock:
+      if ((gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, gw->sys_stack);
+        enter(gw, S_SYSCALL, gw->sys_stack);
+      }
+      break;
+    case CTRACE_EV_GoSysExit:
+      if ((gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, 0);
+        enter(gw, S_RUNNABLE, 0);
+      }
+      break;
+    case CTRACE_EV_GoWaiting:
+    case CTRACE_EV_GoInSyscall:
+      if ((gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, 0);
+        enter(gw, ev.type == CTRACE_EV_GoWaiting ? S_UNKNOWN : S_SYSCALL, 0);
+      }
+      break;
+    default:
+      if ((w = wait_state(ev.type)) >= 0 && (gw = get(&c, ev.g, 0, 0))) {
+        close_at(&c, gw, ev.ts, ev.stack);
+        enter(gw, (uint8_t)w, ev.stack);
+      }
+      break;
+    }
+  }
+  for (size_t i = 0; i < c.ngs && !c.oom; i++) close_at(&c, &c.gs[i], last, 0);
+  p->duration_ns = last;
+  int rc = 0;
+  if (c.oom || p->oom) {
+    snprintf(err, errlen, "out of memory");
+    rc = -1;
+  }
+  ctrace__map_free(&c.gix);
+  ctrace__map_free(&c.combo);
+  free(c.gs);
+  free(c.locs);
+  return rc;
+}

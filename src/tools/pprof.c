@@ -1,0 +1,163 @@
+/* ctrace pprof: a pprof profile of a trace (src/analyse/). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "ctrace/analyse.h"
+#include "tools.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ctrace pprof -t TYPE [--goroutine=NAME] [--region=NAME] [-o FILE] TRACE\n"
+          "\n"
+          "Writes a pprof profile (gzip-compressed profile.proto) of the trace TRACE to\n"
+          "FILE, or to standard output when it is not a terminal. Read it with\n"
+          "`go tool pprof` or any pprof viewer. TYPE is one of:\n"
+          "  net      time blocked on the network      (as go tool trace -pprof=net)\n"
+          "  sync     time blocked on channels, select, mutexes, conds and GC (-pprof=sync)\n"
+          "  syscall  time in system calls             (-pprof=syscall)\n"
+          "  sched    time runnable before running, after a wakeup or creation (-pprof=sched)\n"
+          "  wall     every goroutine's time, by state: one flame graph of where time goes\n"
+          "The first four are Go's: per stack at entry to the state, contentions (count)\n"
+          "and delay (nanoseconds). See docs/analyse.md.\n"
+          "\n"
+          "  --goroutine=NAME  only goroutines whose start function is NAME\n"
+          "  --region=NAME     only time inside user regions of type NAME\n"
+          "  -o FILE           write to FILE (replaced only once the profile is complete)\n"
+          "\n"
+          "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
+          "bad usage.\n");
+}
+
+static const struct {
+  const char *name;
+  ctrace_profile_kind kind;
+} kinds[] = {
+    {"net", CTRACE_PROFILE_NET},         {"sync", CTRACE_PROFILE_SYNC},
+    {"syscall", CTRACE_PROFILE_SYSCALL}, {"sched", CTRACE_PROFILE_SCHED},
+    {"wall", CTRACE_PROFILE_WALL},
+};
+
+/* The value of option NAME at argv[*i] ("NAME=V" or "NAME V"), or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *bad) {
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "ctrace pprof: %s needs a value\n", name);
+    *bad = 1;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int write_file(const char *path, const unsigned char *d, size_t n) {
+  FILE *f = stdout;
+  char *tmp = NULL;
+  if (path) {
+    /* Written beside the target and renamed: no half profile under its name. */
+    size_t len = strlen(path) + 16;
+    tmp = malloc(len);
+    if (!tmp) return -1;
+    snprintf(tmp, len, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
+      fprintf(stderr, "ctrace pprof: %s: %s\n", path, strerror(errno));
+      if (fd >= 0) close(fd), unlink(tmp);
+      free(tmp);
+      return -1;
+    }
+  }
+  int rc = fwrite(d, 1, n, f) == n ? 0 : -1;
+  if (fflush(f)) rc = -1;
+  if (path) {
+    if (fclose(f)) rc = -1;
+    if (rc == 0 && rename(tmp, path)) rc = -1;
+    if (rc) {
+      fprintf(stderr, "ctrace pprof: %s: %s\n", path, strerror(errno));
+      unlink(tmp);
+    }
+    free(tmp);
+  } else if (rc) {
+    fprintf(stderr, "ctrace pprof: stdout: %s\n", strerror(errno));
+  }
+  return rc;
+}
+
+int ctrace__cmd_pprof(int argc, char **argv) {
+  ctrace_profile_options opt = {.kind = CTRACE_PROFILE_WALL};
+  const char *type = NULL, *out = NULL, *trace = NULL, *v;
+  int bad = 0;
+  for (int i = 1; i < argc && !bad; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else if ((v = opt_value(argc, argv, &i, "-t", &bad)) ||
+               (v = opt_value(argc, argv, &i, "--type", &bad))) {
+      type = v;
+    } else if ((v = opt_value(argc, argv, &i, "--goroutine", &bad))) {
+      opt.goroutine = v;
+    } else if ((v = opt_value(argc, argv, &i, "--region", &bad))) {
+      opt.region = v;
+    } else if ((v = opt_value(argc, argv, &i, "-o", &bad))) {
+      out = v;
+    } else if (bad) {
+      break;
+    } else if (argv[i][0] == '-' && argv[i][1] != 0) {
+      fprintf(stderr, "ctrace pprof: unknown option %s\n", argv[i]);
+      bad = 1;
+    } else if (trace) {
+      fprintf(stderr, "ctrace pprof: one TRACE only\n");
+      bad = 1;
+    } else {
+      trace = argv[i];
+    }
+  }
+  if (!bad && !type) fprintf(stderr, "ctrace pprof: -t TYPE is required\n"), bad = 1;
+  if (!bad && !trace) fprintf(stderr, "ctrace pprof: no TRACE given\n"), bad = 1;
+  if (!bad) {
+    size_t k = 0;
+    for (; k < sizeof kinds / sizeof kinds[0]; k++)
+      if (strcmp(kinds[k].name, type) == 0) break;
+    if (k == sizeof kinds / sizeof kinds[0]) {
+      fprintf(stderr, "ctrace pprof: unknown profile type '%s' (net, sync, syscall, sched, wall)\n",
+              type);
+      bad = 1;
+    } else {
+      opt.kind = kinds[k].kind;
+    }
+  }
+  if (!bad && !out && isatty(1)) {
+    fprintf(stderr, "ctrace pprof: not writing a binary profile to a terminal: use -o FILE\n");
+    bad = 1;
+  }
+  if (bad) {
+    fprintf(stderr, "run 'ctrace pprof --help' for usage\n");
+    return 2;
+  }
+
+  ctrace_reader *r = ctrace__tool_open(trace);
+  if (!r) return 1;
+  char err[256];
+  ctrace_profile *p;
+  int rc = 1;
+  if (ctrace_profile_build(r, &opt, &p, err, sizeof err)) {
+    fprintf(stderr, "ctrace pprof: %s: %s\n", trace, err);
+  } else {
+    unsigned char *d;
+    size_t n;
+    if (ctrace_profile_encode(p, &d, &n)) {
+      fprintf(stderr, "ctrace pprof: out of memory\n");
+    } else {
+      rc = write_file(out, d, n) ? 1 : 0;
+      free(d);
+    }
+    ctrace_profile_free(p);
+  }
+  ctrace_reader_close(r);
+  return rc;
+}

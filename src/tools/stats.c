@@ -1,0 +1,302 @@
+/* ctrace stats: a trace's numbers at a glance (src/analyse/stats.c). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "ctrace/analyse.h"
+#include "tools.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ctrace stats [--format=table|csv|json] TRACE\n"
+          "\n"
+          "Prints the numbers of the trace TRACE: a summary (duration, events,\n"
+          "goroutines, Ps, threads, GC cycles and stop-the-world pauses); goroutines\n"
+          "grouped by start function, with their execution, scheduling wait, syscall,\n"
+          "blocked time by reason and the rest (as Go 1.23's goroutine pages split it);\n"
+          "user tasks and regions by type, with count and latency p50/p90/p99/max; and\n"
+          "the minimum mutator utilization at 1, 10 and 100 ms windows. Times in\n"
+          "nanoseconds in csv and json. See docs/analyse.md.\n"
+          "\n"
+          "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
+          "bad usage.\n");
+}
+
+enum fmt { TABLE, CSV, JSON };
+
+/* A string for CSV or JSON: quoted, with what needs it escaped. */
+static void qstr(FILE *f, const char *s, enum fmt fm) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (fm == CSV) {
+      if (ch == '"') fputc('"', f);
+      fputc(ch, f);
+    } else if (ch == '"' || ch == '\\') {
+      fprintf(f, "\\%c", ch);
+    } else if (ch < 0x20) {
+      fprintf(f, "\\u%04x", ch);
+    } else {
+      fputc(ch, f);
+    }
+  }
+  fputc('"', f);
+}
+
+/* CSV column names of the block reasons: the X-macro's identifiers. */
+static const char *const reason_ids[CTRACE_BLOCK_COUNT] = {
+#define ID(name, str) #name,
+    CTRACE_BLOCK_REASONS(ID)
+#undef ID
+};
+
+static void reason_cols(void) {
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
+    printf(",block_");
+    for (const char *p = reason_ids[k]; *p; p++) putchar(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    printf("_ns");
+  }
+}
+
+static void csv_times(const ctrace_gtimes *t) {
+  printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, t->total, t->exec,
+         t->sched_wait, t->syscall, t->syscall_block);
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) printf(",%" PRId64, t->block[k]);
+  printf(",%" PRId64 "\n", t->unknown);
+}
+
+static const char *gname(const char *n) { return n[0] ? n : "(unknown)"; }
+
+static void ms(FILE *f, int64_t ns) { fprintf(f, " %12.3f", (double)ns / 1e6); }
+
+static void table(const ctrace_stats *s) {
+  const ctrace_trace_info *in = &s->info;
+  printf("Summary\n");
+  printf("  duration     %.3f ms\n", (double)in->duration_ns / 1e6);
+  printf("  events       %" PRIu64 "\n", in->events);
+  printf("  goroutines   %" PRIu64 "\n", in->goroutines);
+  printf("  Ps           %" PRIu64 "\n", in->procs);
+  printf("  threads      %" PRIu64 "\n", s->threads);
+  printf("  GC cycles    %" PRIu64 " (%.3f ms)\n", s->gc_cycles, (double)s->gc_ns / 1e6);
+  printf("  STW pauses   %" PRIu64 " (total %.3f ms, max %.3f ms)\n", s->stw_count,
+         (double)s->stw_ns / 1e6, (double)s->stw_max_ns / 1e6);
+  printf("\nGoroutines by start function (ms)\n");
+  printf("  %-40s %6s %12s %12s %12s %12s %12s %12s %12s\n", "start function", "count", "total",
+         "execution", "sched wait", "syscall", "sys blocked", "blocked", "other");
+  for (size_t i = 0; i < s->ngroups; i++) {
+    const ctrace_group_stats *g = &s->groups[i];
+    int64_t blocked = 0;
+    for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) blocked += g->t.block[k];
+    printf("  %-40s %6" PRIu64, gname(g->name), g->count);
+    ms(stdout, g->t.total);
+    ms(stdout, g->t.exec);
+    ms(stdout, g->t.sched_wait);
+    ms(stdout, g->t.syscall);
+    ms(stdout, g->t.syscall_block);
+    ms(stdout, blocked);
+    ms(stdout, g->t.unknown);
+    printf("\n");
+    for (int k = 0; k < CTRACE_BLOCK_COUNT; k++)
+      if (g->t.block[k])
+        printf("  %-40s %6s   blocked (%s) %.3f\n", "", "",
+               ctrace_block_reason_names[k][0] ? ctrace_block_reason_names[k] : "other",
+               (double)g->t.block[k] / 1e6);
+  }
+  for (int w = 0; w < 2; w++) {
+    const ctrace_latency_stats *l = w ? s->regions : s->tasks;
+    size_t n = w ? s->nregions : s->ntasks;
+    printf("\n%s (ms)\n", w ? "Regions" : "Tasks");
+    if (!n) {
+      printf("  none\n");
+      continue;
+    }
+    printf("  %-40s %6s %12s %12s %12s %12s %6s\n", "type", "count", "p50", "p90", "p99", "max",
+           "open");
+    for (size_t i = 0; i < n; i++) {
+      printf("  %-40s %6" PRIu64, gname(l[i].name), l[i].count);
+      ms(stdout, l[i].p50);
+      ms(stdout, l[i].p90);
+      ms(stdout, l[i].p99);
+      ms(stdout, l[i].max);
+      printf(" %6" PRIu64 "\n", l[i].open);
+    }
+  }
+  printf("\nMinimum mutator utilization (stop-the-world)\n");
+  for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
+    printf("  %4" PRId64 " ms  ", s->mmu_window_ns[k] / 1000000);
+    if (s->mmu[k] < 0)
+      printf("n/a (longer than the trace)\n");
+    else
+      printf("%.1f%%\n", s->mmu[k] * 100);
+  }
+}
+
+static void csv(const ctrace_stats *s) {
+  const ctrace_trace_info *in = &s->info;
+  /* One table per section, separated by blank lines, each with its header. */
+  printf("duration_ns,events,goroutines,procs,threads,gc_cycles,gc_ns,stw_count,stw_ns,stw_max_ns\n");
+  printf("%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
+         ",%" PRIu64 ",%" PRId64 ",%" PRId64 "\n\n",
+         in->duration_ns, in->events, in->goroutines, in->procs, s->threads, s->gc_cycles,
+         s->gc_ns, s->stw_count, s->stw_ns, s->stw_max_ns);
+  printf("start_function,count,total_ns,exec_ns,sched_wait_ns,syscall_ns,syscall_block_ns");
+  reason_cols();
+  printf(",other_ns\n");
+  for (size_t i = 0; i < s->ngroups; i++) {
+    const ctrace_group_stats *g = &s->groups[i];
+    qstr(stdout, g->name, CSV);
+    printf(",%" PRIu64, g->count);
+    csv_times(&g->t);
+  }
+  printf("\ngoroutine,start_function,creation_ns,end_ns,total_ns,exec_ns,sched_wait_ns,syscall_ns,"
+         "syscall_block_ns");
+  reason_cols();
+  printf(",other_ns\n");
+  for (size_t i = 0; i < s->ngoroutines; i++) {
+    const ctrace_goroutine_stats *g = &s->goroutines[i];
+    printf("%" PRIu64 ",", g->id);
+    qstr(stdout, g->name, CSV);
+    printf(",%" PRId64 ",%" PRId64, g->creation, g->end);
+    csv_times(&g->t);
+  }
+  printf("\nkind,type,count,open,p50_ns,p90_ns,p99_ns,max_ns\n");
+  for (int w = 0; w < 2; w++) {
+    const ctrace_latency_stats *l = w ? s->regions : s->tasks;
+    size_t n = w ? s->nregions : s->ntasks;
+    for (size_t i = 0; i < n; i++) {
+      printf("%s,", w ? "region" : "task");
+      qstr(stdout, l[i].name, CSV);
+      printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+             l[i].count, l[i].open, l[i].p50, l[i].p90, l[i].p99, l[i].max);
+    }
+  }
+  printf("\nwindow_ns,mmu\n");
+  for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
+    printf("%" PRId64 ",", s->mmu_window_ns[k]);
+    if (s->mmu[k] >= 0) printf("%.6f", s->mmu[k]);
+    printf("\n");
+  }
+}
+
+static void jtimes(const ctrace_gtimes *t) {
+  printf("\"total_ns\": %" PRId64 ", \"exec_ns\": %" PRId64 ", \"sched_wait_ns\": %" PRId64
+         ", \"syscall_ns\": %" PRId64 ", \"syscall_block_ns\": %" PRId64 ", \"block_ns\": {",
+         t->total, t->exec, t->sched_wait, t->syscall, t->syscall_block);
+  const char *sep = "";
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
+    if (!t->block[k]) continue;
+    printf("%s", sep);
+    qstr(stdout, ctrace_block_reason_names[k], JSON);
+    printf(": %" PRId64, t->block[k]);
+    sep = ", ";
+  }
+  printf("}, \"other_ns\": %" PRId64, t->unknown);
+}
+
+static void json(const ctrace_stats *s) {
+  const ctrace_trace_info *in = &s->info;
+  printf("{\n  \"summary\": {\"duration_ns\": %" PRId64 ", \"events\": %" PRIu64
+         ", \"goroutines\": %" PRIu64 ", \"procs\": %" PRIu64 ", \"threads\": %" PRIu64
+         ", \"gc_cycles\": %" PRIu64 ", \"gc_ns\": %" PRId64 ", \"stw_count\": %" PRIu64
+         ", \"stw_ns\": %" PRId64 ", \"stw_max_ns\": %" PRId64 "},\n",
+         in->duration_ns, in->events, in->goroutines, in->procs, s->threads, s->gc_cycles,
+         s->gc_ns, s->stw_count, s->stw_ns, s->stw_max_ns);
+  printf("  \"groups\": [");
+  for (size_t i = 0; i < s->ngroups; i++) {
+    printf("%s\n    {\"start_function\": ", i ? "," : "");
+    qstr(stdout, s->groups[i].name, JSON);
+    printf(", \"count\": %" PRIu64 ", ", s->groups[i].count);
+    jtimes(&s->groups[i].t);
+    printf("}");
+  }
+  printf("\n  ],\n  \"goroutines\": [");
+  for (size_t i = 0; i < s->ngoroutines; i++) {
+    const ctrace_goroutine_stats *g = &s->goroutines[i];
+    printf("%s\n    {\"id\": %" PRIu64 ", \"start_function\": ", i ? "," : "", g->id);
+    qstr(stdout, g->name, JSON);
+    printf(", \"creation_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", ", g->creation, g->end);
+    jtimes(&g->t);
+    printf("}");
+  }
+  printf("\n  ],\n");
+  for (int w = 0; w < 2; w++) {
+    const ctrace_latency_stats *l = w ? s->regions : s->tasks;
+    size_t n = w ? s->nregions : s->ntasks;
+    printf("  \"%s\": [", w ? "regions" : "tasks");
+    for (size_t i = 0; i < n; i++) {
+      printf("%s\n    {\"type\": ", i ? "," : "");
+      qstr(stdout, l[i].name, JSON);
+      printf(", \"count\": %" PRIu64 ", \"open\": %" PRIu64 ", \"p50_ns\": %" PRId64
+             ", \"p90_ns\": %" PRId64 ", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 "}",
+             l[i].count, l[i].open, l[i].p50, l[i].p90, l[i].p99, l[i].max);
+    }
+    printf("\n  ],\n");
+  }
+  printf("  \"mmu\": [");
+  for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
+    printf("%s{\"window_ns\": %" PRId64 ", \"mmu\": ", k ? ", " : "", s->mmu_window_ns[k]);
+    if (s->mmu[k] >= 0)
+      printf("%.6f}", s->mmu[k]);
+    else
+      printf("null}");
+  }
+  printf("]\n}\n");
+}
+
+int ctrace__cmd_stats(int argc, char **argv) {
+  enum fmt fm = TABLE;
+  const char *trace = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    const char *v = NULL;
+    if (strncmp(a, "--format=", 9) == 0) v = a + 9;
+    else if (strcmp(a, "--format") == 0 && i + 1 < argc) v = argv[++i];
+    if (v) {
+      if (strcmp(v, "table") == 0) fm = TABLE;
+      else if (strcmp(v, "csv") == 0) fm = CSV;
+      else if (strcmp(v, "json") == 0) fm = JSON;
+      else {
+        fprintf(stderr, "ctrace stats: unknown format '%s' (table, csv, json)\n", v);
+        return 2;
+      }
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "ctrace stats: unknown option %s\nrun 'ctrace stats --help' for usage\n", a);
+      return 2;
+    } else if (trace) {
+      fprintf(stderr, "ctrace stats: one TRACE only\n");
+      return 2;
+    } else {
+      trace = a;
+    }
+  }
+  if (!trace) {
+    usage(stderr);
+    return 2;
+  }
+  ctrace_trace_info info;
+  ctrace_reader *r = ctrace__tool_open_info(trace, &info);
+  if (!r) return 1;
+  ctrace_stats *s;
+  char err[256];
+  int rc = 0;
+  if (ctrace_stats_build(r, &info, &s, err, sizeof err)) {
+    fprintf(stderr, "ctrace stats: %s: %s\n", trace, err);
+    rc = 1;
+  } else {
+    if (fm == TABLE) table(s);
+    else if (fm == CSV) csv(s);
+    else json(s);
+    if (fflush(stdout) || ferror(stdout)) {
+      perror("ctrace stats: stdout");
+      rc = 1;
+    }
+    ctrace_stats_free(s);
+  }
+  ctrace_reader_close(r);
+  return rc;
+}

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# pprof_vs_go.sh - `ctrace pprof -t TYPE` makes the profile Go makes.
+#
+# Usage: tests/analyse/pprof_vs_go.sh CTRACE BINDIR WORKDIR
+#
+#   CTRACE   the ctrace command (build/bin/ctrace)
+#   BINDIR   where ex_threads, ex_mn_runtime and the run_* programs are
+#   WORKDIR  scratch and cache directory in the build tree
+#
+# For each of net, sync, syscall and sched, and each trace of Go 1.19's
+# corpus that `go tool trace -pprof` reads (1.7 and later: a 1.5 trace needs
+# its binary), each trace the examples write, and `ctrace run` traces of
+# tests/run programs: `go tool pprof -raw` (Go 1.19) of ctrace's profile
+# must show the same samples as of `go tool trace -pprof=TYPE`'s: per
+# sample its count, its delay and its stack as address, function, file and
+# line of each frame (pprof_norm.awk). Only the numbering and order of
+# samples, locations and functions are left out of the comparison: Go
+# builds them by iterating over maps, so they change from run to run.
+# Also: the profile types' sample types are Go's, and the ctrace traces give
+# non-empty profiles where the program did wait (so that agreement is not
+# only two empty profiles).
+# Go's normalised output for the corpus is cached in WORKDIR/cache.
+# Exit status: 0 pass, 1 failure, 2 usage error.
+
+set -euo pipefail
+
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ $# -ne 3 ]; then
+    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
+    exit 2
+fi
+ctrace=$1
+bindir=$2
+work=$3
+norm=$here/pprof_norm.awk
+
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
+mkdir -p "$work/cache"
+work=$(cd "$work" && pwd)
+find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+run=$(mktemp -d "$work/run.XXXXXX")
+export GOCACHE="$work/gocache" BROWSER=/bin/true PPROF_TMPDIR="$run/pproftmp"
+if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
+    export HOME="$work/home"
+    mkdir -p "$HOME"
+fi
+unset DISPLAY GOFLAGS
+trace_tool=$(go tool -n trace) || die "cannot locate 'go tool trace'"
+pprof_tool=$(go tool -n pprof) || die "cannot locate 'go tool pprof'"
+corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT)/src/internal/trace/testdata}
+[ -d "$corpus" ] || die "no Go trace corpus in $corpus"
+govers=$(go version | sha256sum | cut -c1-12)
+
+failed=0
+checked=0
+fail() {
+    echo "$prog: $1: FAIL: $2" >&2
+    failed=$((failed + 1))
+}
+
+# raw PROFILE OUT: the normalised samples of PROFILE, sorted.
+raw() {
+    "$pprof_tool" -raw "$1" 2>"$2.err" | awk -f "$norm" | LC_ALL=C sort >"$2"
+}
+
+# go_profile KIND TRACE OUT [CACHE]: Go's normalised profile.
+go_profile() {
+    local kind=$1 file=$2 out=$3 key
+    if [ "${4:-}" = cache ]; then
+        key=$work/cache/$(sha256sum <"$file" | cut -c1-40)-$govers-$kind
+        if [ -f "$key" ]; then
+            cp "$key" "$out"
+            return 0
+        fi
+    fi
+    "$trace_tool" -pprof="$kind" "$file" >"$out.pb" 2>"$out.err" || return 1
+    raw "$out.pb" "$out"
+    if [ -n "${key:-}" ]; then
+        cp "$out" "$key.tmp.$$" && mv -f "$key.tmp.$$" "$key"
+    fi
+}
+
+# check NAME TRACE [cache]: every kind; prints the samples per kind.
+declare -A nsamples
+check() {
+    local name=$1 file=$2 kind out=$run/$1 counts=""
+    for kind in net sync syscall sched; do
+        checked=$((checked + 1))
+        if ! go_profile "$kind" "$file" "$out.$kind.go" "${3:-}"; then
+            fail "$name" "go tool trace -pprof=$kind failed"
+            sed 's/^/  | /' "$out.$kind.go.err" | head -5 >&2
+            continue
+        fi
+        if ! "$ctrace" pprof -t "$kind" -o "$out.$kind.pb" "$file" 2>"$out.$kind.err"; then
+            fail "$name" "ctrace pprof -t $kind failed"
+            sed 's/^/  | /' "$out.$kind.err" | head -5 >&2
+            continue
+        fi
+        raw "$out.$kind.pb" "$out.$kind.ctrace"
+        if ! "$pprof_tool" -raw "$out.$kind.pb" 2>/dev/null \
+             | grep -qx 'contentions/count delay/nanoseconds'; then
+            fail "$name" "-t $kind: sample types are not contentions/count delay/nanoseconds"
+        fi
+        if ! cmp -s "$out.$kind.go" "$out.$kind.ctrace"; then
+            fail "$name" "-t $kind: samples differ from Go's ($(wc -l <"$out.$kind.go") from Go, $(wc -l <"$out.$kind.ctrace") from ctrace)"
+            diff "$out.$kind.go" "$out.$kind.ctrace" | head -n 10 | cut -c1-300 | sed 's/^/  | /' >&2 || true
+            continue
+        fi
+        nsamples[$name.$kind]=$(wc -l <"$out.$kind.go")
+        counts="$counts $kind=${nsamples[$name.$kind]}"
+    done
+    echo "$prog: $name:$counts"
+}
+
+# --- Go's corpus ------------------------------------------------------------
+for file in "$corpus"/*_good; do
+    [ "$(head -c 12 "$file")" = "go 1.5 trace" ] && continue
+    check "$(basename "$file")" "$file" cache
+done
+
+# --- traces ctrace writes ------------------------------------------------------
+gen=$run/gen
+mkdir -p "$gen"
+for ex in threads mn_runtime; do
+    "$bindir/ex_$ex" "$gen/ex_$ex.trace" >"$gen/ex_$ex.log" 2>&1 || fail "ex_$ex" "exited non-zero"
+    check "ex_$ex" "$gen/ex_$ex.trace"
+done
+# ctrace run: condition variables (sync), a pipe and a socket (net),
+# system calls, wakeups (sched).
+for p in pingpong pipe tcp threadpool; do
+    args=()
+    [ "$p" = pingpong ] && args=(50)
+    timeout -k 5 120 "$ctrace" run -o "$gen/run_$p.trace" -- "$bindir/run_$p" ${args[@]+"${args[@]}"} \
+        >"$gen/run_$p.log" 2>&1 || { fail "run_$p" "ctrace run failed"; continue; }
+    check "run_$p" "$gen/run_$p.trace"
+done
+# --- the filters, against Go 1.19's web pages ---------------------------------
+# Go's command line has no filter; its pages do: /block?id=PC&raw=1 (a
+# goroutine group, by the PC of its start function, which /goroutines
+# lists with the function's name) and /regionblock?type=NAME&raw=1. Checked
+# on the ex_threads trace, whose regions wait on locks.
+filters() {
+    local name=$1 file=$2 log=$run/http.log url pid n=0 page kind id gname r
+    "$trace_tool" -http=127.0.0.1:0 "$file" >"$log" 2>&1 &
+    pid=$!
+    url=
+    for _ in $(seq 1 300); do
+        url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log")
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    if [ -z "$url" ]; then
+        kill "$pid" 2>/dev/null || true
+        fail "$name" "go tool trace -http did not start"
+        return
+    fi
+    page=$(curl -sf "$url/goroutines") || fail "$name" "no /goroutines page"
+    while IFS=$'\t' read -r id gname; do
+        [ "$id" != 0 ] && [ -n "$gname" ] || continue
+        for kind in sync sched; do
+            case $kind in sync) r=block ;; *) r=sched ;; esac
+            checked=$((checked + 1))
+            curl -sf "$url/$r?id=$id&raw=1" -o "$run/f.go.pb" || { fail "$name" "/$r?id=$id"; continue; }
+            "$ctrace" pprof -t "$kind" --goroutine="$gname" -o "$run/f.pb" "$file" \
+                || { fail "$name" "ctrace pprof --goroutine=$gname failed"; continue; }
+            raw "$run/f.go.pb" "$run/f.go"
+            raw "$run/f.pb" "$run/f.ctrace"
+            cmp -s "$run/f.go" "$run/f.ctrace" || fail "$name" "-t $kind --goroutine=$gname differs from Go's /$r?id=$id"
+            n=$((n + $(wc -l <"$run/f.go")))
+        done
+    done < <(sed -n 's/.*goroutine?id=\([0-9]*\)">\([^<]*\)<.*/\1\t\2/p' <<<"$page")
+    for r in produce join process wait_stock; do
+        for kind in sync sched syscall; do
+            case $kind in sync) page=regionblock ;; *) page=region$kind ;; esac
+            checked=$((checked + 1))
+            curl -sf -G "$url/$page" --data-urlencode "type=$r" --data raw=1 -o "$run/f.go.pb" \
+                || { fail "$name" "/$page?type=$r"; continue; }
+            "$ctrace" pprof -t "$kind" --region="$r" -o "$run/f.pb" "$file" \
+                || { fail "$name" "ctrace pprof --region=$r failed"; continue; }
+            raw "$run/f.go.pb" "$run/f.go"
+            raw "$run/f.pb" "$run/f.ctrace"
+            cmp -s "$run/f.go" "$run/f.ctrace" || fail "$name" "-t $kind --region=$r differs from Go's /$page?type=$r"
+            n=$((n + $(wc -l <"$run/f.go")))
+        done
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    [ "$n" -gt 0 ] || fail "$name" "the filtered profiles are all empty: nothing compared"
+    echo "$prog: $name: filters as Go's pages ($n samples)"
+}
+filters ex_threads "$gen/ex_threads.trace"
+
+for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync; do
+    if [ "${nsamples[$want]:-0}" -eq 0 ]; then
+        fail "${want%.*}" "no samples in the ${want#*.} profile: nothing compared"
+    fi
+done
+
+if [ "$failed" -ne 0 ]; then
+    echo "$prog: $failed failure(s) in $checked profile(s); outputs kept in $run" >&2
+    exit 1
+fi
+echo "$prog: $checked profile(s) the same as Go's"
+rm -rf "$run"

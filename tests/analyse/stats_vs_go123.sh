@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# stats_vs_go123.sh - `ctrace stats` times goroutines as Go 1.23's pages do.
+#
+# Usage: tests/analyse/stats_vs_go123.sh CTRACE BINDIR WORKDIR
+#
+# For traces Go 1.23 reads (Go's 1.11 and 1.19 corpus traces, ex_threads'
+# trace, a `ctrace run` trace of tests/run/pingpong), runs `go tool trace -http` of Go 1.23
+# (GO123, default /usr/lib/go-1.23/bin/go), reads its /goroutines page (the
+# groups by start function and their execution time) and the
+# /goroutine?name=NAME page of every group (per goroutine: total, execution,
+# blocked by reason, blocked in syscall, scheduling wait, syscall, unknown),
+# and holds `ctrace stats --format=csv` to each number.
+#
+# Tolerance. Go 1.23 converts a classic trace into its new event model,
+# which does not allow two events at one time: each event not later than
+# the one before it is moved to 1 ns after it (internal/trace/oldtrace.go),
+# and a syscall that did not block becomes a begin/end pair 1 ns apart,
+# whose end is one more event. ctrace keeps the trace's own times (and makes
+# the same 1 ns syscalls). So each of Go's times may differ from ours by the
+# shifts of the events that bound it, which this script bounds by
+# simulating that move on the trace's times (`ctrace dump`, plus one event
+# 1 ns after each GoSysCall): S = the sum over events of how far they move.
+# A time per goroutine is a sum of intervals between its events, each
+# bound moved at most S in all, so it may differ by at most 2*S ns; a
+# group's time, the sum over its goroutines, by 2*S*count. Nothing else may
+# differ: every goroutine and group must be there, with the same name.
+# Exit status: 0 pass, 1 failure, 2 usage error.
+
+set -euo pipefail
+prog=${0##*/}
+if [ $# -ne 3 ]; then
+    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
+    exit 2
+fi
+ctrace=$1
+bindir=$2
+work=$3
+go123=${GO123:-/usr/lib/go-1.23/bin/go}
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+[ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps)"
+command -v curl >/dev/null 2>&1 || die "curl not found"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+run=$(mktemp -d "$work/run.XXXXXX")
+export GOCACHE="$work/gocache" BROWSER=/bin/true
+if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
+    export HOME="$work/home"
+    mkdir -p "$HOME"
+fi
+unset DISPLAY GOFLAGS
+trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
+corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT 2>/dev/null)/src/internal/trace/testdata}
+
+failed=0
+fail() {
+    echo "$prog: $1: FAIL: $2" >&2
+    failed=$((failed + 1))
+}
+
+# shift_budget DUMP: S, as described above.
+shift_budget() {
+    awk '{ print $1; if ($2 == "GoSysCall") print $1 + 1 }' "$1" | sort -n -s |
+        awk 'NR == 1 { prev = $1; next }
+             { t = $1; if (t <= prev) { s += prev + 1 - t; t = prev + 1 } prev = t }
+             END { print s + 0 }'
+}
+
+# dur: Go's time.Duration strings (1.5ms, 805.404µs, 51ns, 1m2.5s, 0s) in ns.
+dur_awk='
+function dur(s,    n, tot, num, unit) {
+    gsub(/[ \t]/, "", s)
+    tot = 0
+    while (s != "") {
+        if (!match(s, /^[0-9.]+/)) return -1
+        num = substr(s, 1, RLENGTH) + 0; s = substr(s, RLENGTH + 1)
+        if (s ~ /^ns/) { unit = 1; s = substr(s, 3) }
+        else if (s ~ /^µs/) { unit = 1e3; s = substr(s, 3 + (length("µ") - 1)) }
+        else if (s ~ /^us/) { unit = 1e3; s = substr(s, 3) }
+        else if (s ~ /^ms/) { unit = 1e6; s = substr(s, 3) }
+        else if (s ~ /^s/) { unit = 1e9; s = substr(s, 2) }
+        else if (s ~ /^m/) { unit = 60e9; s = substr(s, 2) }
+        else if (s ~ /^h/) { unit = 3600e9; s = substr(s, 2) }
+        else return -1
+        tot += num * unit
+    }
+    return sprintf("%.0f", tot)
+}'
+
+# go_rows PAGE: "ID COLUMN NS" lines of a /goroutine?name= page.
+go_rows() {
+    awk "$dur_awk"'
+    /id="ranges"/ { exit }  # "Special ranges": overlapping times, another table
+    /<th class="link"/ { if (match($0, /sortby., .[^'"'"']*/)) { h = substr($0, RSTART + 10, RLENGTH - 10); if (h != "Total time") cols[++nc] = h } }
+    /href="\/trace\?goid=/ { id = $0; sub(/.*goid=/, "", id); sub(/".*/, "", id); state = 1; c = 0; next }
+    state == 1 && /<td>/ { v = $0; sub(/.*<td>/, "", v); sub(/<\/td>.*/, "", v); print id, "Total", dur(v); state = 2; next }
+    state == 2 && /^[ \t]*<td> [^<]*<\/td>/ { v = $0; sub(/.*<td>/, "", v); sub(/<\/td>.*/, "", v); c++; print id, cols[c], dur(v); if (c == nc) state = 0 }
+    ' "$1"
+}
+
+# ours CSV: "ID COLUMN NS" lines, Go's column names, from ctrace stats --format=csv.
+ours() {
+    awk -F, '
+    /^goroutine,/ { sect = 1; for (i = 1; i <= NF; i++) col[i] = $i; next }
+    sect && /^$/ { sect = 0 }
+    sect && $2 == "\"\"" { next }
+    sect {
+        for (i = 5; i <= NF; i++) {
+            n = col[i]; v = $i
+            if (n == "total_ns") print $1, "Total", v
+            else if (n == "exec_ns") print $1, "Execution time", v
+            else if (n == "sched_wait_ns") print $1, "Sched wait time", v
+            else if (n == "syscall_ns") print $1, "Syscall execution time", v
+            else if (n == "syscall_block_ns") print $1, "Block time (syscall)", v
+            else if (n == "other_ns") print $1, "Unknown time", v
+            else if (n == "block_sleep_ns") print $1, "Block time (sleep)", v
+            else if (n == "block_chan_send_ns") print $1, "Block time (chan send)", v
+            else if (n == "block_chan_recv_ns") print $1, "Block time (chan receive)", v
+            else if (n == "block_select_ns") print $1, "Block time (select)", v
+            else if (n == "block_sync_ns") print $1, "Block time (sync)", v
+            else if (n == "block_cond_ns") print $1, "Block time (sync.(*Cond).Wait)", v
+            else if (n == "block_net_ns") print $1, "Block time (network)", v
+            else if (n == "block_gc_ns") print $1, "Block time (GC mark assist wait for work)", v
+            else if (n == "block_other_ns") print $1, "Block time ()", v
+        }
+    }' "$1"
+}
+
+check() {
+    local name=$1 file=$2 out=$run/$1 log url pid budget
+    "$ctrace" stats --format=csv "$file" >"$out.csv" 2>"$out.err" || { fail "$name" "ctrace stats failed"; sed 's/^/  | /' "$out.err" >&2; return; }
+    "$ctrace" dump "$file" >"$out.dump"
+    budget=$(shift_budget "$out.dump")
+    log=$out.http.log
+    "$trace_tool" -http=127.0.0.1:0 "$file" >"$log" 2>&1 &
+    pid=$!
+    url=
+    for _ in $(seq 1 600); do
+        url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log")
+        [ -n "$url" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$url" ]; then
+        kill "$pid" 2>/dev/null || true
+        fail "$name" "Go 1.23's go tool trace -http did not start"
+        sed 's/^/  | /' "$log" | head -5 >&2
+        return
+    fi
+    curl -sf "$url/goroutines" >"$out.groups.html" || { fail "$name" "no /goroutines"; kill "$pid"; return; }
+    : >"$out.go"
+    local n=0 href
+    while read -r href; do
+        href=${href//&amp;/&}
+        curl -sf "$url$href" >"$out.page.html" || { fail "$name" "no $href"; continue; }
+        go_rows "$out.page.html" >>"$out.go"
+        n=$((n + 1))
+    done < <(sed -n 's/.*href="\(\/goroutine?name=[^"]\{1,\}\)".*/\1/p' "$out.groups.html")
+    # Go's page for the empty name is not the group of unnamed goroutines (it
+    # shows other times): those are checked through /goroutines only, below.
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    ours "$out.csv" >"$out.ours"
+    # Every value Go shows, against ours (a column Go does not show is 0 in
+    # Go's eyes: ours must be within the budget of 0 too).
+    local res
+    res=$(awk -v tol=$((2 * budget)) '
+        NR == FNR { k = $1 SUBSEP substr($0, length($1) + 2, length($0) - length($1) - length($NF) - 2); go[k] = $NF; ids[$1] = 1; next }
+        { k = $1 SUBSEP substr($0, length($1) + 2, length($0) - length($1) - length($NF) - 2); ours[k] = $NF; oids[$1] = 1 }
+        END {
+            for (id in ids) if (!(id in oids)) { print "goroutine " id ": in Go'"'"'s pages, not in ctrace stats"; bad++ }
+            for (id in oids) if (!(id in ids)) { print "goroutine " id ": in ctrace stats, not in Go'"'"'s pages"; bad++ }
+            for (k in go) {
+                o = (k in ours) ? ours[k] : 0; d = go[k] - o; if (d < 0) d = -d
+                if (d > maxd) maxd = d
+                if (d > tol) { split(k, p, SUBSEP); print "goroutine " p[1] " " p[2] ": Go " go[k] ", ctrace " o; bad++ }
+            }
+            for (k in ours) if (!(k in go) && ours[k] + 0 > tol) { split(k, p, SUBSEP); print "goroutine " p[1] " " p[2] ": Go shows none, ctrace " ours[k]; bad++ }
+            printf "%d %d\n", bad, maxd
+        }' "$out.go" "$out.ours")
+    local nbad=${res##*$'\n'}
+    if [ "${nbad%% *}" -ne 0 ]; then
+        fail "$name" "$(printf '%s' "$res" | head -n -1 | wc -l) difference(s) beyond 2*S = $((2 * budget)) ns"
+        printf '%s\n' "$res" | head -n -1 | head -n 12 | sed 's/^/  | /' >&2
+        return
+    fi
+    [ "$n" -gt 0 ] || { fail "$name" "no goroutine groups on Go's page"; return; }
+    # The groups of /goroutines: name, count and total execution time.
+    local gres
+    gres=$(awk -v tol=$((2 * budget)) "$dur_awk"'
+        function unesc(s) { gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&#34;|&quot;/, "\"", s); gsub(/&#39;/, "\047", s); gsub(/&amp;/, "\\&", s); return s }
+        FNR == 1 { file++ }
+        file == 1 && /href="\/goroutine\?name=/ { g = $0; sub(/.*<a [^>]*>/, "", g); sub(/<\/a>.*/, "", g); g = unesc(g); if (g == "(Inactive, no stack trace sampled)") g = ""; st = 1; next }
+        file == 1 && st == 1 && /<td>/ { v = $0; gsub(/<[^>]*>|[ \t]/, "", v); cnt[g] = v; st = 2; next }
+        file == 1 && st == 2 && /<td>/ { v = $0; gsub(/<[^>]*>/, "", v); exec[g] = dur(v); st = 0; gs[g] = 1; next }
+        file == 2 && /^start_function,/ { sect = 1; next }
+        file == 2 && sect && /^$/ { sect = 0 }
+        file == 2 && sect {
+            # "name",count,total,exec,... (a name may hold commas: split at the last quote)
+            q = match($0, /",[0-9]/); nm = substr($0, 2, q - 2); gsub(/""/, "\"", nm)
+            split(substr($0, q + 2), f, ","); ocnt[nm] = f[1]; oexec[nm] = f[3]; os[nm] = 1
+        }
+        END {
+            for (g in gs) {
+                if (!(g in os)) { print "group \"" g "\": on Go'"'"'s page, not in ctrace stats"; bad++; continue }
+                if (cnt[g] != ocnt[g]) { print "group \"" g "\": Go counts " cnt[g] ", ctrace " ocnt[g]; bad++ }
+                d = exec[g] - oexec[g]; if (d < 0) d = -d
+                if (d > tol * cnt[g]) { print "group \"" g "\": execution Go " exec[g] ", ctrace " oexec[g]; bad++ }
+            }
+            for (g in os) if (!(g in gs)) { print "group \"" g "\": in ctrace stats, not on Go'"'"'s page"; bad++ }
+            print bad + 0
+        }' "$out.groups.html" "$out.csv")
+    if [ "${gres##*$'\n'}" -ne 0 ]; then
+        fail "$name" "groups differ from Go's /goroutines"
+        printf '%s\n' "$gres" | head -n -1 | head -n 10 | sed 's/^/  | /' >&2
+        return
+    fi
+    echo "$prog: $name: $(cut -d' ' -f1 "$out.go" | sort -u | wc -l) goroutines in $n groups as Go 1.23 times them (largest difference ${nbad#* } ns, allowed $((2 * budget)))"
+}
+
+for t in ${STATS_TRACES:-stress_1_19_good http_1_19_good user_task_region_1_19_good stress_1_11_good stress_start_stop_1_19_good}; do
+    [ -f "$corpus/$t" ] && check "$t" "$corpus/$t"
+done
+# Not ex_mn_runtime: Go 1.23's viewer panics on its trace ("silently broken
+# trace or generator invariant (startRunningTime != 0) not held"), so there
+# is no page to compare with.
+"$bindir/ex_threads" "$run/ex_threads.trace" >/dev/null 2>&1 || fail ex_threads "exited non-zero"
+check ex_threads "$run/ex_threads.trace"
+if timeout -k 5 120 "$ctrace" run -o "$run/run_pingpong.trace" -- "$bindir/run_pingpong" 50 >/dev/null 2>&1; then
+    check run_pingpong "$run/run_pingpong.trace"
+else
+    fail run_pingpong "ctrace run failed"
+fi
+
+if [ "$failed" -ne 0 ]; then
+    echo "$prog: $failed failure(s); outputs kept in $run" >&2
+    exit 1
+fi
+rm -rf "$run"
