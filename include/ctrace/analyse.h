@@ -28,6 +28,8 @@ typedef enum ctrace_profile_kind {
   CTRACE_PROFILE_SCHED,   /* runnable (woken or created) to running */
   /* Every goroutine's time, by state (docs/analyse.md). */
   CTRACE_PROFILE_WALL,
+  /* The trace's CPU samples: samples/count and cpu/nanoseconds. */
+  CTRACE_PROFILE_CPU,
 } ctrace_profile_kind;
 
 typedef struct ctrace_profile_options {
@@ -36,6 +38,9 @@ typedef struct ctrace_profile_options {
   const char *goroutine;
   /* Only time inside user regions of this type (NULL: all). */
   const char *region;
+  /* CTRACE_PROFILE_CPU: the samples' rate per second, which Go's format
+   * does not record; 0: estimated from the samples (docs/analyse.md). */
+  int cpu_hz;
 } ctrace_profile_options;
 
 typedef struct ctrace_profile ctrace_profile;

@@ -40,6 +40,10 @@ void ctrace__an_filter_free(an_filter *f);
  * stack its creation gives it ("" if unknown). */
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack);
 
+/* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
+int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,
+                   size_t errlen);
+
 /* -t wall (wall.c). */
 int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
                     size_t errlen);

@@ -172,6 +172,8 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   if (ctrace__an_filter_build(r, opt, &f, err, errlen)) return -1;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
+                      : opt->kind == CTRACE_PROFILE_CPU
+                          ? ctrace__prof_new("samples", "count", "cpu", "nanoseconds")
                           : ctrace__prof_new("contentions", "count", "delay", "nanoseconds");
   int rc = -1;
   if (!p) {
@@ -180,6 +182,8 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   }
   if (opt->kind == CTRACE_PROFILE_WALL) {
     rc = ctrace__an_wall(r, &f, p, err, errlen);
+  } else if (opt->kind == CTRACE_PROFILE_CPU) {
+    rc = ctrace__an_cpu(r, &f, opt->cpu_hz, p, err, errlen);
   } else {
     ctx c = {r, opt->kind, &f, p, NULL, 0};
     rc = go_profile(&c);

@@ -11,7 +11,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace pprof -t TYPE [--goroutine=NAME] [--region=NAME] [-o FILE] TRACE\n"
+          "usage: ctrace pprof -t TYPE [--goroutine=NAME] [--region=NAME] [--hz=N] [-o FILE] TRACE\n"
           "\n"
           "Writes a pprof profile (gzip-compressed profile.proto) of the trace TRACE to\n"
           "FILE, or to standard output when it is not a terminal. Read it with\n"
@@ -21,11 +21,15 @@ static void usage(FILE *f) {
           "  syscall  time in system calls             (-pprof=syscall)\n"
           "  sched    time runnable before running, after a wakeup or creation (-pprof=sched)\n"
           "  wall     every goroutine's time, by state: one flame graph of where time goes\n"
+          "  cpu      the trace's CPU samples (ctrace run --cpu, cpu_hz, or Go's own):\n"
+          "           samples (count) and CPU time (nanoseconds)\n"
           "The first four are Go's: per stack at entry to the state, contentions (count)\n"
           "and delay (nanoseconds). See docs/analyse.md.\n"
           "\n"
           "  --goroutine=NAME  only goroutines whose start function is NAME\n"
           "  --region=NAME     only time inside user regions of type NAME\n"
+          "  --hz=N            -t cpu: the samples were taken N times per second of CPU\n"
+          "                    (the trace does not say; by default it is estimated)\n"
           "  -o FILE           write to FILE (replaced only once the profile is complete)\n"
           "\n"
           "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
@@ -38,7 +42,7 @@ static const struct {
 } kinds[] = {
     {"net", CTRACE_PROFILE_NET},         {"sync", CTRACE_PROFILE_SYNC},
     {"syscall", CTRACE_PROFILE_SYSCALL}, {"sched", CTRACE_PROFILE_SCHED},
-    {"wall", CTRACE_PROFILE_WALL},
+    {"wall", CTRACE_PROFILE_WALL},       {"cpu", CTRACE_PROFILE_CPU},
 };
 
 /* The value of option NAME at argv[*i] ("NAME=V" or "NAME V"), or NULL. */
@@ -103,6 +107,14 @@ int ctrace__cmd_pprof(int argc, char **argv) {
       opt.goroutine = v;
     } else if ((v = opt_value(argc, argv, &i, "--region", &bad))) {
       opt.region = v;
+    } else if ((v = opt_value(argc, argv, &i, "--hz", &bad))) {
+      char *end;
+      long hz = strtol(v, &end, 10);
+      if (*end || hz < 1 || hz > 1000000) {
+        fprintf(stderr, "ctrace pprof: --hz=%s: want a positive rate per second\n", v);
+        bad = 1;
+      }
+      opt.cpu_hz = (int)hz;
     } else if ((v = opt_value(argc, argv, &i, "-o", &bad))) {
       out = v;
     } else if (bad) {
@@ -124,7 +136,7 @@ int ctrace__cmd_pprof(int argc, char **argv) {
     for (; k < sizeof kinds / sizeof kinds[0]; k++)
       if (strcmp(kinds[k].name, type) == 0) break;
     if (k == sizeof kinds / sizeof kinds[0]) {
-      fprintf(stderr, "ctrace pprof: unknown profile type '%s' (net, sync, syscall, sched, wall)\n",
+      fprintf(stderr, "ctrace pprof: unknown profile type '%s' (net, sync, syscall, sched, wall, cpu)\n",
               type);
       bad = 1;
     } else {
