@@ -82,11 +82,11 @@ FUZZ_SEED ?= 0
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
-FUZZ_SRCS = $(wildcard src/parse/*.c) src/format.c fuzz/fuzz_reader.c
+FUZZ_SRCS = $(wildcard src/parse/*.c src/parse/go122/*.c) src/format.c fuzz/fuzz_reader.c
 
 .PHONY: fuzz fuzz-ci fuzz-seeds
 
-build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h include/ctrace/*.h)
+build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h src/parse/go122/*.h include/ctrace/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) -lm
 

@@ -89,6 +89,8 @@ static int parse_header(const ctrace_reader *r, int *ver, ctrace_parse_error *er
   switch (v) {
   case 1005: case 1007: case 1008: case 1009: case 1010: case 1011: case 1019:
     break;
+  case 1022: case 1023: /* Go's current format: src/parse/go122/ */
+    break;
   default:
     return ctrace__perr(err, 0, "unsupported trace file version %d.%d (update Go toolchain) %d",
                         v / 1000, v % 1000, v);
