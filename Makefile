@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go
-BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go
+BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go
 JOBS ?= $(shell nproc)
 
 define configure
@@ -65,6 +65,7 @@ bench:
 	@build/bin/bench_events
 	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
+	@bench/bench_dump122.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "go122.h"
 
@@ -443,11 +445,15 @@ int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
     r->off = save;
     if ((rc = process(r, m, exp, &b, err)) != 0) return rc;
   }
+  uint64_t nread = 0;
   for (;;) {
     uint64_t gen, at = r->off;
     int64_t m;
     bool exp;
     g2batch b;
+    /* Each header read faults in its neighbourhood: give the pages back
+     * as the scan goes, or the whole generation would be resident. */
+    if ((++nread & 15) == 0) ctrace__g2_release(r, g->start, at);
     rc = read_batch(r, &gen, &m, &exp, &b, err);
     if (rc == G2_EOF) break;
     if (rc) {
@@ -474,20 +480,61 @@ int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
   g->end = r->have_spill ? r->spill_off : r->off;
   if (!g->have_freq) return ctrace__perr(err, g->start, "no frequency event found");
   if (resolve(r, err)) return -1;
+  /* Reading every batch header faulted in the pages around each (the
+   * kernel maps neighbours on a fault): nearly the whole generation. Give
+   * them back; the events are read a batch at a time from here on. */
+  ctrace__g2_release(r, g->start, g->end);
   for (uint64_t i = 0; i < g->nsamples; i++)
     g->samples[i].time = mul(g->freq, (uint64_t)g->samples[i].time);
   sort_samples(g->samples, g->nsamples);
   return 1;
 }
 
+/* Hands pages of the mapped file that were read back to the kernel: the
+ * file stays mapped, but what stays resident is the batches being read,
+ * not the trace. A page shared with a batch still to be read is read
+ * again from the page cache when touched, so this is always safe. */
+void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to) {
+  if (!r->mapped) return;
+  static uint64_t pg;
+  if (!pg) pg = (uint64_t)sysconf(_SC_PAGESIZE);
+  uint64_t a = (from + pg - 1) & ~(pg - 1), b = to & ~(pg - 1);
+  if (b > a) madvise((void *)(r->data + a), b - a, MADV_DONTNEED);
+}
+
 /* ---- cursors ----------------------------------------------------------------- */
 
-int ctrace__g2_cursor_next(const g2reader *r, g2mq *q, ctrace_parse_error *err) {
+/* Gives back every page of the generation but those of the batches being
+ * read. Needed beside the release of each batch read: a fault maps the
+ * neighbouring pages too (the kernel's fault-around), pages of batches
+ * read long ago among them, which then stay until the generation ends. */
+static void trim(g2reader *r) {
+  g2gen *g = &r->gen;
+  uint64_t at = g->start;
+  for (;;) { /* the active batches in file order, and the gaps between */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < g->nmq; i++) {
+      const g2mq *q = &g->mq[i];
+      if (q->bi < q->nb && q->b[q->bi].off >= at && q->b[q->bi].off < lo) {
+        lo = q->b[q->bi].off;
+        hi = q->b[q->bi].end;
+      }
+    }
+    if (lo == UINT64_MAX) break;
+    ctrace__g2_release(r, at, lo);
+    at = hi;
+  }
+  ctrace__g2_release(r, at, g->end);
+}
+
+int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err) {
   const uint8_t *d = r->data;
   if (q->bi == 0 && q->off == 0 && q->nb) q->off = q->b[0].off; /* a fresh cursor */
   while (q->bi < q->nb && q->off >= q->b[q->bi].end) {
+    ctrace__g2_release(r, q->b[q->bi].off, q->b[q->bi].end);
     if (++q->bi < q->nb) q->off = q->b[q->bi].off;
     q->last_ts = 0;
+    if ((++r->batches_done & 15) == 0) trim(r); /* about every MB */
   }
   if (q->bi >= q->nb) return 0;
   const g2batch *b = &q->b[q->bi];

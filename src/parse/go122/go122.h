@@ -14,8 +14,8 @@
  *   format.c  Go 1.23's Event.String, which `go tool trace -d=1` prints.
  *
  * Memory is one generation's tables and batch index plus the state of live
- * goroutines, Ps, threads and tasks; the file itself is mapped, and each
- * finished generation's pages are handed back (MADV_DONTNEED), so peak
+ * goroutines, Ps, threads and tasks; the file itself is mapped, and the
+ * pages of each batch read are handed back (MADV_DONTNEED), so peak
  * memory does not grow with the number of generations.
  */
 #ifndef CTRACE_PARSE_GO122_H
@@ -193,6 +193,7 @@ typedef struct g2reader {
   u64map seen_g, seen_p, seen_m;
   int64_t first_ts;
   bool have_first;
+  uint64_t batches_done; /* batches read to their end, for trimming */
 } g2reader;
 
 /* gen.c */
@@ -206,7 +207,10 @@ const char *ctrace__g2_string(const g2gen *g, uint64_t id, uint64_t *len);
 bool ctrace__g2_stack(const g2gen *g, uint64_t id, const ctrace_frame **f, uint32_t *n);
 /* Decodes the event at the cursor of mq (Go's batchCursor.nextEvent):
  * 1, 0 when its batches are done, -1 with *err. */
-int ctrace__g2_cursor_next(const g2reader *r, g2mq *q, ctrace_parse_error *err);
+int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err);
+/* Gives the whole pages within [from, to) of a mapped trace back to the
+ * kernel (MADV_DONTNEED): they are read again from the file if touched. */
+void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to);
 
 /* order.c */
 void ctrace__g2_order_init(g2order *o);

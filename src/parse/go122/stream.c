@@ -13,8 +13,6 @@
  * batch in the file, which gives one of Go's orders, always the same. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "go122.h"
 
@@ -204,20 +202,11 @@ static int fail(g2reader *r, ctrace_parse_error *err) {
   return -1;
 }
 
-/* Hands the pages of a finished generation back to the kernel: the file
- * stays mapped, but peak memory is one generation's, not the trace's. */
-static void release(g2reader *r, uint64_t from, uint64_t to) {
-  if (!r->mapped) return;
-  long pg = sysconf(_SC_PAGESIZE);
-  uint64_t a = (from + (uint64_t)pg - 1) & ~((uint64_t)pg - 1), b = to & ~((uint64_t)pg - 1);
-  if (b > a) madvise((void *)(r->data + a), b - a, MADV_DONTNEED);
-}
-
 static int new_gen(g2reader *r, ctrace_parse_error *err) {
   uint64_t from = r->gen.start, to = r->gen.end;
   bool had = r->have_gen;
   int rc = ctrace__g2_read_gen(r, err);
-  if (had) release(r, from, to);
+  if (had) ctrace__g2_release(r, from, to);
   if (rc == -2) { /* Go's io.EOF from inside a section: the end, cleanly */
     r->done = true;
     return 0;
@@ -295,7 +284,7 @@ int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
       return fail(r, err);
     }
     if (r->have_gen && !r->have_spill) {
-      release(r, g->start, g->end);
+      ctrace__g2_release(r, g->start, g->end);
       r->done = true;
       return 0;
     }
