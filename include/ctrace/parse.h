@@ -47,6 +47,9 @@ typedef struct ctrace_frame {
   uint64_t pc;
   const char *func, *file;
   uint64_t line;
+  /* Lengths of func and file where they may hold a NUL (Go 1.22+ traces);
+   * 0 means strlen. */
+  uint32_t func_len, file_len;
 } ctrace_frame;
 
 typedef struct ctrace_event {

@@ -21,9 +21,11 @@
 #      matches Go's pattern), `ctrace dump` print exactly the oracle's
 #      output, and Go 1.23's own `go tool trace -d=1` agree with the
 #      oracle on the outcome and on the lines up to their order and times.
-#   2. Go's fuzz seeds (testdata/fuzz/FuzzReader, 1.22 headers): check
-#      accepts exactly what Go's reader accepts (the oracle's -q: Go's
-#      FuzzReader, reading without printing); dump prints what the oracle
+#   2. Go's fuzz seeds (testdata/fuzz/FuzzReader, 1.22 headers), and the
+#      inputs kept in fuzz/corpus/go12?_regress_*: check accepts exactly what
+#      Go's reader accepts (the oracle's -q: Go's FuzzReader, reading
+#      without printing), and where it rejects, says what Go says (the
+#      first 60 characters of Go's message); dump prints what the oracle
 #      prints, where Go's printing does not panic.
 #   3. Traces Go 1.22 and Go 1.23 write (with and without CPU samples, one
 #      long enough to span generations): accepted; dump as the oracle;
@@ -81,13 +83,16 @@ fail() { echo "$prog: $1: FAIL: $2" >&2; failed=$((failed + 1)); }
 indent() { head -n "${2:-8}" "$1" | cut -c1-300 | sed 's/^/  | /' >&2; }
 
 # oracle_cached MODE FILE: prints the prefix of the oracle's cached result
-# (PREFIX.out, .err, .rc); MODE is "print" or "q".
+# (PREFIX.out, .err, .rc); MODE is "print" or "q", or "go" for Go 1.23's
+# own `go tool trace -d=1`.
 oracle_cached() {
     local mode=$1 file=$2 prefix rc=0
     prefix=$work/cache/$( { cat "$oracle.key"; cat "$file"; } | sha256sum | cut -c1-40)-$mode
     if [ ! -f "$prefix.rc" ]; then
         if [ "$mode" = q ]; then
             "$oracle" -q "$file" >"$prefix.out.tmp" 2>"$prefix.err.tmp" || rc=$?
+        elif [ "$mode" = go ]; then
+            "$gotool" -d=1 "$file" >"$prefix.out.tmp" 2>"$prefix.err.tmp" || rc=$?
         else
             "$oracle" "$file" >"$prefix.out.tmp" 2>"$prefix.err.tmp" || rc=$?
         fi
@@ -116,6 +121,11 @@ compare() {
         indent "$out.check.err"
     elif [ "$goq" -ne 0 ] && [ "$crc" -ne 1 ]; then
         fail "$name" "Go rejects it ($(head -n 1 "$q.err")), 'ctrace check' exited $crc"
+    fi
+    if [ "$goq" -ne 0 ] && [ "$crc" -eq 1 ] && ! grep -qF -- "$(head -n 1 "$q.err" | cut -c1-60)" "$out.check.err"; then
+        fail "$name" "'ctrace check' lacks Go's error text"
+        echo "  go:     $(head -n 1 "$q.err" | cut -c1-200)" >&2
+        echo "  ctrace: $(head -n 1 "$out.check.err" | cut -c1-200)" >&2
     fi
     if [ -n "$must" ] && [ "$goq" -ne 0 ]; then
         fail "$name" "Go rejects a trace Go wrote: $(head -n 1 "$q.err")"
@@ -183,10 +193,10 @@ for t in "$testdata"/tests/*.test; do
     *) fail "$name" "unknown expectation: $expect" ;;
     esac
     # Go 1.23's own tool must agree with the oracle, up to the order of lines.
-    grc=0
-    "$gotool" -d=1 "$bin" >"$run/tests/$name.go" 2>"$run/tests/$name.go.err" || grc=$?
+    g=$(oracle_cached go "$bin")
+    grc=$(cat "$g.rc")
     p=$(oracle_cached print "$bin")
-    if [ "$grc" -ne "$(cat "$p.rc")" ] || ! cmp -s <(untimed "$run/tests/$name.go") <(untimed "$p.out"); then
+    if [ "$grc" -ne "$(cat "$p.rc")" ] || ! cmp -s <(untimed "$g.out") <(untimed "$p.out"); then
         fail "$name" "the oracle differs from go tool trace -d=1 (exit $grc vs $(cat "$p.rc"))"
     fi
     [ "$failed" -eq "$f0" ] && nagree=$((nagree + 1))
@@ -208,6 +218,13 @@ for s in "$testdata"/fuzz/FuzzReader/*; do
     esac
     nseeds=$((nseeds + 1))
     compare "$name" "$run/fuzz/$name"
+done
+
+# Inputs that once read differently from Go (fuzz/corpus/go12?_regress_*):
+# found by mutating Go's traces, kept once fixed.
+for m in "$here/../../fuzz/corpus"/go12?_regress_*; do
+    [ -f "$m" ] || continue
+    compare "$(basename "$m")" "$m"
 done
 
 # --- 3. traces Go 1.22 and 1.23 write -----------------------------------------------

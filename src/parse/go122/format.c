@@ -148,11 +148,11 @@ static void quote(out *o, const char *str, size_t n) {
 static void frames(out *o, const ctrace_frame *f, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     put(o, "\t", 1);
-    puts_(o, f[i].func);
+    put(o, f[i].func, f[i].func_len ? f[i].func_len : strlen(f[i].func));
     put(o, " @ 0x", 5);
     put_hex(o, f[i].pc);
     put(o, "\n\t\t", 3);
-    puts_(o, f[i].file);
+    put(o, f[i].file, f[i].file_len ? f[i].file_len : strlen(f[i].file));
     put(o, ":", 1);
     put_u(o, f[i].line);
     put(o, "\n", 1);

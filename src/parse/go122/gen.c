@@ -370,33 +370,44 @@ static int read_batch(g2reader *r, uint64_t *gen, int64_t *m, bool *exp, g2batch
   return 0;
 }
 
+static int by_id(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
 /* Frames for every stack, now that every string of the generation is in;
- * and Go's validateStackStrings. */
+ * and Go's validateStackStrings, which walks the stacks by id (its table
+ * is dense for the ids runtimes write) and reports the first bad one. */
 static int resolve(g2reader *r, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
   if (g->npcs) {
     g->frames = malloc(g->npcs * sizeof *g->frames);
     if (!g->frames) return oom(err, g->start);
   }
-  for (uint64_t s = 0; s < g->nstk; s++) {
-    const g2stack *st = &g->stk[s];
+  uint64_t (*ids)[2] = g->nstk ? malloc(g->nstk * sizeof *ids) : NULL;
+  if (g->nstk && !ids) return oom(err, g->start);
+  uint64_t n = 0;
+  for (size_t k = 0; k < g->stacks.cap; k++)
+    if (g->stacks.used[k]) ids[n][0] = g->stacks.keys[k], ids[n++][1] = g->stacks.vals[k] - 1;
+  qsort(ids, n, sizeof *ids, by_id);
+  for (uint64_t k = 0; k < n; k++) {
+    const g2stack *st = &g->stk[ids[k][1]];
     for (uint32_t i = 0; i < st->n; i++) {
       uint64_t pc = g->pcs[st->first + i];
       const g2pcframe *f = &g->pcf[*ctrace__map_get(&g->pcmap, pc) - 1];
-      uint64_t n;
-      const char *fn = ctrace__g2_string(g, f->func, &n), *file = ctrace__g2_string(g, f->file, &n);
+      uint64_t fnl = 0, filel = 0;
+      const char *fn = ctrace__g2_string(g, f->func, &fnl), *file = ctrace__g2_string(g, f->file, &filel);
       if (!fn || !file) {
-        /* Find the id of stack s: the map is the only place it is kept. */
-        uint64_t sid = 0;
-        for (size_t k = 0; k < g->stacks.cap; k++)
-          if (g->stacks.used[k] && g->stacks.vals[k] == s + 1) sid = g->stacks.keys[k];
+        uint64_t sid = ids[k][0];
+        free(ids);
         return ctrace__perr(err, g->start, "found invalid %s string ID %llu for stack %llu",
                             fn ? "file" : "func", (unsigned long long)(fn ? f->file : f->func),
                             (unsigned long long)sid);
       }
-      g->frames[st->first + i] = (ctrace_frame){pc, fn, file, f->line};
+      g->frames[st->first + i] = (ctrace_frame){pc, fn, file, f->line, (uint32_t)fnl, (uint32_t)filel};
     }
   }
+  free(ids);
   return 0;
 }
 
