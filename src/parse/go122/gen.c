@@ -389,7 +389,7 @@ static int resolve(g2reader *r, ctrace_parse_error *err) {
   uint64_t n = 0;
   for (size_t k = 0; k < g->stacks.cap; k++)
     if (g->stacks.used[k]) ids[n][0] = g->stacks.keys[k], ids[n++][1] = g->stacks.vals[k] - 1;
-  qsort(ids, n, sizeof *ids, by_id);
+  if (n > 1) qsort(ids, n, sizeof *ids, by_id);
   for (uint64_t k = 0; k < n; k++) {
     const g2stack *st = &g->stk[ids[k][1]];
     for (uint32_t i = 0; i < st->n; i++) {
