@@ -82,12 +82,15 @@ checked=0
 fail() { echo "$prog: $1: FAIL: $2" >&2; failed=$((failed + 1)); }
 indent() { head -n "${2:-8}" "$1" | cut -c1-300 | sed 's/^/  | /' >&2; }
 
-# oracle_cached MODE FILE: prints the prefix of the oracle's cached result
+# hash_of FILE: the cache key of FILE's results (the oracle's key and FILE).
+hash_of() { { cat "$oracle.key"; cat "$1"; } | sha256sum | cut -c1-40; }
+
+# oracle_cached MODE FILE [HASH]: prints the prefix of the oracle's cached result
 # (PREFIX.out, .err, .rc); MODE is "print" or "q", or "go" for Go 1.23's
 # own `go tool trace -d=1`.
 oracle_cached() {
     local mode=$1 file=$2 prefix rc=0
-    prefix=$work/cache/$( { cat "$oracle.key"; cat "$file"; } | sha256sum | cut -c1-40)-$mode
+    prefix=$work/cache/${3:-$(hash_of "$file")}-$mode
     if [ ! -f "$prefix.rc" ]; then
         if [ "$mode" = q ]; then
             "$oracle" -q "$file" >"$prefix.out.tmp" 2>"$prefix.err.tmp" || rc=$?
@@ -108,9 +111,10 @@ oracle_cached() {
 # oracle's output, byte for byte, and exit status, unless Go's printing
 # panicked (exit 2), where only what it printed before is compared.
 compare() {
-    local name=$1 file=$2 must=${3:-} q p crc=0 drc=0 out=$run/cmp
-    q=$(oracle_cached q "$file")
-    p=$(oracle_cached print "$file")
+    local name=$1 file=$2 must=${3:-} q p crc=0 drc=0 out=$run/cmp h
+    h=$(hash_of "$file")
+    q=$(oracle_cached q "$file" "$h")
+    p=$(oracle_cached print "$file" "$h")
     checked=$((checked + 1))
     local f0=$failed goq
     goq=$(cat "$q.rc")
@@ -176,8 +180,9 @@ for t in "$testdata"/tests/*.test; do
     expect=$(sed -n '/^-- expect --$/{n;p;}' "$t")
     ncases=$((ncases + 1))
     f0=$failed
+    compare "$name" "$bin"
     crc=0
-    "$ctrace" check "$bin" >"$run/tests/$name.check" 2>"$run/tests/$name.check.err" || crc=$?
+    "$ctrace" check "$bin" >/dev/null 2>"$run/tests/$name.check.err" || crc=$?
     case $expect in
     SUCCESS)
         [ "$crc" -eq 0 ] || { fail "$name" "expected SUCCESS, 'ctrace check' exited $crc"; indent "$run/tests/$name.check.err"; }
@@ -200,11 +205,11 @@ for t in "$testdata"/tests/*.test; do
         fail "$name" "the oracle differs from go tool trace -d=1 (exit $grc vs $(cat "$p.rc"))"
     fi
     [ "$failed" -eq "$f0" ] && nagree=$((nagree + 1))
-    compare "$name" "$bin"
 done
 [ "$ncases" -gt 0 ] || die "no test cases in $testdata/tests"
 echo "$prog: Go's conformance cases: ctrace check agrees with the expected outcome on $nagree of $ncases"
 
+echo "$prog: ${SECONDS}s so far"
 # --- 2. Go's fuzz seeds -----------------------------------------------------------------
 mkdir -p "$run/fuzz"
 nseeds=0
@@ -227,6 +232,7 @@ for m in "$here/../../fuzz/corpus"/go12?_regress_*; do
     compare "$(basename "$m")" "$m"
 done
 
+echo "$prog: ${SECONDS}s so far"
 # --- 3. traces Go 1.22 and 1.23 write -----------------------------------------------
 mkdir -p "$run/gen"
 for go in "$go122" "$go123"; do
@@ -264,6 +270,7 @@ for go in "$go122" "$go123"; do
     done
 done
 
+echo "$prog: ${SECONDS}s so far"
 # --- 4. mutants -----------------------------------------------------------------------------
 nmut=${GOLDEN_MUTANTS:-10}
 mkdir -p "$run/mut"
@@ -292,6 +299,7 @@ for base in "$run/gen/go1.23-nocpu.trace" "$run/gen/go1.22-nocpu.trace" "$run/te
     done
 done
 
+echo "$prog: ${SECONDS}s in all"
 if [ "$failed" -ne 0 ]; then
     echo "$prog: $failed failure(s) in $checked trace(s); outputs kept in $run" >&2
     exit 1
