@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler
-BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go
+BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go
 JOBS ?= $(shell nproc)
 
 define configure
@@ -66,6 +66,7 @@ bench:
 	@build/bin/bench_cpu
 	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
+	@bench/bench_dump122.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)
@@ -83,11 +84,11 @@ FUZZ_SEED ?= 0
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
-FUZZ_SRCS = $(wildcard src/parse/*.c) src/format.c fuzz/fuzz_reader.c
+FUZZ_SRCS = $(wildcard src/parse/*.c src/parse/go122/*.c) src/format.c fuzz/fuzz_reader.c
 
 .PHONY: fuzz fuzz-ci fuzz-seeds
 
-build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h include/ctrace/*.h)
+build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h src/parse/go122/*.h include/ctrace/*.h)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) -lm
 

@@ -8,6 +8,10 @@
  * message, sequence numbers that skip, an event count unlike the one check
  * reported, a link that does not point back, a second pass unlike the
  * first, or a formatted line whose length is not what the formatter said.
+ * A Go 1.22+ trace is also streamed once without a check
+ * (ctrace_reader_read), which must give the events check counted, or
+ * fail where check failed, with the same error. Both formats are fuzzed:
+ * the corpus holds traces of each.
  *
  * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
  * fuzz/README.md. */
@@ -107,17 +111,43 @@ static uint64_t pass(ctrace_reader *r, const ctrace_trace_info *info, uint64_t *
     /* Lookups must answer for any id, so every argument is tried as a
      * string id and as a stack id (GoCreate's second argument is one). */
     touch_stack(r, ev.stack);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
       touch(ctrace_reader_string(r, ev.args[i]));
       touch_stack(r, ev.args[i]);
     }
+    /* A Go 1.22+ event's frames are its generation's. */
+    for (uint32_t i = 0; i < ev.nframes; i++) touch(ev.frames[i].func), touch(ev.frames[i].file);
+    for (uint32_t i = 0; i < ev.ntframes; i++) touch(ev.tframes[i].func), touch(ev.tframes[i].file);
 
     uint64_t f[] = {ev.seq, (uint64_t)ev.ts, ev.off, ev.type, (uint64_t)ev.p, ev.g,
-                    ev.args[0], ev.args[1], ev.args[2], ev.args[3], ev.stack, ev.link};
+                    ev.args[0], ev.args[1], ev.args[2], ev.args[3], ev.args[4], ev.args[5],
+                    ev.stack, ev.link, (uint64_t)ev.m, ev.kind};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) h = (h ^ f[i]) * 1099511628211ull;
     n++;
   }
   *sum = h;
+  return n;
+}
+
+/* Go 1.22+: one streaming pass, no check. Returns the events read; *failed
+ * and *err say how it ended. */
+static uint64_t stream(const uint8_t *data, size_t size, int *failed, ctrace_parse_error *err) {
+  ctrace_reader *r = NULL;
+  *failed = 0;
+  if (ctrace_reader_open_mem(data, size, &r, err) != 0) FAIL("stream: open failed after it worked");
+  ctrace_event ev;
+  uint64_t n = 0;
+  int rc;
+  while ((rc = ctrace_reader_read(r, &ev, err)) == 1) {
+    if (ev.seq != n) FAIL("stream: event %llu has seq %llu", (unsigned long long)n, (unsigned long long)ev.seq);
+    format_event(&ev);
+    n++;
+  }
+  if (rc < 0) {
+    check_error(err);
+    *failed = 1;
+  }
+  ctrace_reader_close(r);
   return n;
 }
 
@@ -139,13 +169,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   touch_stack(r, 0);
   touch_stack(r, UINT64_MAX);
 
+  int failed = 0;
+  uint64_t streamed = 0;
+  ctrace_parse_error serr;
+  if (ctrace_reader_version(r) >= 1022) streamed = stream(data, size, &failed, &serr);
+
   ctrace_trace_info info;
   memset(&err, 0xAA, sizeof err);
   if (ctrace_reader_check(r, &info, &err) != 0) {
     check_error(&err);
+    if (ctrace_reader_version(r) >= 1022 &&
+        (!failed || serr.offset != err.offset || strcmp(serr.message, err.message) != 0))
+      FAIL("check failed (%s) but the stream %s", err.message, failed ? serr.message : "did not");
     ctrace_reader_close(r);
     return 0;
   }
+  if (ctrace_reader_version(r) >= 1022 && (failed || streamed != info.events))
+    FAIL("check counted %llu events, the stream read %llu%s", (unsigned long long)info.events,
+         (unsigned long long)streamed, failed ? " and failed" : "");
   if (info.bytes != size)
     FAIL("info.bytes %llu for a %zu-byte input", (unsigned long long)info.bytes, size);
 

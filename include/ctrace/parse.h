@@ -1,6 +1,7 @@
 /* ctrace's reader: parses, orders and validates Go execution traces of
  * every version Go 1.19 reads (1.5, 1.7 to 1.11, 1.19), ctrace's own
- * included, without Go.
+ * included, and of Go's current format (1.22, 1.23: see "Go 1.22 and
+ * later" below), without Go.
  *
  * It reads in passes over the file (mapped, not copied): the first checks
  * the framing of every event and gathers strings, stacks, the frequency and
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "ctrace/format.h"
+#include "ctrace/format_go122.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,6 +43,15 @@ typedef struct ctrace_parse_error {
 #define CTRACE_P_PROFILE 1000005
 #define CTRACE_NO_LINK UINT64_MAX
 
+typedef struct ctrace_frame {
+  uint64_t pc;
+  const char *func, *file;
+  uint64_t line;
+  /* Lengths of func and file where they may hold a NUL (Go 1.22+ traces);
+   * 0 means strlen. */
+  uint32_t func_len, file_len;
+} ctrace_frame;
+
 typedef struct ctrace_event {
   uint64_t seq;        /* position in the ordered stream, from 0 */
   int64_t ts;          /* nanoseconds since the first event */
@@ -48,7 +59,7 @@ typedef struct ctrace_event {
   uint8_t type;        /* CTRACE_EV_*; Local variants read as the plain kind, as Go reads them */
   int64_t p;           /* P, -1 for none, or a CTRACE_P_* */
   uint64_t g;          /* goroutine, 0 for none */
-  uint64_t args[4];    /* named as in the event table (ctrace_event_descs) */
+  uint64_t args[6];    /* named as in the event table (ctrace_event_descs) */
   uint64_t stack;      /* stack id, 0 for none */
   /* String arguments, valid until the reader closes; a log message (of
    * UserLog) only until the next ctrace_reader_next. */
@@ -58,22 +69,39 @@ typedef struct ctrace_event {
    * block, a block for its unblock, a syscall for its exit, a region's
    * start, a task's creation. CTRACE_NO_LINK if none. */
   uint64_t link;
+
+  /* Go 1.22 and later (format 1). Such an event is Go 1.23's trace.Event:
+   * type is a CTRACE_EV122_* (CTRACE_EV122_Sync after each generation),
+   * ts is Go's Time (nanoseconds, not rebased), m, p and g the thread,
+   * P and goroutine it ran on (-1 for none; g as int64_t), args the
+   * arguments in table order and then what Go's reader adds (the old
+   * state of a status event, a steal's old P status, a task end's parent),
+   * sargs the strings Go prints (a transition's reason, a label, a range's
+   * STW kind, a task's or region's type, a log's category and message).
+   * stack is the event's stack id (Go's Event.Stack) and frames its
+   * frames; tstack/tframes the state transition's stack. Strings and
+   * frames are valid until the reader moves to the next generation (the
+   * next call of ctrace_reader_next after a Sync event). */
+  uint8_t format;     /* 0: Go 1.5-1.19 formats; 1: Go 1.22+ */
+  uint8_t kind;       /* enum ctrace_kind (format 1) */
+  uint8_t has_stack;  /* Go prints "Stack=" (format 1) */
+  uint8_t has_tstack; /* Go prints "TransitionStack=" (format 1) */
+  int64_t m;
+  uint64_t tstack;
+  const ctrace_frame *frames, *tframes;
+  uint32_t nframes, ntframes;
 } ctrace_event;
 
-typedef struct ctrace_frame {
-  uint64_t pc;
-  const char *func, *file;
-  uint64_t line;
-} ctrace_frame;
-
 typedef struct ctrace_trace_info {
-  int version;          /* 1005, 1007 ... 1011, 1019 */
+  int version;          /* 1005, 1007 ... 1011, 1019, 1022, 1023 */
   uint64_t frequency;   /* ticks per second */
   uint64_t bytes;       /* size of the trace */
   uint64_t events;      /* events after ordering */
   uint64_t goroutines;  /* distinct goroutines seen */
   uint64_t procs;       /* distinct Ps with events */
   int64_t duration_ns;  /* first to last event */
+  uint64_t generations; /* Go 1.22+: generations read (0 for older formats) */
+  uint64_t threads;     /* Go 1.22+: distinct Ms with events */
 } ctrace_trace_info;
 
 /* Opens a trace file (mapped) or a buffer (not copied: it must outlive the
@@ -82,6 +110,8 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
 int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
                            ctrace_parse_error *err);
 void ctrace_reader_close(ctrace_reader *r);
+/* The version its header names: 1005 ... 1019, 1022, 1023. */
+int ctrace_reader_version(const ctrace_reader *r);
 
 /* Called during ctrace_reader_check with how far it is (done of total). */
 void ctrace_reader_set_progress(ctrace_reader *r,
@@ -94,6 +124,14 @@ int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
 
 /* The next event of the ordered stream: 1 with *ev set, 0 at the end. */
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev);
+
+/* Go 1.22 and later: reads the trace as a stream, generation by generation,
+ * validating as it goes, as Go's trace.Reader does; no ctrace_reader_check
+ * is needed before it (one pass instead of two). 1 with *ev set, 0 at the
+ * end, -1 with *err set where Go's reader fails (the events before it were
+ * valid, as Go prints them too). For the older formats it is
+ * ctrace_reader_next after a successful check. */
+int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err);
 /* Back to the first event. */
 void ctrace_reader_rewind(ctrace_reader *r);
 
@@ -103,7 +141,10 @@ const char *ctrace_reader_string(const ctrace_reader *r, uint64_t id);
 size_t ctrace_reader_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
 
 /* Writes the line `go tool trace -d` prints for ev (no newline), as
- * snprintf does: returns the length it needed. */
+ * snprintf does: returns the length it needed. For a Go 1.22+ event
+ * (format 1), what Go 1.23's `go tool trace -d=1` prints for it (its
+ * Event.String): one line, or with stacks several, each frame's line ending
+ * in a newline; the caller adds the final newline as Go's Println does. */
 int ctrace_event_format(const ctrace_event *ev, char *buf, size_t size);
 
 #ifdef __cplusplus

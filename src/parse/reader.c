@@ -22,6 +22,11 @@ static int open_common(ctrace_reader *r, ctrace_reader **out, ctrace_parse_error
   }
   r->info.version = r->ver;
   r->info.bytes = r->len;
+  if (r->ver >= 1022 && !(r->g2 = ctrace__g2_new(r->data, r->len, r->mapped))) {
+    ctrace_reader_close(r);
+    *out = NULL;
+    return ctrace__perr(err, 0, "out of memory");
+  }
   *out = r;
   return 0;
 }
@@ -108,6 +113,8 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
   return open_common(r, out, err);
 }
 
+int ctrace_reader_version(const ctrace_reader *r) { return r->ver; }
+
 void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, uint64_t),
                                 void *arg) {
   r->progress = fn;
@@ -116,6 +123,7 @@ void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, u
 
 void ctrace_reader_close(ctrace_reader *r) {
   if (!r) return;
+  ctrace__g2_free(r->g2);
   ctrace__order_free(r);
   ctrace__state_free(r);
   if (r->mapped) munmap((void *)r->data, r->len);
@@ -158,7 +166,12 @@ static void convert(ctrace_reader *r, const pev *e, ctrace_event *ev) {
   ev->args[0] = e->args[0];
   ev->args[1] = e->args[1];
   ev->args[2] = e->args[2];
-  ev->args[3] = 0;
+  ev->args[3] = ev->args[4] = ev->args[5] = 0;
+  ev->format = ev->kind = ev->has_stack = ev->has_tstack = 0;
+  ev->m = -1;
+  ev->tstack = 0;
+  ev->frames = ev->tframes = NULL;
+  ev->nframes = ev->ntframes = 0;
   ev->stack = e->stk;
   ev->sargs[0] = e->sargs[0];
   ev->sargs[1] = e->sargs[1];
@@ -210,14 +223,56 @@ static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *er
 }
 
 void ctrace_reader_rewind(ctrace_reader *r) {
+  if (r->g2) {
+    ctrace__g2_rewind(r->g2);
+    return;
+  }
   ctrace__order_init(r);
   ctrace__state_init(r);
   r->out_seq = 0;
   r->have_base = false;
 }
 
+/* Go 1.22+: one streaming pass to the end, counting. */
+static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
+  g2reader *g = r->g2;
+  ctrace__g2_rewind(g);
+  ctrace_event ev;
+  int rc;
+  uint64_t n = 0;
+  double freq = 0;
+  while ((rc = ctrace__g2_next(g, &ev, err)) == 1) {
+    n++;
+    freq = g->gen.freq;
+    if ((n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+  }
+  if (rc < 0) return -1;
+  r->info.events = n;
+  r->info.frequency = freq > 0 ? (uint64_t)(1e9 / freq + 0.5) : 0;
+  r->info.goroutines = g->seen_g.len;
+  r->info.procs = g->seen_p.len;
+  r->info.threads = g->seen_m.len;
+  r->info.generations = g->ngens;
+  r->info.duration_ns = n ? (int64_t)((uint64_t)g->last_ts - (uint64_t)g->first_ts) : 0;
+  r->checked = true;
+  ctrace__g2_rewind(g);
+  if (r->progress) r->progress(r->progress_arg, r->len, r->len);
+  return 0;
+}
+
+int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  if (r->g2) return ctrace__g2_next(r->g2, ev, err);
+  if (!r->checked) return ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
+  return ctrace_reader_next(r, ev);
+}
+
 int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err) {
   if (r->checked) {
+    if (info) *info = r->info;
+    return 0;
+  }
+  if (r->g2) {
+    if (check_g2(r, err)) return -1;
     if (info) *info = r->info;
     return 0;
   }
@@ -278,14 +333,27 @@ int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev) {
   if (!r->checked) return 0;
   ctrace_parse_error err;
+  if (r->g2) return ctrace__g2_next(r->g2, ev, &err) == 1;
   return next_event(r, ev, &err) == 1;
 }
 
 const char *ctrace_reader_string(const ctrace_reader *r, uint64_t id) {
+  if (r->g2) { /* the current generation's */
+    uint64_t n;
+    const char *s = r->g2->have_gen ? ctrace__g2_string(&r->g2->gen, id, &n) : NULL;
+    return s ? s : "";
+  }
   return ctrace__string(r, id);
 }
 
 size_t ctrace_reader_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames) {
+  if (r->g2) { /* the current generation's */
+    uint32_t n = 0;
+    *frames = NULL;
+    if (r->g2->have_gen && !ctrace__g2_stack(&r->g2->gen, id, frames, &n)) n = 0;
+    if (!n) *frames = NULL;
+    return n;
+  }
   const uint64_t *i = ctrace__map_get(&r->stack_ids, id);
   if (!i) {
     *frames = NULL;

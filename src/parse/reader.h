@@ -21,6 +21,7 @@
 
 #include "ctrace/parse.h"
 #include "map.h"
+#include "go122/go122.h"
 
 #define CTRACE__MAX_ARGS 8 /* values kept per event; more only in EvStack */
 
@@ -201,6 +202,7 @@ struct ctrace_reader {
   void (*progress)(void *, uint64_t, uint64_t);
   void *progress_arg;
   uint64_t progress_next;
+  g2reader *g2; /* Go 1.22+ traces: the streaming reader (go122/) */
 };
 
 /* Writes an error into err (printf-style); returns -1. */
@@ -225,6 +227,9 @@ void ctrace__order_init(ctrace_reader *r);
 void ctrace__order_free(ctrace_reader *r);
 /* The next event in final order: 1, 0 at the end, -1 with *err. */
 int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err);
+
+/* A Go 1.22+ event as `go tool trace -d=1` (Go 1.23) prints it. */
+int ctrace__g2_format(const ctrace_event *ev, char *buf, size_t size);
 
 void ctrace__state_init(ctrace_reader *r);
 void ctrace__state_free(ctrace_reader *r);

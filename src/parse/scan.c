@@ -89,6 +89,8 @@ static int parse_header(const ctrace_reader *r, int *ver, ctrace_parse_error *er
   switch (v) {
   case 1005: case 1007: case 1008: case 1009: case 1010: case 1011: case 1019:
     break;
+  case 1022: case 1023: /* Go's current format: src/parse/go122/ */
+    break;
   default:
     return ctrace__perr(err, 0, "unsupported trace file version %d.%d (update Go toolchain) %d",
                         v / 1000, v % 1000, v);
@@ -205,10 +207,10 @@ static int add_stack(ctrace_reader *r, uint64_t id, const uint64_t *v, uint64_t 
   for (uint64_t i = 0; i < size; i++) {
     /* Names are ids here; resolved once all strings are known. */
     if (r->ver < 1007)
-      s->frames[i] = (ctrace_frame){v[i], (const char *)0, (const char *)0, 0};
+      s->frames[i] = (ctrace_frame){v[i], (const char *)0, (const char *)0, 0, 0, 0};
     else
       s->frames[i] = (ctrace_frame){v[4 * i], (const char *)(uintptr_t)v[4 * i + 1],
-                                    (const char *)(uintptr_t)v[4 * i + 2], v[4 * i + 3]};
+                                    (const char *)(uintptr_t)v[4 * i + 2], v[4 * i + 3], 0, 0};
   }
   return 0;
 }

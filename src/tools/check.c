@@ -21,9 +21,15 @@ int ctrace__cmd_check(int argc, char **argv) {
   ctrace_trace_info in;
   ctrace_reader *r = ctrace__tool_open_info(argv[1], &in);
   if (!r) return 1;
-  printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %.3f ms\n", argv[1],
-         in.version % 1000, (unsigned long long)in.events, (unsigned long long)in.goroutines,
-         (unsigned long long)in.procs, (double)in.duration_ns / 1e6);
+  if (in.version >= 1022)
+    printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %llu threads, %llu generations, %.3f ms\n",
+           argv[1], in.version % 1000, (unsigned long long)in.events, (unsigned long long)in.goroutines,
+           (unsigned long long)in.procs, (unsigned long long)in.threads, (unsigned long long)in.generations,
+           (double)in.duration_ns / 1e6);
+  else
+    printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %.3f ms\n", argv[1],
+           in.version % 1000, (unsigned long long)in.events, (unsigned long long)in.goroutines,
+           (unsigned long long)in.procs, (double)in.duration_ns / 1e6);
   ctrace_reader_close(r);
   return 0;
 }

@@ -15,8 +15,10 @@ static void usage(FILE *f) {
           "\n"
           "Prints every event of the trace FILE in order, one line each, exactly as\n"
           "`go tool trace -d FILE` prints them, so the two can be diffed. Reads every\n"
-          "trace version Go 1.19 reads. A trace Go would reject prints nothing and\n"
-          "the error, with its byte offset, goes to stderr (exit status 1).\n");
+          "trace version Go 1.19 reads; a trace Go would reject prints nothing and\n"
+          "the error, with its byte offset, goes to stderr (exit status 1).\n"
+          "Go 1.22 and 1.23 traces print as Go 1.23's `go tool trace -d=1` prints\n"
+          "them, streamed: on an error, the events before it, then the error.\n");
 }
 
 static int write_all(const char *p, size_t n) {
@@ -39,8 +41,11 @@ static int flush(char *buf, size_t *at) {
 int ctrace__cmd_dump(int argc, char **argv) {
   int rc = ctrace__tool_file_arg(argc, argv, usage);
   if (rc >= 0) return rc;
-  ctrace_reader *r = ctrace__tool_open(argv[1]);
+  /* A Go 1.22+ trace streams in one pass, printed as read, and an error
+   * ends it as it ends Go's output; older ones are checked first. */
+  ctrace_reader *r = ctrace__tool_open_stream(argv[1]);
   if (!r) return 1;
+  ctrace_parse_error err;
   /* Lines are formatted straight into one big buffer, written out when it
    * fills: stdio per line was a tenth of the time. */
   enum { OUT = 1 << 20, LINE = 4096 };
@@ -48,7 +53,8 @@ int ctrace__cmd_dump(int argc, char **argv) {
   size_t at = 0;
   rc = 0;
   ctrace_event ev;
-  while (ctrace_reader_next(r, &ev) && rc == 0) {
+  int more;
+  while ((more = ctrace_reader_read(r, &ev, &err)) == 1 && rc == 0) {
     if (OUT - at < LINE && flush(out, &at)) rc = 1;
     int n = ctrace_event_format(&ev, out + at, OUT - at);
     if ((size_t)n + 1 >= OUT - at) { /* a long log message */
@@ -69,7 +75,11 @@ int ctrace__cmd_dump(int argc, char **argv) {
     out[at++] = '\n';
   }
   if (flush(out, &at)) rc = 1;
-  ctrace_reader_close(r);
   if (rc) perror("ctrace dump: stdout");
+  if (more < 0 && rc == 0) {
+    ctrace__tool_error(argv[1], &err);
+    rc = 1;
+  }
+  ctrace_reader_close(r);
   return rc;
 }

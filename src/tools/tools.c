@@ -14,12 +14,24 @@ static void show(void *arg, uint64_t done, uint64_t total) {
           (unsigned long long)(total ? done * 100 / total : 100));
 }
 
+static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trace_info *info);
+
 ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info) {
   ctrace_parse_error err;
   ctrace_reader *r;
+  if (ctrace_reader_open(path, &r, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    return NULL;
+  }
+  return check_open(path, r, info);
+}
+
+/* Checks an open reader (closed on failure), with progress on a terminal. */
+static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trace_info *info) {
+  ctrace_parse_error err;
   ctrace_trace_info tmp;
   if (!info) info = &tmp;
-  if (ctrace_reader_open(path, &r, &err) == 0) {
+  {
     bool progress = false;
     if (isatty(2)) {
       FILE *f = fopen(path, "rb");
@@ -32,12 +44,27 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
     if (rc == 0) return r;
     ctrace_reader_close(r);
   }
-  /* A file that cannot be opened has no offset to name. */
-  if (strncmp(err.message, "failed to open", 14) == 0)
-    fprintf(stderr, "ctrace: %s: %s\n", path, err.message);
-  else
-    fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err.offset, err.message);
+  ctrace__tool_error(path, &err);
   return NULL;
+}
+
+void ctrace__tool_error(const char *path, const ctrace_parse_error *err) {
+  /* A file that cannot be opened has no offset to name. */
+  if (strncmp(err->message, "failed to open", 14) == 0)
+    fprintf(stderr, "ctrace: %s: %s\n", path, err->message);
+  else
+    fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err->offset, err->message);
+}
+
+ctrace_reader *ctrace__tool_open_stream(const char *path) {
+  ctrace_parse_error err;
+  ctrace_reader *r;
+  if (ctrace_reader_open(path, &r, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    return NULL;
+  }
+  if (ctrace_reader_version(r) >= 1022) return r;
+  return check_open(path, r, NULL); /* a pipe cannot be opened twice */
 }
 
 int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *)) {

@@ -12,6 +12,15 @@
 ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info);
 #define ctrace__tool_open(path) ctrace__tool_open_info(path, NULL)
 
+/* Opens a trace without checking it, for a command that streams a Go
+ * 1.22+ trace (ctrace_reader_read); older formats are checked as by
+ * ctrace__tool_open. */
+ctrace_reader *ctrace__tool_open_stream(const char *path);
+
+/* Prints "ctrace: FILE: offset N: message" (or without an offset for a
+ * file that cannot be opened). */
+void ctrace__tool_error(const char *path, const ctrace_parse_error *err);
+
 /* For commands that take one FILE: prints usage for --help (returns 0) or
  * bad usage (returns 2); returns -1 when argv[1] is the file to read. */
 int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *));

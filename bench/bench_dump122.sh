@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# bench_dump122.sh: ctrace dump against Go 1.23's `go tool trace -d=1` on a
+# large trace Go 1.23 writes, and ctrace's peak memory on a trace four
+# times as long (four times the generations).
+#   bench/bench_dump122.sh [BUILD_DIR]          (make bench runs it)
+# Environment: BENCH122_MB (default 40), BENCH_ROUNDS (default 3), GO123
+# (default /usr/lib/go-1.23/bin/go).
+#
+# bench/gotrace_bench.go.in is built with Go 1.23 (GOTOOLCHAIN=local,
+# GOFLAGS unset, a private GOCACHE) into BUILD_DIR/bench/, and writes the
+# two traces there (MB and 4 x MB megabytes), cached until the program or
+# Go changes. The first time, Go's output is checked against ctrace's
+# (the same lines, without their times and sorted: Go's order of events
+# of equal time varies from run to run) and the verdict kept.
+#
+# Then, for BENCH_ROUNDS rounds: `ctrace dump` on both traces and Go's
+# trace tool with -d=1 (its binary, run directly) on the first, each under
+# GNU time. One line from the medians:
+#   BENCH name=dump-vs-go123 speedup=<go wall / ctrace wall>
+#     memory_ratio=<ctrace RSS / go RSS> ... ctrace_rss_4x_mb=<on the 4x trace>
+#     rss_growth_4x=<ctrace RSS 4x / ctrace RSS> generations=... generations_4x=...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+mb=${BENCH122_MB:-40}
+rounds=${BENCH_ROUNDS:-3}
+go=${GO123:-/usr/lib/go-1.23/bin/go}
+ctrace=$build/bin/ctrace
+time_bin=/usr/bin/time
+dir=$build/bench
+die() { echo "bench_dump122: $*" >&2; exit 1; }
+[ -x "$ctrace" ] || die "$ctrace not built"
+[ -x "$go" ] || die "needs Go 1.23 at $go (Debian: golang-1.23-go from bookworm-backports)"
+"$time_bin" -f '' true 2>/dev/null || die "needs GNU time as $time_bin (Debian package time)"
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+unset GOFLAGS
+export GOTOOLCHAIN=local GOCACHE="$dir/gocache" GOPROXY=off CGO_ENABLED=0
+if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$dir/home"; mkdir -p "$HOME"; fi
+gotrace="$("$go" env GOTOOLDIR)/trace"
+[ -x "$gotrace" ] || die "no $gotrace"
+
+# ---- the program and the traces, cached ------------------------------------
+prog=$dir/gotrace_bench
+key=$( { "$go" version; cat bench/gotrace_bench.go.in; } | sha256sum | cut -c1-40)
+if [ ! -x "$prog" ] || [ "$(cat "$prog.key" 2>/dev/null)" != "$key" ]; then
+  rm -rf "$prog.d"
+  mkdir -p "$prog.d"
+  cp bench/gotrace_bench.go.in "$prog.d/main.go"
+  printf 'module gotrace_bench\n\ngo 1.23\n' >"$prog.d/go.mod"
+  (cd "$prog.d" && "$go" build -o "$prog.tmp" .) || die "cannot build bench/gotrace_bench.go.in with $go"
+  mv -f "$prog.tmp" "$prog"
+  echo "$key" >"$prog.key"
+fi
+trace=$dir/go123-${mb}mb.trace
+trace4=$dir/go123-$((4 * mb))mb.trace
+for t in "$trace:$mb" "$trace4:$((4 * mb))"; do
+  f=${t%%:*}
+  m=${t##*:}
+  if [ ! -s "$f" ] || [ "$(cat "$f.key" 2>/dev/null)" != "$key" ]; then
+    echo "bench_dump122: writing a $m MB trace with Go 1.23 to $f" >&2
+    rm -f "$f" "$f.key" "$f.same"
+    "$prog" "$f.tmp" "$m"
+    mv "$f.tmp" "$f"
+    echo "$key" >"$f.key"
+  fi
+done
+
+# ---- same output? (once, not timed) --------------------------------------------
+untimed() { sed -E 's/ Time=-?[0-9]+//' | LC_ALL=C sort -S 25% | sha1sum | cut -d' ' -f1; }
+if [ ! -s "$trace.same" ]; then
+  echo "bench_dump122: comparing ctrace dump with go tool trace -d=1 on $trace (takes a while)" >&2
+  go_sha=$("$gotrace" -d=1 "$trace" 2>"$dir/go123.err" | untimed) || die "go tool trace -d=1 failed"
+  c_sha=$("$ctrace" dump "$trace" | untimed) || die "ctrace dump failed"
+  if [ "$go_sha" = "$c_sha" ]; then echo yes >"$trace.same"; else echo no >"$trace.same"; fi
+fi
+same=$(cat "$trace.same")
+gens=$("$ctrace" check "$trace" | sed -nE 's/.* ([0-9]+) generations.*/\1/p')
+gens4=$("$ctrace" check "$trace4" | sed -nE 's/.* ([0-9]+) generations.*/\1/p')
+events=$("$ctrace" check "$trace" | sed -nE 's/.*trace, ([0-9]+) events.*/\1/p')
+echo "bench_dump122: $trace: $(stat -c %s "$trace") bytes, $events events, $gens generations;" \
+     "$trace4: $gens4 generations; ctrace dump prints the lines Go prints: $same" >&2
+
+# ---- timed rounds ------------------------------------------------------------------
+measure() {
+  local name=$1
+  shift
+  local out=$dir/time122.out
+  if ! "$time_bin" -f '%e %M %U %S' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
+    cat "$dir/$name.err" >&2
+    die "$name failed: $*"
+  fi
+  tail -n 1 "$out" >>"$dir/$name.times"
+  echo "bench_dump122: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB", $1, $2 / 1024}')" >&2
+}
+rm -f "$dir"/{dump122,dump122x4,go123}.times
+for r in $(seq 1 "$rounds"); do
+  measure dump122 "$ctrace" dump "$trace"
+  measure dump122x4 "$ctrace" dump "$trace4"
+  measure go123 "$gotrace" -d=1 "$trace"
+done
+median() { awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+awk -v w="$(median 1 "$dir/dump122.times")" -v r="$(median 2 "$dir/dump122.times")" \
+    -v w4="$(median 1 "$dir/dump122x4.times")" -v r4="$(median 2 "$dir/dump122x4.times")" \
+    -v gw="$(median 1 "$dir/go123.times")" -v gr="$(median 2 "$dir/go123.times")" \
+    -v mb="$(awk -v b="$(stat -c %s "$trace")" 'BEGIN {printf "%.1f", b / 1e6}')" \
+    -v mb4="$(awk -v b="$(stat -c %s "$trace4")" 'BEGIN {printf "%.1f", b / 1e6}')" \
+    -v g="$gens" -v g4="$gens4" -v ev="$events" -v k="$rounds" -v same="$same" 'BEGIN {
+  if (w < 0.01) w = 0.01
+  printf "BENCH name=dump-vs-go123 speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f ctrace_s_4x=%.2f ctrace_rss_4x_mb=%.1f rss_growth_4x=%.2f trace_mb=%s trace_4x_mb=%s generations=%s generations_4x=%s events=%s rounds=%s same_output=%s\n",
+    gw / w, r / gr, w, gw, r / 1024, gr / 1024, w4, r4 / 1024, r4 / r, mb, mb4, g, g4, ev, k, same
+}'

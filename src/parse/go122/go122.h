@@ -1,0 +1,228 @@
+/* Internals of the reader of Go's current trace format (Go 1.22, 1.23;
+ * include/ctrace/format_go122.h). It streams, one generation at a time,
+ * as Go 1.23's trace.Reader does:
+ *
+ *   gen.c     a generation: batch framing (Go's readBatch), the strings,
+ *             stacks, frequency and CPU samples sections, and the event
+ *             batches indexed per thread (M) as ranges of the file.
+ *   order.c   Go's ordering: the goroutine/P/M/GC/task/region state that
+ *             decides whether an event can happen next, and rejects what
+ *             cannot happen at all; it queues the events it lets through.
+ *   stream.c  the frontier of per-M cursors (a min-heap on time, as Go
+ *             keeps it), CPU samples merged in, a Sync after each
+ *             generation, Go's time fix-ups, and the public events.
+ *   format.c  Go 1.23's Event.String, which `go tool trace -d=1` prints.
+ *
+ * Memory is one generation's tables and batch index plus the state of live
+ * goroutines, Ps, threads and tasks; the file itself is mapped, and the
+ * pages of each batch read are handed back (MADV_DONTNEED), so peak
+ * memory does not grow with the number of generations.
+ */
+#ifndef CTRACE_PARSE_GO122_H
+#define CTRACE_PARSE_GO122_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctrace/parse.h"
+#include "../map.h"
+
+#define G2_NONE INT64_C(-1) /* Go's NoThread, NoProc, NoGoroutine */
+#define G2_NO_TASK UINT64_MAX
+
+/* An event as Go's ordering sees it: type, time (ns), the arguments after
+ * the time diff (and room for what the ordering adds), the context it was
+ * ordered in, and its offset in the file. */
+typedef struct g2ev {
+  uint64_t args[5];
+  int64_t time;
+  int64_t m, p, g;
+  uint64_t off;
+  uint8_t typ;
+  const char *xstr; /* a task end's type, kept by the ordering */
+  uint64_t xlen;
+} g2ev;
+
+/* One batch of events of one thread: its bytes in the file. */
+typedef struct g2batch {
+  uint64_t off, end; /* data, after the header */
+  uint64_t time;     /* the header's base time, in ticks */
+} g2batch;
+
+/* One thread's batches in a generation, and the cursor over them (Go's
+ * batchCursor). */
+typedef struct g2mq {
+  int64_t m;
+  g2batch *b;
+  uint32_t nb, capb;
+  uint32_t bi;     /* next batch */
+  uint64_t off;    /* next byte in batch bi */
+  int64_t last_ts; /* ns; 0 means "take the batch's base", as in Go */
+  g2ev ev;         /* the cursor's event */
+} g2mq;
+
+typedef struct g2sample {
+  int64_t time;
+  int64_t m, p, g;
+  uint64_t stack;
+  uint64_t off;
+} g2sample;
+
+/* A string of the generation: where its bytes are in the arena. */
+typedef struct g2str {
+  uint64_t at, len;
+} g2str;
+
+typedef struct g2pcframe {
+  uint64_t func, file, line; /* string ids */
+} g2pcframe;
+
+typedef struct g2stack {
+  uint64_t first; /* index of its first pc in pcs, then of its first frame */
+  uint32_t n;
+} g2stack;
+
+/* A range in flight on a G or a P (Go's rangeType). */
+typedef struct g2range {
+  uint8_t typ;
+  uint64_t desc;
+} g2range;
+
+typedef struct g2ranges {
+  g2range *r;
+  uint32_t n, cap;
+} g2ranges;
+
+typedef struct g2region {
+  uint64_t task;
+  char *name;
+  uint64_t len;
+} g2region;
+
+typedef struct g2g {
+  uint8_t status;
+  uint64_t gen, seq;
+  g2region *regions;
+  uint32_t nregions, capregions;
+  g2ranges ranges;
+} g2g;
+
+typedef struct g2p {
+  uint8_t status;
+  uint64_t gen, seq;
+  g2ranges ranges;
+} g2p;
+
+typedef struct g2m {
+  int64_t g, p;
+} g2m;
+
+typedef struct g2task {
+  char *name;
+  uint64_t len;
+  uint64_t parent;
+} g2task;
+
+/* Go's ordering (order.go): persistent across generations. */
+typedef struct g2order {
+  u64map gs, ps, ms, tasks; /* id -> index + 1 into the pools */
+  g2g *g;
+  uint64_t ng, capg, gfree; /* a free list through .seq */
+  g2p *p;
+  uint64_t np, capp;
+  g2m *m;
+  uint64_t nm, capm;
+  g2task *t;
+  uint64_t nt, capt, tfree;
+  uint64_t gc_seq;
+  uint8_t gc_state; /* 0 undetermined, 1 not running, 2 running */
+  uint64_t initial_gen;
+  g2ev queue[4]; /* what one Advance lets through: at most 3 events */
+  uint32_t qhead, qlen;
+} g2order;
+
+/* A generation's tables and batches (Go's generation and evTable). */
+typedef struct g2gen {
+  uint64_t gen;
+  uint64_t start, end; /* its batches' span in the file */
+  double freq;         /* ns per tick; 0 until the frequency batch */
+  bool have_freq;
+  char *arena; /* string bytes, each NUL-terminated */
+  uint64_t arena_len, arena_cap;
+  u64map strings; /* id -> index + 1 into str */
+  g2str *str;
+  uint64_t nstr, capstr;
+  u64map stacks; /* id -> index + 1 into stk */
+  g2stack *stk;
+  uint64_t nstk, capstk;
+  uint64_t *pcs; /* every stack's pcs, in order */
+  uint64_t npcs, cappcs;
+  u64map pcmap; /* pc -> index + 1 into pcf: the first frame seen for it */
+  g2pcframe *pcf;
+  uint64_t npcf, cappcf;
+  ctrace_frame *frames; /* npcs frames, resolved once the generation is in */
+  g2mq *mq;
+  uint32_t nmq, capmq;
+  u64map mq_of; /* m -> index + 1 into mq */
+  g2sample *samples;
+  uint64_t nsamples, capsamples, isample;
+  char **extras; /* strings the ordering handed over (task types) */
+  uint64_t nextras, capextras;
+} g2gen;
+
+typedef struct g2reader {
+  const uint8_t *data;
+  uint64_t len;
+  bool mapped;
+  uint64_t off;         /* next batch to read */
+  bool have_spill;      /* a batch of the next generation was read */
+  uint64_t spill_off;   /* its offset */
+  uint64_t spill_gen;
+  bool spill_err;       /* an error after the last generation's batches */
+  ctrace_parse_error spill_error;
+  bool have_gen, emitted_sync, done, failed;
+  ctrace_parse_error error; /* once failed, every read returns it */
+  g2gen gen;
+  g2order order;
+  uint32_t *front; /* heap of indices into gen.mq */
+  uint32_t nfront, capfront;
+  int64_t last_ts;
+  uint64_t out_seq;
+  /* counts for ctrace_trace_info */
+  uint64_t ngens;
+  u64map seen_g, seen_p, seen_m;
+  int64_t first_ts;
+  bool have_first;
+  uint64_t batches_done; /* batches read to their end, for trimming */
+} g2reader;
+
+/* gen.c */
+/* Reads the next generation (Go's readGeneration): 1 with r->gen set, 0
+ * at the end of the trace, -1 with *err. */
+int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err);
+void ctrace__g2_gen_free(g2gen *g);
+/* The string of an id in the generation: NULL if absent; id 0 is "". */
+const char *ctrace__g2_string(const g2gen *g, uint64_t id, uint64_t *len);
+/* The frames of a stack id: false if absent; id 0 has none. */
+bool ctrace__g2_stack(const g2gen *g, uint64_t id, const ctrace_frame **f, uint32_t *n);
+/* Decodes the event at the cursor of mq (Go's batchCursor.nextEvent):
+ * 1, 0 when its batches are done, -1 with *err. */
+int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err);
+/* Gives the whole pages within [from, to) of a mapped trace back to the
+ * kernel (MADV_DONTNEED): they are read again from the file if touched. */
+void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to);
+
+/* order.c */
+void ctrace__g2_order_init(g2order *o);
+void ctrace__g2_order_free(g2order *o);
+/* Go's ordering.Advance: 1 if ev happened (its events queued), 0 if it
+ * cannot happen yet, -1 with *err if it cannot happen at all. */
+int ctrace__g2_advance(g2reader *r, const g2ev *ev, ctrace_parse_error *err);
+
+/* stream.c */
+g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped);
+void ctrace__g2_free(g2reader *r);
+void ctrace__g2_rewind(g2reader *r);
+int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);
+
+#endif

@@ -1,0 +1,330 @@
+/* The event stream of a Go 1.22+ trace, as Go 1.23's trace.Reader
+ * produces it (internal/trace/reader.go): per generation, a frontier of
+ * per-thread cursors kept as a min-heap on time; the head is tried first,
+ * and when its event cannot happen yet the others are tried in time order.
+ * CPU samples come in by time; a Sync event closes each generation; times
+ * are made strictly increasing, and every stack and string id an event
+ * names must be in its generation's tables.
+ *
+ * Go builds the frontier by walking a map of threads, so its order of
+ * events of equal time on different threads changes from run to run
+ * (`go tool trace -d=1` twice on Go's own gc-stress test gives two
+ * outputs); here threads enter the frontier in the order of their first
+ * batch in the file, which gives one of Go's orders, always the same. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "go122.h"
+
+int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped) {
+  g2reader *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->data = data;
+  r->len = len;
+  r->mapped = mapped;
+  ctrace__g2_rewind(r);
+  return r;
+}
+
+static void reset(g2reader *r) {
+  ctrace__g2_gen_free(&r->gen);
+  ctrace__g2_order_free(&r->order);
+  ctrace__map_free(&r->seen_g);
+  ctrace__map_free(&r->seen_p);
+  ctrace__map_free(&r->seen_m);
+}
+
+void ctrace__g2_free(g2reader *r) {
+  if (!r) return;
+  reset(r);
+  free(r->front);
+  free(r);
+}
+
+void ctrace__g2_rewind(g2reader *r) {
+  reset(r);
+  r->off = 16;
+  r->have_spill = r->spill_err = r->have_gen = r->done = r->failed = false;
+  r->emitted_sync = true; /* no Sync before the first generation */
+  r->nfront = 0;
+  r->last_ts = 0;
+  r->out_seq = 0;
+  r->ngens = 0;
+  r->have_first = false;
+}
+
+/* ---- the frontier: Go's heap, step for step ------------------------------------ */
+
+static int64_t ftime(const g2reader *r, uint32_t i) { return r->gen.mq[r->front[i]].ev.time; }
+
+static void swap(g2reader *r, uint32_t a, uint32_t b) {
+  uint32_t t = r->front[a];
+  r->front[a] = r->front[b];
+  r->front[b] = t;
+}
+
+static uint32_t sift_up(g2reader *r, uint32_t i) {
+  while (i > 0 && ftime(r, (i - 1) / 2) > ftime(r, i)) {
+    swap(r, (i - 1) / 2, i);
+    i = (i - 1) / 2;
+  }
+  return i;
+}
+
+static void sift_down(g2reader *r, uint32_t i) {
+  for (;;) {
+    uint32_t m = i;
+    int64_t mt = INT64_MAX;
+    if (i < r->nfront) mt = ftime(r, i);
+    for (uint32_t c = 2 * i + 1; c <= 2 * i + 2; c++)
+      if (c < r->nfront && ftime(r, c) < mt) {
+        mt = ftime(r, c);
+        m = c;
+      }
+    if (m == i) return;
+    swap(r, i, m);
+    i = m;
+  }
+}
+
+static void heap_remove(g2reader *r, uint32_t i) {
+  while (i > 0) {
+    swap(r, (i - 1) / 2, i);
+    i = (i - 1) / 2;
+  }
+  swap(r, 0, r->nfront - 1);
+  r->nfront--;
+  sift_down(r, 0);
+}
+
+/* ---- events out ------------------------------------------------------------------ */
+
+static void note(u64map *m, int64_t id) {
+  if (id != G2_NONE) ctrace__map_put(m, (uint64_t)id, NULL);
+}
+
+/* Go's validateTableIDs, the time fix-up, and the public event. */
+static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_error *err) {
+  const g2gen *g = &r->gen;
+  const ctrace_event122_desc *d = &ctrace_event122_descs[e->typ];
+  memset(ev, 0, sizeof *ev);
+  ev->format = 1;
+  ev->type = e->typ;
+  ev->kind = e->typ == CTRACE_EV122_Sync ? CTRACE_KIND_Sync : d->kind;
+  ev->off = e->off;
+  ev->m = e->m;
+  ev->p = e->p;
+  ev->g = (uint64_t)e->g;
+  memcpy(ev->args, e->args, sizeof e->args);
+  ev->link = CTRACE_NO_LINK;
+  if (e->typ != CTRACE_EV122_Sync && e->typ != CTRACE_EV122_CPUSample) {
+    const uint8_t st[2] = {d->stack, d->stack2};
+    for (int i = 0; i < 2; i++) {
+      if (!st[i]) continue;
+      uint64_t id = e->args[st[i] - 1];
+      const ctrace_frame *f;
+      uint32_t n;
+      if (!ctrace__g2_stack(g, id, &f, &n))
+        return ctrace__perr(err, e->off, "found invalid stack ID %llu for event %s", (unsigned long long)id,
+                            d->name);
+      if (i == 0) {
+        ev->stack = id;
+        ev->has_stack = id != 0;
+        ev->frames = f;
+        ev->nframes = n;
+      } else {
+        ev->tstack = id;
+        ev->tframes = f;
+        ev->ntframes = n;
+      }
+    }
+    const uint8_t sa[2] = {d->str, d->str2};
+    for (int i = 0; i < 2; i++) {
+      if (!sa[i]) continue;
+      uint64_t id = e->args[sa[i] - 1];
+      const char *s = ctrace__g2_string(g, id, &ev->sargs_len[i]);
+      if (!s)
+        return ctrace__perr(err, e->off, "found invalid string ID %llu for event %s", (unsigned long long)id,
+                            d->name);
+      ev->sargs[i] = s;
+    }
+  }
+  switch (e->typ) {
+  case CTRACE_EV122_CPUSample:
+    /* Go gives a sample its stack whatever the id (Stack() is never
+     * NoStack for it), and checks no id; an unknown one has no frames. */
+    ev->stack = e->args[0];
+    ev->has_stack = 1;
+    ctrace__g2_stack(g, ev->stack, &ev->frames, &ev->nframes);
+    break;
+  case CTRACE_EV122_GoCreate: case CTRACE_EV122_GoCreateBlocked:
+    ev->has_tstack = 1; /* the new goroutine's, even if empty */
+    break;
+  case CTRACE_EV122_GoStop: case CTRACE_EV122_GoBlock: case CTRACE_EV122_GoSyscallBegin:
+    ev->tstack = ev->stack;
+    ev->has_tstack = ev->has_stack;
+    ev->tframes = ev->frames;
+    ev->ntframes = ev->nframes;
+    break;
+  case CTRACE_EV122_STWEnd: {
+    /* The kind Go smuggled from the begin, in this generation's table. */
+    const char *s = ctrace__g2_string(g, e->args[0], &ev->sargs_len[0]);
+    ev->sargs[0] = s ? s : "";
+    if (!s) ev->sargs_len[0] = 0;
+    break;
+  }
+  case CTRACE_EV122_UserTaskEnd:
+    ev->sargs[0] = e->xstr ? e->xstr : "";
+    ev->sargs_len[0] = e->xlen;
+    break;
+  }
+  int64_t t = e->time;
+  if (t <= r->last_ts) t = (int64_t)((uint64_t)r->last_ts + 1);
+  r->last_ts = t;
+  ev->ts = t;
+  ev->seq = r->out_seq++;
+  if (!r->have_first) {
+    r->have_first = true;
+    r->first_ts = t;
+  }
+  note(&r->seen_m, e->m);
+  note(&r->seen_p, e->p);
+  note(&r->seen_g, e->g);
+  return 1;
+}
+
+static int fail(g2reader *r, ctrace_parse_error *err) {
+  r->failed = true;
+  r->error = *err;
+  return -1;
+}
+
+static int new_gen(g2reader *r, ctrace_parse_error *err) {
+  uint64_t from = r->gen.start, to = r->gen.end;
+  bool had = r->have_gen;
+  int rc = ctrace__g2_read_gen(r, err);
+  if (had) ctrace__g2_release(r, from, to);
+  if (rc == -2) { /* Go's io.EOF from inside a section: the end, cleanly */
+    r->done = true;
+    return 0;
+  }
+  if (rc < 0) return fail(r, err);
+  r->have_gen = true;
+  r->ngens++;
+  r->nfront = 0;
+  if (r->gen.nmq > 0) {
+    uint32_t *f = realloc(r->front, r->gen.nmq * sizeof *f);
+    if (!f) return fail(r, (ctrace__perr(err, r->gen.start, "out of memory"), err));
+    r->front = f;
+  }
+  for (uint32_t i = 0; i < r->gen.nmq; i++) {
+    g2mq *q = &r->gen.mq[i];
+    q->ev.m = q->m;
+    rc = ctrace__g2_cursor_next(r, q, err);
+    if (rc < 0) return fail(r, err);
+    if (rc == 0) continue;
+    r->front[r->nfront++] = i;
+    sift_up(r, r->nfront - 1);
+  }
+  r->emitted_sync = false;
+  return 1;
+}
+
+/* Go's tryAdvance(i): 1 advanced, 0 not, -1 error. */
+static int try_advance(g2reader *r, uint32_t i, ctrace_parse_error *err) {
+  g2mq *q = &r->gen.mq[r->front[i]];
+  q->ev.m = q->m;
+  int rc = ctrace__g2_advance(r, &q->ev, err);
+  if (rc <= 0) return rc;
+  rc = ctrace__g2_cursor_next(r, q, err);
+  if (rc < 0) return -1;
+  if (rc) {
+    if (sift_up(r, i) == i) sift_down(r, i);
+  } else {
+    heap_remove(r, i);
+  }
+  return 1;
+}
+
+static void frontier_sort(g2reader *r) {
+  /* Stable: Go's slices.SortFunc is an insertion sort for up to 12. */
+  for (uint32_t i = 1; i < r->nfront; i++)
+    for (uint32_t j = i; j > 0 && ftime(r, j) < ftime(r, j - 1); j--) swap(r, j, j - 1);
+}
+
+static int pop(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  g2order *o = &r->order;
+  g2ev e = o->queue[o->qhead];
+  o->qhead = (o->qhead + 1) % 4;
+  o->qlen--;
+  if (finish(r, &e, ev, err) < 0) return fail(r, err);
+  return 1;
+}
+
+int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  if (r->failed) {
+    *err = r->error;
+    return -1;
+  }
+  if (r->done) return 0;
+  if (r->order.qlen) return pop(r, ev, err);
+  g2gen *g = &r->gen;
+  if (r->nfront == 0 && (!r->have_gen || g->isample == g->nsamples)) {
+    if (!r->emitted_sync) {
+      r->emitted_sync = true;
+      /* Not in the file: its offset is its generation's first batch. */
+      g2ev s = {{0}, r->last_ts, G2_NONE, G2_NONE, G2_NONE, g->start, CTRACE_EV122_Sync, NULL, 0};
+      return finish(r, &s, ev, err);
+    }
+    if (r->spill_err) {
+      *err = r->spill_error;
+      return fail(r, err);
+    }
+    if (r->have_gen && !r->have_spill) {
+      ctrace__g2_release(r, g->start, g->end);
+      r->done = true;
+      return 0;
+    }
+    int rc = new_gen(r, err);
+    if (rc <= 0) return rc;
+  }
+  if (g->isample < g->nsamples) {
+    if (r->nfront == 0 || g->samples[g->isample].time < ftime(r, 0)) {
+      const g2sample *s = &g->samples[g->isample++];
+      g2ev e = {{s->stack, 0, 0, 0, 0}, s->time, s->m, s->p, s->g, s->off, CTRACE_EV122_CPUSample, NULL, 0};
+      if (finish(r, &e, ev, err) < 0) return fail(r, err);
+      return 1;
+    }
+  }
+  if (r->nfront == 0)
+    return fail(r, (ctrace__perr(err, g->start, "broken trace: frontier is empty: [gen=%llu]",
+                                 (unsigned long long)g->gen),
+                    err));
+  int rc = try_advance(r, 0, err);
+  if (rc < 0) return fail(r, err);
+  if (rc == 0) {
+    frontier_sort(r);
+    bool ok = false;
+    for (uint32_t i = 1; i < r->nfront; i++) {
+      rc = try_advance(r, i, err);
+      if (rc < 0) return fail(r, err);
+      if (rc) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) {
+      /* Go lists the frontier and the ordering's state after this line. */
+      const g2mq *q = &g->mq[r->front[0]];
+      return fail(r, (ctrace__perr(err, q->ev.off,
+                                   "broken trace: failed to advance: frontier: [gen=%llu] M %lld [%s time=%lld]",
+                                   (unsigned long long)g->gen, (long long)q->m,
+                                   ctrace_event122_descs[q->ev.typ].name, (long long)q->ev.time),
+                      err));
+    }
+  }
+  return pop(r, ev, err);
+}

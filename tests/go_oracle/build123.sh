@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# build123.sh - build the Go 1.23 oracle: Go 1.23's own trace reader
+# (internal/trace) as a command printing what `go tool trace -d=1` prints,
+# with its walk over a map of threads made deterministic (main123.go.in).
+#
+# Usage: tests/go_oracle/build123.sh OUT
+#
+# Copies, at test time, GOROOT/src/internal/trace's reader packages (not the
+# tests, testdata or the viewer's) from Go 1.23 (GO123, default
+# /usr/lib/go-1.23/bin/go) into a throwaway module under OUT.d/, renames
+# their imports, applies the one change (the frontier is filled in the order
+# of each thread's first batch), and builds OUT. Nothing of Go's is kept in
+# the repository. Rebuilt only when Go or these files change; concurrent
+# callers wait on a lock. Exit 1 on a failure, 2 on a usage error.
+set -euo pipefail
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -eq 1 ] || { echo "usage: $prog OUT" >&2; exit 2; }
+out=$1
+go=${GO123:-/usr/lib/go-1.23/bin/go}
+[ -x "$go" ] || { echo "$prog: no Go 1.23 at $go (install golang-1.23-go)" >&2; exit 1; }
+root=$(GOTOOLCHAIN=local "$go" env GOROOT)
+src=$root/src/internal/trace
+[ -f "$src/reader.go" ] && [ -f "$src/event/go122/event.go" ] || { echo "$prog: no Go 1.23 trace reader in $src" >&2; exit 1; }
+mkdir -p "$(dirname "$out")"
+out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
+exec 9>"$out.lock"
+flock 9
+dirs=(. event event/go122 version internal/oldtrace)
+key=$( { "$go" version; for d in "${dirs[@]}"; do for f in "$src/$d"/*.go; do echo "$f"; cat "$f"; done; done
+         cat "$here/main123.go.in" "$0"; } | sha256sum | cut -d' ' -f1)
+if [ -x "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then exit 0; fi
+mod=$out.d
+rm -rf "$mod"
+for d in "${dirs[@]}"; do
+  mkdir -p "$mod/trace/$d"
+  for f in "$src/$d"/*.go; do
+    case $f in *_test.go) continue ;; esac
+    sed 's#"internal/trace#"ctrace_go123_oracle/trace#' "$f" >"$mod/trace/$d/$(basename "$f")"
+  done
+done
+# The one change: threads in order of first batch, not map order.
+g=$mod/trace/generation.go
+rd=$mod/trace/reader.go
+grep -q 'g.batches\[b.m\] = append(g.batches\[b.m\], b)' "$g" && grep -q 'for m, batches := range r.gen.batches {' "$rd" \
+  || { echo "$prog: Go's reader is not the one this patch knows" >&2; exit 1; }
+sed -i 's#^\(\s*\)batches    map\[ThreadID\]\[\]batch#\1batches    map[ThreadID][]batch\n\1mOrder     []ThreadID#' "$g"
+sed -i 's#g.batches\[b.m\] = append(g.batches\[b.m\], b)#if _, ok := g.batches[b.m]; !ok { g.mOrder = append(g.mOrder, b.m) }; g.batches[b.m] = append(g.batches[b.m], b)#' "$g"
+sed -i 's#for m, batches := range r.gen.batches {#for _, m := range r.gen.mOrder { batches := r.gen.batches[m]#' "$rd"
+grep -q mOrder "$g" || { echo "$prog: patch failed" >&2; exit 1; }
+rm -f "$mod/trace/summary.go" "$mod/trace/gc.go" "$mod/trace/mud.go"
+cp "$here/main123.go.in" "$mod/main.go"
+printf 'module ctrace_go123_oracle\n\ngo 1.23\n' >"$mod/go.mod"
+export GOCACHE="$mod.gocache" GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on CGO_ENABLED=0 GOTOOLCHAIN=local
+if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$mod.home"; mkdir -p "$HOME"; fi
+(cd "$mod" && "$go" build -o "$out.tmp" .) || { echo "$prog: go build failed in $mod" >&2; exit 1; }
+mv -f "$out.tmp" "$out"
+echo "$key" >"$out.key"
