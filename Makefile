@@ -9,7 +9,7 @@
 
 PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config
-TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev \
+TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go
 JOBS ?= $(shell nproc)

@@ -144,6 +144,7 @@ typedef struct ctrace__config {
   bool stacks;
   int depth;
   size_t buffer_size;
+  int unwind; /* CTRACE_UNWIND_* */
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
 
