@@ -245,8 +245,12 @@ typedef struct frame_state {
   int64_t rbp_off, ra_off;
 } frame_state;
 
+/* What an FDE's rows say about frame pointers: has_frame, it moves the
+ * stack; rbp_frame, some row is CFA = RBP + 16 with RBP saved at CFA - 16;
+ * plt, it describes PLT stubs (which push before a jump, frame pointers
+ * or not: not counted). */
 typedef struct fde_stats {
-  bool has_frame, rbp_frame;
+  bool has_frame, rbp_frame, plt;
 } fde_stats;
 
 static uint32_t to_rule(const frame_state *s, fde_stats *st) {
@@ -259,6 +263,7 @@ static uint32_t to_rule(const frame_state *s, fde_stats *st) {
     slot = (uint32_t)(-s->rbp_off / 8);
   else
     slot = RBP_LOST;
+  if (s->cfa_kind == CFA_PLT) st->plt = true;
   if (s->cfa_kind == CFA_PLT)
     return s->cfa_off >= 0 && s->cfa_off <= 64 ? RULE(RULE_PLT, s->plt_thr & 31, s->cfa_off)
                                                : RULE_NONE;
@@ -448,7 +453,7 @@ static bool compile_fde(const uint8_t *p, uintptr_t lo, uintptr_t hi, emitter *e
   }
   if (r.bad || start == 0 || range == 0 || start + range < start) return false;
   uintptr_t stop = start + range;
-  em->st = (fde_stats){false, false};
+  em->st = (fde_stats){false, false, false};
   if (c.signal) {
     emit(em, start, RULE(RULE_SIGNAL, 0, 0));
   } else {
@@ -482,7 +487,7 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
   if (r.bad || eh < seg_lo || eh >= seg_hi) return NULL;
 
   vec rows = {0};
-  emitter em = {&rows, bias, {false, false}, false};
+  emitter em = {&rows, bias, {false, false, false}, false};
   size_t fdes = 0, plain = 0; /* FDEs with a frame, of which without RBP */
   if (tab_enc == (PE_datarel | PE_sdata4) && count_enc != PE_omit &&
       count <= (seg_hi - (uintptr_t)r.p) / 8) {
@@ -491,7 +496,7 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
       memcpy(&fo, r.p + 8 * i + 4, 4);
       const uint8_t *f = hdr + fo;
       if ((uintptr_t)f < seg_lo || (uintptr_t)f >= seg_hi) continue;
-      if (compile_fde(f, seg_lo, seg_hi, &em) && em.st.has_frame) {
+      if (compile_fde(f, seg_lo, seg_hi, &em) && em.st.has_frame && !em.st.plt) {
         fdes++;
         plain += !em.st.rbp_frame;
       }
@@ -502,7 +507,7 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
     while (!em.oom && record(p, (const uint8_t *)seg_hi, &body, &end)) {
       uint32_t id;
       memcpy(&id, body, 4);
-      if (id != 0 && compile_fde(p, seg_lo, seg_hi, &em) && em.st.has_frame) {
+      if (id != 0 && compile_fde(p, seg_lo, seg_hi, &em) && em.st.has_frame && !em.st.plt) {
         fdes++;
         plain += !em.st.rbp_frame;
       }

@@ -280,6 +280,17 @@ long ctrace__unwind_build(const char *name, bool *fp_all, double *ms) {
   return (long)b.tab->n;
 }
 
+int ctrace__unwind_mode(const char *name) {
+  if (!name || !*name || strcmp(name, "auto") == 0) return CTRACE__UNW_AUTO;
+  if (strcmp(name, "fp") == 0) return CTRACE__UNW_FP;
+  if (strcmp(name, "tables") == 0) return CTRACE__UNW_TABLES;
+  return -1;
+}
+
+const char *ctrace__unwind_name(int mode) {
+  return mode == CTRACE__UNW_FP ? "fp" : mode == CTRACE__UNW_TABLES ? "tables" : "auto";
+}
+
 /* ---- the walk -------------------------------------------------------------------- */
 
 static obj *find_obj(objset *s, uintptr_t pc) {
@@ -347,11 +358,14 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
         ofp = mode == CTRACE__UNW_AUTO;
       }
     }
+    /* A frame pointer is valid at every return address of a function
+     * that keeps one, but not at an interrupted pc (a prologue, say):
+     * there the table decides. */
     uint32_t rule;
-    if (ofp || !otab)
-      rule = ofp ? RULE(RULE_RBP, 2, 16) : RULE_NONE;
+    if (ofp && !(exact && otab))
+      rule = RULE(RULE_RBP, 2, 16);
     else
-      rule = ctrace__unw_lookup(otab, look - obias);
+      rule = otab ? ctrace__unw_lookup(otab, look - obias) : RULE_NONE;
     uintptr_t cfa, ra;
     switch (RULE_KIND(rule)) {
     case RULE_RSP:

@@ -68,6 +68,12 @@ typedef struct ctrace__unw_bounds {
 int ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
                    unsigned flags, uintptr_t *pcs, int max);
 
+/* CTRACE_UNWIND_* for "auto", "fp" or "tables" (CTRACE_UNWIND, ctrace run
+ * --unwind=); NULL or "" is auto; -1 for anything else. */
+int ctrace__unwind_mode(const char *name);
+/* The name of a CTRACE_UNWIND_* value. */
+const char *ctrace__unwind_name(int mode);
+
 /* Slow path, for a stack new to the tracer's table: true when the loader
  * unloaded an object since the registry was read (the registry is then
  * reread, and the caller should walk again). Not async-signal-safe. */
