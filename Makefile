@@ -63,6 +63,7 @@ bench:
 	@cmake -S . -B build >/dev/null
 	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
+	@build/bin/bench_unwind_tables
 	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
 

@@ -84,7 +84,7 @@ static NOINLINE int probe(void *arg) {
   uintptr_t *f = __builtin_frame_address(0);
   ctrace__unw_regs r = {f[1], (uintptr_t)f + 16, f[0], false};
   ctrace__unw_bounds b = {(uintptr_t)f, c->hi, 0, 0};
-  int n = ctrace__unwind(&r, &b, c->mode, c->flags, ours, 128);
+  int n = ctrace__unwind(&r, &b, c->mode, c->flags, ours, 128, NULL);
   c->ours_n = n;
   if (!c->t) return n;
   int m = nt - 1 < 128 ? nt - 1 : 128;
@@ -222,7 +222,7 @@ static void test_garbage_never_faults(void **state) {
     ctrace__unw_bounds b = {(uintptr_t)fake, (uintptr_t)(fake + 4096), 0, 0};
     uintptr_t pcs[128];
     frames += ctrace__unwind(&r, &b, round % 3 == 0 ? CTRACE__UNW_AUTO : CTRACE__UNW_TABLES,
-                             CTRACE__UNW_MAY_BUILD, pcs, 128);
+                             CTRACE__UNW_MAY_BUILD, pcs, 128, NULL);
   }
   assert_true(frames >= 2000);
 }

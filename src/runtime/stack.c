@@ -153,15 +153,14 @@ static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
   ctrace__unw_regs r = {f[1], lo + 16, f[0], false};
   ctrace__unw_bounds b = {lo, hi, t->stack_lo, t->stack_hi};
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
-  int n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth);
-  uint64_t h = hash_pcs(pcs, n);
+  uint64_t h;
+  int n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
   uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
   if (id) return id;
   /* New stack: if an object was unloaded since the registry was read,
    * its rules may have been used for whatever is mapped there now. */
   if (ctrace__unwind_loader_changed()) {
-    n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth);
-    h = hash_pcs(pcs, n);
+    n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
   }
   int good = code_prefix(pcs, n);
   if (good < n) {

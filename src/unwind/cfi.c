@@ -528,10 +528,16 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
   uintptr_t lo = rows.v[0] >> 32, hi = rows.v[n - 1] >> 32;
   if (hi <= lo) goto out;
   uint32_t npages = (uint32_t)(((hi - lo - 1) >> TABLE_PAGE_SHIFT) + 1);
-  size_t size = sizeof *t + (npages + 1 + 2 * n) * sizeof(uint32_t);
-  t = map(size);
+  /* The cache: about one slot per two rows, 64 to 4096. */
+  uint32_t cache_bits = 6;
+  while (cache_bits < 12 && (1u << cache_bits) < n / 2) cache_bits++;
+  size_t size = sizeof *t + ((size_t)1 << cache_bits) * sizeof(uint64_t) +
+                (npages + 1 + 2 * n) * sizeof(uint32_t);
+  t = map(size); /* zeroed: every cache slot empty (offset ~0 is never looked up) */
   if (!t) goto out;
-  uint32_t *page = (uint32_t *)(t + 1), *pc = page + npages + 1, *rule = pc + n;
+  _Atomic uint64_t *cache = (_Atomic uint64_t *)(t + 1);
+  uint32_t *page = (uint32_t *)(cache + ((size_t)1 << cache_bits)), *pc = page + npages + 1,
+           *rule = pc + n;
   for (size_t i = 0; i < n; i++) {
     pc[i] = (uint32_t)((rows.v[i] >> 32) - lo);
     rule[i] = (uint32_t)rows.v[i];
@@ -543,7 +549,7 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
     page[p] = (uint32_t)j;
   }
   *t = (ctrace__unw_table){key, lo, hi, (uint32_t)n, npages, fdes > 0 && plain == 0,
-                           page, pc, rule, size, NULL};
+                           page, pc, rule, cache, cache_bits, size, NULL};
 out:
   if (rows.v) munmap(rows.v, rows.cap * sizeof *rows.v);
   return t;

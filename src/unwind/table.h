@@ -3,6 +3,7 @@
 #ifndef CTRACE_UNWIND_TABLE_H
 #define CTRACE_UNWIND_TABLE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,12 @@ typedef struct ctrace__unw_table {
   const uint32_t *page;
   const uint32_t *pc; /* n offsets from lo, ascending */
   const uint32_t *rule;
+  /* Rules of pcs looked up lately, by hash of the offset: ~offset << 32 |
+   * rule in one word, so that a reader never sees half of an entry (any
+   * thread may fill one; a signal handler may read one). Return addresses
+   * repeat from walk to walk; the search costs branch mispredictions. */
+  _Atomic uint64_t *cache;
+  uint32_t cache_bits;
   size_t mapped;     /* bytes mmapped for this table, header included */
   struct ctrace__unw_table *next; /* cache of every table built */
 } ctrace__unw_table;
@@ -53,16 +60,23 @@ static inline uint32_t ctrace__unw_lookup(const ctrace__unw_table *t, uintptr_t 
   uintptr_t off = a - t->lo;
   if (a < t->lo || a >= t->hi) return RULE_NONE;
   uint32_t o = (uint32_t)off;
-  uint32_t lo = t->page[o >> TABLE_PAGE_SHIFT], hi = t->page[(o >> TABLE_PAGE_SHIFT) + 1];
-  /* Last row in [lo, hi] starting at or below o; row lo always does. */
-  while (lo < hi) {
-    uint32_t mid = (lo + hi + 1) >> 1;
-    if (t->pc[mid] <= o)
-      lo = mid;
-    else
-      hi = mid - 1;
+  /* Shifts, not a multiply: this is on the walk's critical path. */
+  _Atomic uint64_t *slot = &t->cache[(o ^ o >> 7 ^ o >> 15) & ((1u << t->cache_bits) - 1)];
+  uint64_t e = atomic_load_explicit(slot, memory_order_relaxed);
+  if ((uint32_t)(e >> 32) == ~o) return (uint32_t)e;
+  /* Last row in [base, page[p + 1]] starting at or below o; row base
+   * always does. Branch-free halving: the compiler makes it a cmov. */
+  const uint32_t *pc = t->pc;
+  uint32_t base = t->page[o >> TABLE_PAGE_SHIFT];
+  uint32_t len = t->page[(o >> TABLE_PAGE_SHIFT) + 1] - base + 1;
+  while (len > 1) {
+    uint32_t half = len / 2;
+    base = pc[base + half] <= o ? base + half : base;
+    len -= half;
   }
-  return t->rule[lo];
+  uint32_t rule = t->rule[base];
+  atomic_store_explicit(slot, (uint64_t)~o << 32 | rule, memory_order_relaxed);
+  return rule;
 }
 
 /* Compiles the CFI of the object loaded at bias with its .eh_frame_hdr at

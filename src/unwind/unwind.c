@@ -294,17 +294,17 @@ const char *ctrace__unwind_name(int mode) {
 /* ---- the walk -------------------------------------------------------------------- */
 
 static obj *find_obj(objset *s, uintptr_t pc) {
-  int lo = 0, hi = LD(s->n);
-  if (hi > MAX_OBJS) hi = MAX_OBJS;
-  while (lo < hi) { /* first object starting above pc */
-    int mid = (lo + hi) / 2;
-    if (LD(s->o[mid].lo) <= pc)
-      lo = mid + 1;
-    else
-      hi = mid;
+  int n = LD(s->n);
+  if (n > MAX_OBJS) n = MAX_OBJS;
+  if (n == 0 || pc < LD(s->o[0].lo)) return NULL;
+  /* Last object starting at or below pc; branch-free halving (cmov). */
+  int base = 0;
+  while (n > 1) {
+    int half = n / 2;
+    base = LD(s->o[base + half].lo) <= pc ? base + half : base;
+    n -= half;
   }
-  if (lo == 0) return NULL;
-  obj *o = &s->o[lo - 1];
+  obj *o = &s->o[base];
   return pc < LD(o->hi) ? o : NULL;
 }
 
@@ -317,19 +317,34 @@ static obj *find_obj(objset *s, uintptr_t pc) {
 #define UC_GREG(n) (40 + 8 * (n))
 
 /* Stack reads may touch slots the compiler never marked as ours (saved
- * registers of other frames, a signal frame): not ASan's business. */
+ * registers of other frames, a signal frame): not ASan's business.
+ * Async-signal-safe unless flags has CTRACE__UNW_MAY_BUILD. */
 __attribute__((no_sanitize("address", "thread"))) static int
 walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode, unsigned flags,
-     uintptr_t *pcs, int max) {
+     uintptr_t *pcs, int max, uint64_t *hash) {
   uintptr_t pc = r->pc, sp = r->sp, bp = r->bp, lo = b->lo, hi = b->hi;
+  /* Must equal src/runtime/stack.c's hash_pcs. */
+  uint64_t h = 0x9E3779B97F4A7C15u;
+#define RECORD(x)                         \
+  do {                                    \
+    uintptr_t x_ = (x);                   \
+    pcs[n++] = x_;                        \
+    h = (h ^ x_) * 0xBF58476D1CE4E5B9u;   \
+    h ^= h >> 31;                         \
+  } while (0)
   bool exact = r->exact, switched = false;
-  /* The object of the last frame: consecutive frames are mostly in one. */
-  uintptr_t olo = 0, ohi = 0, obias = 0; /* empty: the first frame searches */
+  /* The object of the last frame: consecutive frames are mostly in one.
+   * Empty at first, so the first frame searches. */
+  uintptr_t olo = 0, ohi = 0, obias = 0;
   const ctrace__unw_table *otab = NULL;
   bool ofp = false;
+  /* The last lookup: recursion returns to one pc frame after frame. */
+  uintptr_t last_look = 0;
+  uint32_t last_rule = RULE_NONE;
   int n = 0;
+  if (max <= 0) goto out;
+  RECORD(exact ? pc + 1 : pc);
   while (n < max) {
-    pcs[n++] = exact ? pc + 1 : pc;
     uintptr_t look = exact ? pc : pc - 1;
     if (look - olo >= ohi - olo) {
       obj *o = find_obj(s, look);
@@ -360,12 +375,29 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
     }
     /* A frame pointer is valid at every return address of a function
      * that keeps one, but not at an interrupted pc (a prologue, say):
-     * there the table decides. */
-    uint32_t rule;
-    if (ofp && !(exact && otab))
-      rule = RULE(RULE_RBP, 2, 16);
-    else
+     * there the table decides. Frame-pointer frames are walked in a loop
+     * of their own, as src/runtime/stack.c does, while they stay in the
+     * object. */
+    if (ofp && !(exact && otab)) {
+      for (;;) {
+        if (bp < sp || bp & 7 || bp + 16 > hi) goto out;
+        const uintptr_t *f = (const uintptr_t *)bp;
+        pc = f[1];
+        bp = f[0];
+        sp = (uintptr_t)(f + 2);
+        exact = false;
+        if (pc < 4096) goto out;
+        RECORD(pc);
+        if (n >= max || pc - 1 - olo >= ohi - olo) break;
+      }
+      continue;
+    }
+    uint32_t rule = last_rule;
+    if (look != last_look) {
       rule = otab ? ctrace__unw_lookup(otab, look - obias) : RULE_NONE;
+      last_look = look;
+      last_rule = rule;
+    }
     uintptr_t cfa, ra;
     switch (RULE_KIND(rule)) {
     case RULE_RSP:
@@ -400,6 +432,7 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
       sp = nsp;
       bp = nbp;
       exact = true;
+      RECORD(pc + 1);
       continue;
     }
     default: /* RULE_NONE, RULE_END */
@@ -415,18 +448,22 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
     pc = ra;
     sp = cfa;
     exact = false;
+    RECORD(pc);
   }
+#undef RECORD
 out:
+  if (hash) *hash = h;
   return n;
 }
 
 int ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
-                   unsigned flags, uintptr_t *pcs, int max) {
+                   unsigned flags, uintptr_t *pcs, int max, uint64_t *hash) {
   objset *s = atomic_load_explicit(&cur, memory_order_acquire);
   if (!s) {
     if (!(flags & CTRACE__UNW_MAY_BUILD)) {
-      if (max > 0) pcs[0] = r->exact ? r->pc + 1 : r->pc;
-      return max > 0;
+      /* Nothing known yet: the first frame only. */
+      static const ctrace__unw_bounds none = {0, 0, 0, 0};
+      return walk(NULL, r, &none, mode, flags, pcs, max > 1 ? 1 : max, hash);
     }
     ctrace__unwind_prepare();
     s = atomic_load_explicit(&cur, memory_order_acquire);
@@ -434,7 +471,7 @@ int ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int m
   int n = 0;
   for (int tries = 0; tries < 3; tries++) {
     uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-    n = walk(s, r, b, mode, flags, pcs, max);
+    n = walk(s, r, b, mode, flags, pcs, max, hash);
     atomic_thread_fence(memory_order_acquire);
     if (!(seq & 1) && LD(s->seq) == seq) break;
     s = atomic_load_explicit(&cur, memory_order_acquire);

@@ -62,11 +62,13 @@ typedef struct ctrace__unw_bounds {
 } ctrace__unw_bounds;
 
 /* Writes up to max pcs of the stack starting at r into pcs and returns
- * how many. The first is r->pc. Frames after a signal frame hold the
+ * how many, and, if hash is not NULL, their hash for the tracer's stack
+ * table (src/runtime/stack.c's, computed as the walk goes so that its
+ * multiplies overlap the walk's loads). The first is r->pc. Frames after a signal frame hold the
  * interrupted pc plus one, so that, like return addresses, pc - 1 lies in
  * the instruction (the symbolizer looks there). */
 int ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
-                   unsigned flags, uintptr_t *pcs, int max);
+                   unsigned flags, uintptr_t *pcs, int max, uint64_t *hash);
 
 /* CTRACE_UNWIND_* for "auto", "fp" or "tables" (CTRACE_UNWIND, ctrace run
  * --unwind=); NULL or "" is auto; -1 for anything else. */
