@@ -293,8 +293,19 @@ const char *ctrace__unwind_name(int mode) {
 
 /* ---- the walk -------------------------------------------------------------------- */
 
+/* The objects this thread's last walks found, by index: walks from one
+ * place cross the same two or three objects each time. Any index is safe
+ * to try (the range is checked), so a new set needs no reset. */
+static __thread int hint[2] __attribute__((tls_model("initial-exec")));
+
 static obj *find_obj(objset *s, uintptr_t pc) {
   int n = LD(s->n);
+  for (int i = 0; i < 2; i++) {
+    /* Entries past n may be an older list's: an unloaded object. */
+    int k = hint[i];
+    obj *o = &s->o[k & (MAX_OBJS - 1)];
+    if (k < n && pc - LD(o->lo) < LD(o->hi) - LD(o->lo)) return o;
+  }
   if (n > MAX_OBJS) n = MAX_OBJS;
   if (n == 0 || pc < LD(s->o[0].lo)) return NULL;
   /* Last object starting at or below pc; branch-free halving (cmov). */
@@ -305,7 +316,10 @@ static obj *find_obj(objset *s, uintptr_t pc) {
     n -= half;
   }
   obj *o = &s->o[base];
-  return pc < LD(o->hi) ? o : NULL;
+  if (pc >= LD(o->hi)) return NULL;
+  hint[1] = hint[0];
+  hint[0] = base;
+  return o;
 }
 
 /* Reads the word at a if [a, a + 8) lies in [lo, hi). */
@@ -319,7 +333,7 @@ static obj *find_obj(objset *s, uintptr_t pc) {
 /* Stack reads may touch slots the compiler never marked as ours (saved
  * registers of other frames, a signal frame): not ASan's business.
  * Async-signal-safe unless flags has CTRACE__UNW_MAY_BUILD. */
-__attribute__((no_sanitize("address", "thread"))) static int
+__attribute__((no_sanitize("address", "thread"), always_inline)) static inline int
 walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode, unsigned flags,
      uintptr_t *pcs, int max, uint64_t *hash) {
   uintptr_t pc = r->pc, sp = r->sp, bp = r->bp, lo = b->lo, hi = b->hi;
@@ -398,6 +412,36 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
       last_look = look;
       last_rule = rule;
     }
+    /* The common case in a loop of its own: CFA = RSP or RBP + n, frame
+     * after frame in one object. sp only grows, from at least lo, and
+     * stays 8-aligned, so cfa > sp, 8-aligned and at most hi puts the
+     * return address at cfa - 8 inside [lo, hi); a saved RBP below it is
+     * checked against lo. */
+    while (RULE_KIND(rule) - 1u < 2u) {
+      uintptr_t cfa = (RULE_KIND(rule) == RULE_RSP ? sp : bp) + RULE_OFF(rule);
+      if (cfa <= sp || cfa > hi || (cfa & 7)) goto out;
+      uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+      uint32_t slot = RULE_RBPSLOT(rule);
+      if (slot == RBP_LOST) {
+        bp = 0;
+      } else if (slot) {
+        if (cfa - 8 * slot < lo) goto out;
+        bp = ((const uintptr_t *)cfa)[-(int)slot];
+      }
+      if (ra < 4096) goto out;
+      pc = ra;
+      sp = cfa;
+      exact = false;
+      RECORD(pc);
+      if (n >= max) goto out;
+      look = pc - 1;
+      if (look - olo >= ohi - olo) goto next;
+      if (look != last_look) {
+        rule = ctrace__unw_lookup(otab, look - obias);
+        last_look = look;
+        last_rule = rule;
+      }
+    }
     uintptr_t cfa, ra;
     switch (RULE_KIND(rule)) {
     case RULE_RSP:
@@ -449,6 +493,7 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
     sp = cfa;
     exact = false;
     RECORD(pc);
+  next:;
   }
 #undef RECORD
 out:
@@ -456,8 +501,10 @@ out:
   return n;
 }
 
-int ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
-                   unsigned flags, uintptr_t *pcs, int max, uint64_t *hash) {
+/* Carries walk's attributes: it is inlined here. */
+__attribute__((no_sanitize("address", "thread"))) int
+ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode, unsigned flags,
+               uintptr_t *pcs, int max, uint64_t *hash) {
   objset *s = atomic_load_explicit(&cur, memory_order_acquire);
   if (!s) {
     if (!(flags & CTRACE__UNW_MAY_BUILD)) {
