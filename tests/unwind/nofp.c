@@ -22,10 +22,11 @@ static volatile int sink;
  * and locals enough to need stack adjustments and saved registers. */
 #define LINK(i, next)                                         \
   static NOINLINE int F(link##i)(const scn_env *e, int x) {   \
-    int a = x * 3 + i, b = x ^ (i << 4), c = sink;            \
-    int r = next(e, a + c);                                   \
-    sink = b;                                                 \
-    return r + a * b + c;                                     \
+    unsigned a = (unsigned)x * 3 + i, b = (unsigned)x ^ (i << 4); \
+    unsigned c = (unsigned)sink;                              \
+    int r = next(e, (int)((a + c) & 0xffff));                 \
+    sink = (int)b;                                            \
+    return (int)((unsigned)r + a * b + c);                    \
   }
 
 static NOINLINE int F(link9)(const scn_env *e, int x) {
