@@ -23,6 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ctrace/ctrace.h"
 #include "unwind/scenarios.h"
 #include "unwind/unwind.h"
 
@@ -302,6 +303,63 @@ static void test_dlopen_loop(void **state) {
   assert_int_equal(w.short_walks, 0);
 }
 
+/* ---- the same under a trace: events with stacks --------------------------------- */
+
+/* While the main thread loads and unloads the library and emits events
+ * from inside it (their stacks run through it), another thread emits
+ * events with stacks from a chain without frame pointers. Stop then
+ * symbolizes every stack, those with pcs of the unloaded library too. */
+static int emit_probe(void *arg) {
+  (void)arg;
+  ctrace_go_syscall();
+  return 0;
+}
+
+static void *emitter(void *arg) {
+  long *events = arg;
+  scn_env e = {emit_probe, NULL};
+  while (!atomic_load(&dl_done)) {
+    o2_chain9(&e);
+    (*events)++;
+  }
+  return NULL;
+}
+
+static void test_dlopen_loop_traced(void **state) {
+  const char *lib = getenv("TEST_UNWIND_DSO");
+  assert_non_null(lib);
+  char path[4096];
+  snprintf(path, sizeof path, "%s.trace", lib);
+  ctrace_options o = {.unwind = CTRACE_UNWIND_AUTO};
+  assert_int_equal(ctrace_start_file(path, &o), 0);
+  atomic_store(&dl_done, 0);
+  long events = 0;
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, emitter, &events), 0);
+  int loaded = 0;
+  for (int i = 0; i < 200; i++) {
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) break;
+    int (*emit)(int) = (int (*)(int))dlsym(h, "dso_emit");
+    if (emit) {
+      emit(i);
+      loaded++;
+    }
+    dlclose(h);
+  }
+  atomic_store(&dl_done, 1);
+  pthread_join(th, NULL);
+  ctrace_stats st;
+  assert_int_equal(ctrace_stop(), 0);
+  ctrace_stats_get(&st);
+  fprintf(stderr, "test_unwind: traced dlopen loop: %d loads, %ld events from the other thread, %llu lost\n",
+          loaded, events, (unsigned long long)st.lost);
+  assert_int_equal(loaded, 200);
+  assert_true(events > 0);
+  assert_int_equal(st.lost, 0);
+  if (!getenv("TEST_UNWIND_KEEP")) remove(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_match_libunwind),
@@ -310,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_no_build_stops_cleanly),
       cmocka_unit_test(test_garbage_never_faults),
       cmocka_unit_test(test_dlopen_loop),
+      cmocka_unit_test(test_dlopen_loop_traced),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

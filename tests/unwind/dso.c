@@ -16,3 +16,18 @@ __attribute__((noinline)) int dso_entry(const scn_env *e, int x) {
   sink = a;
   return r + a;
 }
+
+/* For the traced loop: an event whose stack runs through this library. */
+#include <ctrace/ctrace.h>
+
+__attribute__((noinline)) static void dso_emit_inner(int x) {
+  ctrace_go_syscall();
+  sink = x;
+}
+
+__attribute__((noinline)) int dso_emit(int x) {
+  int a = x * 5;
+  dso_emit_inner(a + sink);
+  sink = a;
+  return a;
+}
