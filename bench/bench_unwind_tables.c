@@ -4,7 +4,8 @@
  *   BENCH name=unwind-table-build object=<path part> ms=<x> rows=<n> fp_all=<0|1>
  * Each object is built once per process (tables are cached), so each line
  * is a first build: page faults on the object's CFI included, as a traced
- * program would pay them. */
+ * program would pay them. ms is the building thread's CPU time (the
+ * machines this runs on are shared: wall time also counts other load). */
 #include <dlfcn.h>
 #include <stdio.h>
 

@@ -306,6 +306,11 @@ typedef struct emitter {
   uintptr_t bias;
   fde_stats st;
   bool oom;
+  /* The last CIE and the state after its initial instructions: most
+   * objects have one or two CIEs for thousands of FDEs. */
+  const uint8_t *cie_at;
+  cie cie;
+  frame_state cie_state;
 } emitter;
 
 static void emit(emitter *em, uintptr_t pc, uint32_t rule) {
@@ -442,8 +447,17 @@ static bool compile_fde(const uint8_t *p, uintptr_t lo, uintptr_t hi, emitter *e
   if (r.bad || cie_off == 0) return false; /* a CIE, not an FDE */
   const uint8_t *cp = body - cie_off;
   if ((uintptr_t)cp < lo || (uintptr_t)cp >= hi) return false;
-  cie c;
-  if (!parse_cie(cp, (const uint8_t *)hi, &c)) return false;
+  if (cp != em->cie_at) {
+    em->cie_at = NULL;
+    if (!parse_cie(cp, (const uint8_t *)hi, &em->cie)) return false;
+    frame_state s0 = {CFA_OTHER, 0, 0, 0, R_SAME, R_SAME, 0, 0};
+    uintptr_t loc0 = 0;
+    if (!run(&em->cie, em->cie.insns, em->cie.insns_end, &s0, &s0, &loc0, UINTPTR_MAX, NULL))
+      return false;
+    em->cie_state = s0;
+    em->cie_at = cp;
+  }
+  const cie c = em->cie;
   uintptr_t start = ptr(&r, c.fde_enc, 0);
   uintptr_t range = ptr(&r, c.fde_enc & 0x0f, 0);
   if (c.aug_z) {
@@ -457,11 +471,8 @@ static bool compile_fde(const uint8_t *p, uintptr_t lo, uintptr_t hi, emitter *e
   if (c.signal) {
     emit(em, start, RULE(RULE_SIGNAL, 0, 0));
   } else {
-    frame_state s = {CFA_OTHER, 0, 0, 0, R_SAME, R_SAME, 0, 0}, init;
+    frame_state s = em->cie_state, init = em->cie_state;
     uintptr_t loc = start;
-    if (!run(&c, c.insns, c.insns_end, &s, &s, &loc, stop, NULL)) return false;
-    init = s;
-    loc = start;
     if (!run(&c, r.p, end, &s, &init, &loc, stop, em)) {
       /* What was emitted stands; the rest of the function has no rule. */
       s.cfa_kind = CFA_OTHER;
@@ -487,7 +498,7 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
   if (r.bad || eh < seg_lo || eh >= seg_hi) return NULL;
 
   vec rows = {0};
-  emitter em = {&rows, bias, {false, false, false}, false};
+  emitter em = {&rows, bias, {false, false, false}, false, NULL, {0}, {0}};
   size_t fdes = 0, plain = 0; /* FDEs with a frame, of which without RBP */
   if (tab_enc == (PE_datarel | PE_sdata4) && count_enc != PE_omit &&
       count <= (seg_hi - (uintptr_t)r.p) / 8) {
