@@ -235,6 +235,7 @@ void ctrace__tables_dump(ctrace__buf **bp) {
 void ctrace__tables_fork_child(void) {
   pthread_mutex_init(&stacks.mu, NULL);
   pthread_mutex_init(&strings.mu, NULL);
+  ctrace__unwind_fork_child();
   ctrace__tables_reset();
 }
 

@@ -212,6 +212,8 @@ bool ctrace__unwind_loader_changed(void) {
   return refresh_if_changed(false);
 }
 
+void ctrace__unwind_fork_child(void) { pthread_mutex_init(&reg_mu, NULL); }
+
 void ctrace__unwind_prepare(void) {
   pthread_mutex_lock(&reg_mu);
   if (!atomic_load_explicit(&cur, memory_order_relaxed)) refresh_locked();

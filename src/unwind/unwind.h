@@ -81,6 +81,11 @@ const char *ctrace__unwind_name(int mode);
  * reread, and the caller should walk again). Not async-signal-safe. */
 bool ctrace__unwind_loader_changed(void);
 
+/* In the child of a fork: the registry's mutex may have been held by a
+ * thread that does not exist here. The tables and the list stay valid
+ * (the child has the parent's mappings). */
+void ctrace__unwind_fork_child(void);
+
 /* Reads the loader's list of objects now (no tables are built), so that
  * the first walks need not. Not async-signal-safe. */
 void ctrace__unwind_prepare(void);
