@@ -9,7 +9,7 @@
 
 PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
-TEST_PKGS := $(BUILD_PKGS) libcmocka-dev golang-go curl clang libclang-rt-14-dev \
+TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go
 JOBS ?= $(shell nproc)
@@ -64,6 +64,7 @@ bench:
 	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
 	@build/bin/bench_cpu
+	@build/bin/bench_unwind_tables
 	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build

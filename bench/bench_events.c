@@ -178,6 +178,9 @@ static NOIPA void body_unwind(uint64_t n) {
  * library walks from its public function holds STACK_FRAMES frames. */
 static int chain_depth;
 
+/* bench_nofp.c: the same chain built without frame pointers. */
+void bench_nofp_chain(int n, body_fn leaf, uint64_t iters);
+
 static NOIPA void chain(int n, body_fn leaf, uint64_t iters) {
   if (n > 0)
     chain(n - 1, leaf, iters);
@@ -212,9 +215,10 @@ static NOIPA void body_probe(uint64_t n) { loop_frames = count_frames(); }
 typedef struct bench_case {
   const char *name;
   body_fn body;
-  int deep;    /* call from STACK_FRAMES deep */
-  int trace;   /* 0: tracing off; 1: no stacks; 2: stacks, depth 32 */
+  int deep;    /* call from STACK_FRAMES deep; DEEP_NOFP: through bench_nofp_chain */
+  int trace;   /* 0: tracing off; 1: no stacks; 2: stacks, depth 32 (DEEP_NOFP: 16) */
   int threads; /* 1, or 1 and 2 */
+  int unwind;  /* ctrace_options.unwind */
 } bench_case;
 
 typedef struct run {
@@ -236,8 +240,14 @@ typedef struct worker_arg {
   int id;
 } worker_arg;
 
+#define DEEP_NOFP 2
+
 static void run_body(body_fn f, int deep, uint64_t n) {
-  if (deep)
+  /* Past STACK_FRAMES: the walk is cut at 16 frames, all but the loop's
+   * own in code without frame pointers. */
+  if (deep == DEEP_NOFP)
+    bench_nofp_chain(chain_depth + 4, f, n);
+  else if (deep)
     chain(chain_depth, f, n);
   else
     f(n);
@@ -375,7 +385,8 @@ static result do_run(const bench_case *c, int nthreads) {
   if (c->trace) {
     ctrace_options o = {0};
     o.no_stacks = c->trace == 1;
-    o.stack_depth = 32;
+    o.stack_depth = c->deep == DEEP_NOFP ? STACK_FRAMES : 32;
+    o.unwind = c->unwind;
     int err = ctrace_start_fd(devnull, &o);
     if (err) {
       fprintf(stderr, "bench: ctrace_start_fd: %s\n", ctrace_strerror(err));
@@ -441,7 +452,7 @@ static result do_run(const bench_case *c, int nthreads) {
     fprintf(stderr, "bench: warning: unw_backtrace returned %d frames, not %d\n", unwound,
             STACK_FRAMES);
 #endif
-  for (int t = 0; c->deep && t < nthreads; t++)
+  for (int t = 0; c->deep && c->deep != DEEP_NOFP && t < nthreads; t++)
     if (r->frames[t] != STACK_FRAMES)
       fprintf(stderr, "bench: warning: %s ran %d frames deep, not %d\n", c->name, r->frames[t],
               STACK_FRAMES);
@@ -473,16 +484,22 @@ static void *probe_main(void *arg) {
 }
 
 static const bench_case cases[] = {
-    {"event-nostack", body_heap_alloc, 0, 1, 2},
-    {"event-stack16", body_syscall, 1, 2, 2},
-    {"user-log", body_log, 0, 1, 2},
-    {"user-log-stack16", body_log, 1, 2, 2},
-    {"sched-mix", body_mix, 0, 2, 1},
-    {"sched-log-mix", body_mix_log, 0, 2, 1},
+    {"event-nostack", body_heap_alloc, 0, 1, 2, 0},
+    /* Frame pointers, as before unwind tables: the walk to beat. */
+    {"event-stack16", body_syscall, 1, 2, 2, CTRACE_UNWIND_FP},
+    /* The default (auto) on the same frame-pointer code, which also walks
+     * on through libc's start_thread and clone3 by their tables. */
+    {"event-stack16-auto", body_syscall, 1, 2, 1, CTRACE_UNWIND_AUTO},
+    /* 16 frames, 15 of them without frame pointers: through the tables. */
+    {"event-stack16-nofp", body_syscall, DEEP_NOFP, 2, 2, CTRACE_UNWIND_AUTO},
+    {"user-log", body_log, 0, 1, 2, 0},
+    {"user-log-stack16", body_log, 1, 2, 2, CTRACE_UNWIND_FP},
+    {"sched-mix", body_mix, 0, 2, 1, 0},
+    {"sched-log-mix", body_mix_log, 0, 2, 1, 0},
 #ifdef BENCH_HAVE_LIBUNWIND
-    {"stack16-unwind", body_unwind, 1, 0, 1},
+    {"stack16-unwind", body_unwind, 1, 0, 1, 0},
 #endif
-    {"disabled", body_log, 0, 0, 1},
+    {"disabled", body_log, 0, 0, 1, 0},
 };
 
 #define NCASES (sizeof cases / sizeof cases[0])

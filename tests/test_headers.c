@@ -29,7 +29,8 @@ static int failures;
   } while (0)
 
 /* The public types are usable as declared. */
-static ctrace_options options = {0, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0};
+static ctrace_options options = {0, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0,
+                                  CTRACE_UNWIND_AUTO};
 
 int main(void) {
   /* Error codes and their messages (the X-macro table in ctrace.h). */

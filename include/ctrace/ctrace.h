@@ -52,6 +52,11 @@ const char *ctrace_strerror(int err);
 #define CTRACE_DEFAULT_STACK_DEPTH 32
 #define CTRACE_DEFAULT_BUFFER_SIZE (64u * 1024u)
 
+/* How stacks are walked (ctrace_options.unwind). */
+#define CTRACE_UNWIND_AUTO 0   /* frame pointers where objects keep them, else unwind tables */
+#define CTRACE_UNWIND_FP 1     /* frame pointers only: fastest, short stacks in code without */
+#define CTRACE_UNWIND_TABLES 2 /* unwind tables (.eh_frame, compiled once per object) for every frame */
+
 typedef struct ctrace_options {
   int no_stacks;      /* nonzero: record no call stacks (stack id 0) */
   int stack_depth;    /* frames per stack, 1..128; 0 means 32 */
@@ -59,6 +64,7 @@ typedef struct ctrace_options {
   int cpu_hz;         /* CPU samples per second of each thread's CPU time
                          (the `go 1.19 trace` header), 1..10000; 0: the
                          CTRACE_CPU_HZ environment variable, else off */
+  int unwind;         /* CTRACE_UNWIND_*; 0 is AUTO */
 } ctrace_options;
 
 /* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY

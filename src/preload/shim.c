@@ -55,6 +55,7 @@
 #include "elfinfo.h"
 #include "wake.h"
 #include "preload.h"
+#include "unwind/unwind.h"
 
 __thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")));
 __thread volatile int ctrace__pl_in_dlsym __attribute__((tls_model("initial-exec")));
@@ -98,6 +99,7 @@ static struct {
   char shim_asan[64];   /* libasan, if this build of the shim needs it */
   bool no_stacks;
   int cpu_hz;           /* CPU samples per second (CTRACE_CPU_HZ), 0: none */
+  int unwind;           /* CTRACE_UNWIND_* from CTRACE_UNWIND */
   bool follow_forks;    /* -f: children (fork, posix_spawn) trace into FILE.pid<PID> */
   int image;            /* images of this process traced before this one */
 } cfg;
@@ -282,6 +284,7 @@ static void env_cleanup(void) {
   unsetenv("CTRACE_OUT");
   unsetenv("CTRACE_NO_STACKS");
   unsetenv("CTRACE_CPU_HZ");
+  unsetenv("CTRACE_UNWIND");
   unsetenv("CTRACE_FOLLOW_FORKS");
   unsetenv("CTRACE_IMAGE");
   unsetenv("CTRACE_SPAWNED");
@@ -297,7 +300,7 @@ static void fork_child(void) {
 static bool is_ours(const char *entry) {
   static const char *const names[] = {"CTRACE_OUT=",   "CTRACE_NO_STACKS=", "CTRACE_FOLLOW_FORKS=",
                                       "CTRACE_IMAGE=", "LD_PRELOAD=",       "CTRACE_RUN_PRELOAD=",
-                                      "CTRACE_SPAWNED=", "CTRACE_CPU_HZ="};
+                                      "CTRACE_SPAWNED=", "CTRACE_CPU_HZ=",     "CTRACE_UNWIND="};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
   return false;
@@ -328,7 +331,8 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
   size_t n = 0;
   for (; envp && envp[n]; n++)
     if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0) their_preload = envp[n] + 11;
-  char **env = malloc((n + 8) * sizeof *env);
+  /* envp without our entries, then ours (8 at most) and the NULL. */
+  char **env = malloc((n + 9) * sizeof *env);
   char *added = env_entry("%s%s%s", asan, *asan ? ":" : "", cfg.shim);
   if (!env || !added) {
     free(env);
@@ -348,6 +352,7 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
     env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
   if (cfg.no_stacks) env[k++] = env_entry("CTRACE_NO_STACKS=1");
   if (cfg.cpu_hz) env[k++] = env_entry("CTRACE_CPU_HZ=%d", cfg.cpu_hz);
+  if (cfg.unwind) env[k++] = env_entry("CTRACE_UNWIND=%s", ctrace__unwind_name(cfg.unwind));
   if (cfg.follow_forks) env[k++] = env_entry("CTRACE_FOLLOW_FORKS=1");
   env[k] = NULL;
   free(added);
@@ -431,7 +436,7 @@ static bool env_flag(const char *name) {
 /* Starts this process's trace into path, the calling thread's G running,
  * with the finisher to end it. Guarded. */
 static bool trace_into(const char *path) {
-  ctrace_options opts = {.no_stacks = cfg.no_stacks, .cpu_hz = cfg.cpu_hz};
+  ctrace_options opts = {.no_stacks = cfg.no_stacks, .cpu_hz = cfg.cpu_hz, .unwind = cfg.unwind};
   int err = ctrace_start_file(path, &opts);
   if (err) {
     fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));
@@ -491,6 +496,11 @@ static void start(uintptr_t main_pc) {
   cfg.no_stacks = env_flag("CTRACE_NO_STACKS");
   const char *hz = getenv("CTRACE_CPU_HZ");
   cfg.cpu_hz = hz ? atoi(hz) : 0;
+  cfg.unwind = ctrace__unwind_mode(getenv("CTRACE_UNWIND"));
+  if (cfg.unwind < 0) {
+    fprintf(stderr, "ctrace: CTRACE_UNWIND is auto, fp or tables; using auto\n");
+    cfg.unwind = CTRACE_UNWIND_AUTO;
+  }
   cfg.follow_forks = env_flag("CTRACE_FOLLOW_FORKS");
   cfg.image = image > 0 ? image : 0;
   Dl_info self;

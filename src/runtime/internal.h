@@ -147,6 +147,7 @@ typedef struct ctrace__config {
   int depth;
   size_t buffer_size;
   int cpu_hz; /* 0: no CPU samples */
+  int unwind; /* CTRACE_UNWIND_* */
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
 

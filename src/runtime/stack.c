@@ -9,12 +9,18 @@
  * stack, so a broken chain ends the walk but never faults, and a stack new
  * to the table is cut at its first pc outside executable code (the chain
  * may run through frames of code without frame pointers into data).
+ *
+ * That walk is CTRACE_UNWIND_FP. The default (AUTO) and TABLES go through
+ * src/unwind/, which follows frame pointers only in objects whose every
+ * function keeps them and compiled .eh_frame tables elsewhere; see
+ * stack_id_unwind below.
  */
 #include <link.h>
 #include <string.h>
 
 #include "symbolize.h"
 #include "tab.h"
+#include "unwind/unwind.h"
 
 static ctrace__tab stacks = CTRACE__TAB_INIT;
 static ctrace__tab strings = CTRACE__TAB_INIT;
@@ -133,8 +139,41 @@ static uint64_t stack_put(const uintptr_t *pcs, int n, uint64_t h) {
   return ctrace__tab_put(&stacks, pcs, len, h, &fresh);
 }
 
+/* Unwind tables (src/unwind/) for code without frame pointers: out of
+ * line, so that the frame-pointer walk's inlined path stays as it was.
+ * The walk starts from the same place: the public function's frame gives
+ * its caller's pc, stack pointer (just above the return address) and RBP. */
+static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
+  uintptr_t *f = fp, lo = (uintptr_t)fp, hi = 0;
+  ctrace_g *g = t->curg;
+  if (g && g->ctrace__stack_hi && lo >= g->ctrace__stack_lo && lo < g->ctrace__stack_hi)
+    hi = g->ctrace__stack_hi;
+  else if (lo >= t->stack_lo && lo < t->stack_hi)
+    hi = t->stack_hi;
+  ctrace__unw_regs r = {f[1], lo + 16, f[0], false};
+  ctrace__unw_bounds b = {lo, hi, t->stack_lo, t->stack_hi};
+  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
+  uint64_t h;
+  int n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
+  uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
+  if (id) return id;
+  /* New stack: if an object was unloaded since the registry was read,
+   * its rules may have been used for whatever is mapped there now. */
+  if (ctrace__unwind_loader_changed()) {
+    n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
+  }
+  int good = code_prefix(pcs, n);
+  if (good < n) {
+    if (good == 0) return 0;
+    n = good;
+    h = hash_pcs(pcs, n);
+  }
+  return stack_put(pcs, n, h);
+}
+
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
   if (!ctrace__cfg.stacks) return 0;
+  if (ctrace__cfg.unwind != CTRACE_UNWIND_FP) return stack_id_unwind(t, fp);
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   uint64_t h;
   int n = capture(t, fp, pcs, ctrace__cfg.depth, &h);
@@ -205,6 +244,7 @@ void ctrace__tables_dump(ctrace__buf **bp) {
 void ctrace__tables_fork_child(void) {
   pthread_mutex_init(&stacks.mu, NULL);
   pthread_mutex_init(&strings.mu, NULL);
+  ctrace__unwind_fork_child();
   ctrace__tables_reset();
 }
 

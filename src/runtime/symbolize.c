@@ -11,7 +11,10 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <limits.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -26,11 +29,13 @@ static char *debuginfo_path;
 
 /* Local files only. dwfl_standard_find_debuginfo would ask debuginfod when
    DEBUGINFOD_URLS is set (Debian sets it in login shells), and stopping a
-   trace must never wait on the network. Build-id lookup still finds
-   Debian's -dbgsym packages under /usr/lib/debug/.build-id. */
+   trace must never wait on the network. ctrace__find_debuginfo (debugfile.c)
+   finds Debian's -dbgsym packages under /usr/lib/debug/.build-id, then
+   files named by .gnu_debuglink. MiniDebugInfo (.gnu_debugdata) and the
+   dynamic symbol table are libdwfl's own fallbacks for symbols. */
 static const Dwfl_Callbacks callbacks = {
   .find_elf = dwfl_linux_proc_find_elf,
-  .find_debuginfo = dwfl_build_id_find_debuginfo,
+  .find_debuginfo = ctrace__find_debuginfo,
   .debuginfo_path = &debuginfo_path,
 };
 
@@ -49,6 +54,8 @@ static struct {
   size_t cache_cap, cache_len;
   char **strs;        /* interned strings, open addressing, power-of-2 */
   size_t strs_cap, strs_len;
+  Dwfl_Module *used[256]; /* modules that named a pc, for CTRACE_VERBOSE */
+  size_t nused;
 } S;
 
 /* ---- loader generation --------------------------------------------------- */
@@ -325,6 +332,56 @@ static int forget_module_cb(Dwfl_Module *mod, void **userdata,
 
 /* ---- modules ------------------------------------------------------------- */
 
+/* ---- which symbols were used (CTRACE_VERBOSE) ------------------------------ */
+
+static void note_used(Dwfl_Module *mod) {
+  for (size_t i = 0; i < S.nused; i++)
+    if (S.used[i] == mod) return;
+  if (S.nused < sizeof S.used / sizeof S.used[0]) S.used[S.nused++] = mod;
+}
+
+static bool has_section(Elf *elf, const char *want) {
+  size_t shstrndx;
+  if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0) return false;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+    GElf_Shdr sh;
+    const char *name;
+    if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+        strcmp(name, want) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* One line per module that named a pc: where its names came from. The
+   choice is libdwfl's: DWARF in the file or in a separate debug file
+   (build id, .gnu_debuglink), else .symtab, MiniDebugInfo
+   (.gnu_debugdata), the dynamic symbols. */
+static void report_sources(void) {
+  const char *v = getenv("CTRACE_VERBOSE");
+  if (!v || !*v || strcmp(v, "0") == 0) return;
+  for (size_t i = 0; i < S.nused; i++) {
+    Dwfl_Module *mod = S.used[i];
+    const char *mainfile = NULL, *debugfile = NULL;
+    const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    char how[PATH_MAX + 64];
+    if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0))
+      snprintf(how, sizeof how, "DWARF from %s (%s)", debugfile,
+               strstr(debugfile, "/.build-id/") ? "build id" : ".gnu_debuglink");
+    else if (has_section(elf, ".debug_info"))
+      snprintf(how, sizeof how, "DWARF in the file");
+    else if (has_section(elf, ".symtab"))
+      snprintf(how, sizeof how, ".symtab");
+    else if (has_section(elf, ".gnu_debugdata"))
+      snprintf(how, sizeof how, "MiniDebugInfo (.gnu_debugdata)");
+    else
+      snprintf(how, sizeof how, "dynamic symbols only");
+    fprintf(stderr, "ctrace: symbols of %s: %s\n", mainfile ? mainfile : name ? name : "?", how);
+  }
+}
+
 static void end_session(void) {
   dwfl_getmodules(S.dwfl, forget_module_cb, NULL, 0);
   dwfl_end(S.dwfl);
@@ -528,6 +585,7 @@ static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
      there, so only frames from known modules are cached. */
   *cacheable = mod != NULL;
   if (mod != NULL) {
+    note_used(mod);
     describe_dwarf(mod, addr, out);
     if (out->func == unknown)
       out->func = intern(dwfl_module_addrname(mod, addr));
@@ -560,8 +618,10 @@ void ctrace__symbolize(uintptr_t pc, ctrace__frame *out) {
 }
 
 void ctrace__symbolize_close(void) {
-  if (S.dwfl != NULL)
+  if (S.dwfl != NULL) {
+    report_sources();
     end_session();
+  }
   for (size_t i = 0; i < S.strs_cap; i++)
     free(S.strs[i]);
   free(S.strs);

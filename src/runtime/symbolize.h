@@ -41,4 +41,11 @@ void ctrace__symbolize(uintptr_t pc, ctrace__frame *out);
    and more than once; a later ctrace__symbolize() starts afresh. */
 void ctrace__symbolize_close(void);
 
+/* Dwfl find_debuginfo callback (debugfile.c): build id, then
+   .gnu_debuglink in local directories; never the network. */
+#include <elfutils/libdwfl.h>
+int ctrace__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                           Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+                           GElf_Word debuglink_crc, char **debuginfo_file_name);
+
 #endif /* CTRACE_RUNTIME_SYMBOLIZE_H */

@@ -19,13 +19,15 @@
 #include <unistd.h>
 
 #include "reader.h"
+#include "unwind/unwind.h"
 
 __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
 /* Generation 1, off. Not 0: a thread's zeroed TLS holds state 0, and the
  * word must differ so that its first event takes the slow path. */
 _Atomic uint64_t ctrace__state = 2;
 bool ctrace__light_fence;
-ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0};
+ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0,
+                              CTRACE_UNWIND_AUTO};
 ctrace__counters ctrace__stats;
 
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -184,6 +186,7 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   if (opts) o = *opts;
   if (o.stack_depth < 0 || o.stack_depth > CTRACE_MAX_STACK_DEPTH) return CTRACE_EINVAL;
   if (o.buffer_size && (o.buffer_size < 8192 || o.buffer_size > (16u << 20))) return CTRACE_EINVAL;
+  if (o.unwind < CTRACE_UNWIND_AUTO || o.unwind > CTRACE_UNWIND_TABLES) return CTRACE_EINVAL;
   pthread_once(&once, init_once);
   pthread_mutex_lock(&ctl_mu);
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
@@ -205,6 +208,9 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
     return CTRACE_EINVAL;
   }
   ctrace__cfg.cpu_hz = o.cpu_hz;
+  ctrace__cfg.unwind = o.unwind;
+  /* The loader's list now, not in the first event that needs it. */
+  if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset();
   ctrace__reader_open();

@@ -29,13 +29,15 @@
 
 #include "cmd.h"
 #include "preload/elfinfo.h"
+#include "unwind/unwind.h"
 
 #define SHIM "libctrace-preload.so"
 #define DEFAULT_OUT "ctrace.trace"
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace run [-o FILE] [-f] [--no-stacks] [--cpu[=HZ]] [--] PROG [ARGS...]\n"
+          "usage: ctrace run [-o FILE] [-f] [-v] [--no-stacks] [--cpu[=HZ]] [--unwind=MODE] [--]\n"
+          "                  PROG [ARGS...]\n"
           "\n"
           "Runs PROG, a dynamically linked program, and writes its execution trace to\n"
           "FILE (default " DEFAULT_OUT "), for `go tool trace FILE`. Nothing in PROG\n"
@@ -54,16 +56,23 @@ static void usage(FILE *f) {
           "options:\n"
           "  -o FILE, --output FILE  write the trace to FILE (default " DEFAULT_OUT ")\n"
           "  -f, --follow-forks      trace children too, each into FILE.pid<PID>\n"
+          "  -v, --verbose           at the end, say where each object's symbols came from\n"
+          "                          (DWARF, a separate debug file, .symtab, MiniDebugInfo,\n"
+          "                          dynamic symbols)\n"
           "  --no-stacks             record no call stacks\n"
           "  --cpu[=HZ]              also sample what each thread runs, HZ times per\n"
           "                          second of its CPU time (default 100; the kernel's\n"
           "                          tick, often 250, caps it)\n"
+          "  --unwind=MODE           how stacks are walked: auto (default: frame pointers\n"
+          "                          where the code keeps them, else its unwind tables),\n"
+          "                          fp (frame pointers only), tables (unwind tables only)\n"
           "  -h, --help              print this help\n"
           "\n"
           "The same without this command:\n"
           "  LD_PRELOAD=/path/to/" SHIM " CTRACE_OUT=FILE PROG [ARGS...]\n"
           "(CTRACE_FOLLOW_FORKS=1 for -f, CTRACE_NO_STACKS=1 for --no-stacks,\n"
-          "CTRACE_CPU_HZ=HZ for --cpu).\n"
+          "CTRACE_CPU_HZ=HZ for --cpu, CTRACE_UNWIND=MODE for --unwind=MODE,\n"
+          "CTRACE_VERBOSE=1 for -v).\n"
           "CTRACE_PRELOAD=PATH makes this command use another shim.\n"
           "Exit status: PROG's; 127 if PROG is not found, 126 if it cannot be run, 2 on\n"
           "bad usage or if FILE cannot be written.\n");
@@ -109,6 +118,8 @@ int ctrace__cmd_run(int argc, char **argv) {
   const char *out = DEFAULT_OUT;
   bool no_stacks = false, follow_forks = false;
   int cpu_hz = 0;
+  const char *unwind = NULL;
+  bool verbose = false;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -128,6 +139,14 @@ int ctrace__cmd_run(int argc, char **argv) {
       out = argv[++i];
     } else if (strncmp(a, "--output=", 9) == 0) {
       out = a + 9;
+    } else if (strncmp(a, "--unwind=", 9) == 0) {
+      unwind = a + 9;
+      if (ctrace__unwind_mode(unwind) < 0) {
+        fprintf(stderr, "ctrace run: --unwind is auto, fp or tables, not '%s'\n", unwind);
+        return 2;
+      }
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+      verbose = true;
     } else if (strcmp(a, "--no-stacks") == 0) {
       no_stacks = true;
     } else if (strcmp(a, "--cpu") == 0) {
@@ -221,6 +240,11 @@ int ctrace__cmd_run(int argc, char **argv) {
     setenv("CTRACE_NO_STACKS", "1", 1);
   else
     unsetenv("CTRACE_NO_STACKS");
+  if (verbose) setenv("CTRACE_VERBOSE", "1", 1);
+  if (unwind)
+    setenv("CTRACE_UNWIND", unwind, 1);
+  else
+    unsetenv("CTRACE_UNWIND");
   if (follow_forks)
     setenv("CTRACE_FOLLOW_FORKS", "1", 1);
   else

@@ -1,0 +1,91 @@
+/* Compiled unwind tables: one per object, immutable once built. Private
+ * to src/unwind/. */
+#ifndef CTRACE_UNWIND_TABLE_H
+#define CTRACE_UNWIND_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A rule, 32 bits:
+ *   bits 0..2  kind (RULE_*)
+ *   bits 3..7  RBP: 0 unchanged; k in 1..30 saved at CFA - 8k; 31 lost
+ *              (PLT: the threshold of pc & 15 past which CFA is 8 higher)
+ *   bits 8..31 CFA offset in bytes
+ * The return address is always at CFA - 8 (rows where DWARF says
+ * otherwise compile to RULE_NONE). */
+enum {
+  RULE_NONE = 0,   /* no rule known here: the walk stops */
+  RULE_RSP = 1,    /* CFA = RSP + off */
+  RULE_RBP = 2,    /* CFA = RBP + off */
+  RULE_SIGNAL = 3, /* a signal trampoline: the caller's registers are in the ucontext at RSP */
+  RULE_PLT = 4,    /* CFA = RSP + off, + 8 where (pc & 15) >= threshold */
+  RULE_END = 5,    /* the return address is undefined: outermost frame */
+};
+#define RULE(kind, rbp, off) ((uint32_t)(kind) | (uint32_t)(rbp) << 3 | (uint32_t)(off) << 8)
+#define RULE_KIND(r) ((r) & 7u)
+#define RULE_RBPSLOT(r) ((r) >> 3 & 31u)
+#define RULE_OFF(r) ((r) >> 8)
+#define RBP_LOST 31u
+#define RULE_MAX_OFF ((1u << 24) - 1)
+
+/* Rows are link-time addresses (pc - load bias), as 32-bit offsets from
+ * lo; page[i] is the row in effect at lo + i * 4096 (npages + 1 entries),
+ * so a lookup is one index load and a binary search among the few rows of
+ * one page. */
+#define TABLE_PAGE_SHIFT 12
+
+typedef struct ctrace__unw_table {
+  uint64_t key;      /* fingerprint of the object's CFI: loads of the same file share it */
+  uintptr_t lo, hi;  /* link-time range covered */
+  uint32_t n, npages;
+  bool fp_all;       /* every function with a frame keeps RBP as frame pointer */
+  const uint32_t *page;
+  const uint32_t *pc; /* n offsets from lo, ascending */
+  const uint32_t *rule;
+  /* Rules of pcs looked up lately, by hash of the offset: ~offset << 32 |
+   * rule in one word, so that a reader never sees half of an entry (any
+   * thread may fill one; a signal handler may read one). Return addresses
+   * repeat from walk to walk; the search costs branch mispredictions. */
+  _Atomic uint64_t *cache;
+  uint32_t cache_bits;
+  size_t mapped;     /* bytes mmapped for this table, header included */
+  struct ctrace__unw_table *next; /* cache of every table built */
+} ctrace__unw_table;
+
+/* The rule for link-time address a, RULE_NONE outside the table.
+ * Async-signal-safe: reads only the table. */
+static inline uint32_t ctrace__unw_lookup(const ctrace__unw_table *t, uintptr_t a) {
+  uintptr_t off = a - t->lo;
+  if (a < t->lo || a >= t->hi) return RULE_NONE;
+  uint32_t o = (uint32_t)off;
+  /* Shifts, not a multiply: this is on the walk's critical path. */
+  _Atomic uint64_t *slot = &t->cache[(o ^ o >> 7 ^ o >> 15) & ((1u << t->cache_bits) - 1)];
+  uint64_t e = atomic_load_explicit(slot, memory_order_relaxed);
+  if ((uint32_t)(e >> 32) == ~o) return (uint32_t)e;
+  /* Last row in [base, page[p + 1]] starting at or below o; row base
+   * always does. Branch-free halving: the compiler makes it a cmov. */
+  const uint32_t *pc = t->pc;
+  uint32_t base = t->page[o >> TABLE_PAGE_SHIFT];
+  uint32_t len = t->page[(o >> TABLE_PAGE_SHIFT) + 1] - base + 1;
+  while (len > 1) {
+    uint32_t half = len / 2;
+    base = pc[base + half] <= o ? base + half : base;
+    len -= half;
+  }
+  uint32_t rule = t->rule[base];
+  atomic_store_explicit(slot, (uint64_t)~o << 32 | rule, memory_order_relaxed);
+  return rule;
+}
+
+/* Compiles the CFI of the object loaded at bias with its .eh_frame_hdr at
+ * hdr (run-time address) and its memory in [seg_lo, seg_hi) (what may be
+ * read); key is its fingerprint. Returns NULL if it has none usable or
+ * memory ran out. The caller holds the loader's lock (dl_iterate_phdr
+ * callback), so the object stays mapped. Uses mmap only, never malloc: it
+ * may run inside an interposed malloc's caller. */
+ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintptr_t seg_lo,
+                                       uintptr_t seg_hi, uint64_t key);
+
+#endif
