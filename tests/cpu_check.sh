@@ -7,7 +7,9 @@
 # the trace must open in every Go (tests/go_compat.sh), and the CPU profile
 # `ctrace pprof -t cpu` makes of it must put 75% +- 5% of the CPU time in
 # burn_a as `go tool pprof -top` reads it, with the rate estimated and with
-# --hz given (test_cpu samples at 250 Hz).
+# --hz given (test_cpu samples at 250 Hz); and the leaf functions' caller,
+# burner, must hold 90% or more of it: burn_a and burn_b set up no frame,
+# so only the unwind tables (src/unwind/) find their caller from a signal.
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: ${0##*/} TEST_CPU CTRACE TRACE" >&2; exit 2; }
 test_cpu=$1 ctrace=$2 trace=$3
@@ -27,3 +29,7 @@ for hz in "" --hz=250; do
     }
     echo "cpu_check: pprof -t cpu $hz: ${share}% in burn_a"
 done
+cum=$(go tool pprof -top "$trace.pprof" 2>/dev/null | awk '$NF == "burner" { sub("%", "", $5); print $5 }')
+[ -n "$cum" ] && awk -v c="$cum" 'BEGIN { exit !(c >= 90) }' ||
+    { echo "cpu_check: burner holds ${cum:-no}% of the CPU time, want >= 90" >&2; exit 1; }
+echo "cpu_check: burner holds ${cum}%"

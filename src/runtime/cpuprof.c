@@ -17,8 +17,10 @@
  * only on some machines is not one users can rely on.
  *
  * The handler (async-signal-safe: no lock, no allocation, no libc call but
- * errno's save) reads the interrupted RIP, RBP and RSP, walks frame
- * pointers bounds-checked against the stack the thread is on, and stores
+ * errno's save) reads the interrupted RIP, RBP and RSP, walks the stack
+ * (the unwind tables where the code has no frame pointer, as a leaf
+ * function has none; frame pointers otherwise) bounds-checked against the
+ * stack the thread is on, and stores
  * the sample in the thread's ring: one producer (the handler, on its own
  * thread), one consumer. The trace's reader drains the rings every few
  * milliseconds into CPUSample events in the no-P buffer (the sample keeps
@@ -39,6 +41,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "unwind/unwind.h"
 
 #define PROF_SLOTS 64   /* per thread; the reader drains every 10 ms or sooner */
 #define PROF_DEPTH 64   /* frames per sample */
@@ -73,6 +76,18 @@ static int walk(const ucontext_t *uc, const ctrace__thread *t, uintptr_t *pcs, i
     hi = g->ctrace__stack_hi;
   else if (sp >= t->stack_lo && sp < t->stack_hi)
     hi = t->stack_hi;
+  if (ctrace__cfg.unwind != CTRACE_UNWIND_FP) {
+    /* The unwind tables (src/unwind/) where the code has no frame pointer,
+     * a leaf's included: without building any (not async-signal-safe), so
+     * an object no event's stack has reached yet ends the walk there. */
+    ctrace__unw_regs r = {pc, sp, fp, true};
+    ctrace__unw_bounds b = {sp, hi, 0, 0};
+    int n = hi ? ctrace__unwind(&r, &b, ctrace__cfg.unwind, 0, pcs, depth, NULL) : 0;
+    if (n > 0) {
+      pcs[0] = pc + 1; /* see below */
+      return n;
+    }
+  }
   int n = 0;
   /* +1: a frame holds a return address, looked up at pc-1; this is the
    * interrupted instruction itself. */
