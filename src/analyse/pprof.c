@@ -34,23 +34,7 @@ typedef struct pstate {
 
 static pending *pend_of(pstate *s, uint64_t g) {
   bool fresh;
-  uint64_t *ix = ctrace__map_put(&s->index, g, &fresh);
-  if (!ix) return NULL;
-  if (fresh) {
-    if (s->n == s->cap) {
-      size_t cap = s->cap ? s->cap * 2 : 256;
-      void *n = realloc(s->pend, cap * sizeof *s->pend);
-      if (!n) {
-        ctrace__map_del(&s->index, g);
-        return NULL;
-      }
-      s->pend = n;
-      s->cap = cap;
-    }
-    memset(&s->pend[s->n], 0, sizeof s->pend[0]);
-    *ix = ++s->n;
-  }
-  return &s->pend[*ix - 1];
+  return ctrace__map_slot(&s->index, g, &s->pend, &s->n, &s->cap, sizeof *s->pend, &fresh);
 }
 
 /* The event kinds whose pairs a profile counts (computePprof*). */

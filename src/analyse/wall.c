@@ -63,27 +63,14 @@ typedef struct wctx {
 
 static gwall *get(wctx *c, uint64_t g, int64_t since, uint64_t stack) {
   bool fresh;
-  uint64_t *ix = ctrace__map_put(&c->gix, g, &fresh);
-  if (!ix) goto oom;
-  if (fresh) {
-    if (c->ngs == c->capgs) {
-      size_t cap = c->capgs ? c->capgs * 2 : 256;
-      void *n = realloc(c->gs, cap * sizeof *c->gs);
-      if (!n) {
-        ctrace__map_del(&c->gix, g);
-        goto oom;
-      }
-      c->gs = n;
-      c->capgs = cap;
-    }
-    /* First seen other than at its creation: there since the trace began. */
-    c->gs[c->ngs] = (gwall){g, S_RUNNABLE, false, since, stack, 0};
-    *ix = ++c->ngs;
+  gwall *gw = ctrace__map_slot(&c->gix, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  if (!gw) {
+    c->oom = true;
+    return NULL;
   }
-  return &c->gs[*ix - 1];
-oom:
-  c->oom = true;
-  return NULL;
+  /* First seen other than at its creation: there since the trace began. */
+  if (fresh) *gw = (gwall){g, S_RUNNABLE, false, since, stack, 0};
+  return gw;
 }
 
 /* Ends gw's current interval at ts; end_stack is the stack of the event

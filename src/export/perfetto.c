@@ -112,23 +112,8 @@ static void event(ectx *c, int64_t ts, uint64_t track, int type, const char *cat
 
 static gstate *gget(ectx *c, uint64_t g, uint64_t create_stack) {
   bool fresh;
-  uint64_t *ix = ctrace__map_put(&c->gix, g, &fresh);
-  if (!ix) return NULL;
-  if (fresh) {
-    if (c->ngs == c->capgs) {
-      size_t cap = c->capgs ? c->capgs * 2 : 256;
-      void *n = realloc(c->gs, cap * sizeof *c->gs);
-      if (!n) {
-        ctrace__map_del(&c->gix, g);
-        return NULL;
-      }
-      c->gs = n;
-      c->capgs = cap;
-    }
-    memset(&c->gs[c->ngs], 0, sizeof c->gs[0]);
-    *ix = ++c->ngs;
-  }
-  gstate *gs = &c->gs[*ix - 1];
+  gstate *gs = ctrace__map_slot(&c->gix, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  if (!gs) return NULL;
   if (!gs->described) {
     /* Named by start function and id, as the issue asks. */
     const ctrace_frame *fr;

@@ -1,6 +1,7 @@
 #include "map.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static size_t slot(uint64_t key, size_t cap) {
   key ^= key >> 33;
@@ -85,4 +86,28 @@ void ctrace__map_free(u64map *m) {
   m->keys = m->vals = NULL;
   m->used = NULL;
   m->cap = m->len = 0;
+}
+
+void *ctrace__map_slot(u64map *m, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
+                       bool *fresh) {
+  char *arr;
+  memcpy(&arr, arrp, sizeof arr); /* the caller's pointer, whatever it points to */
+  uint64_t *ix = ctrace__map_put(m, key, fresh);
+  if (!ix) return NULL;
+  if (*fresh) {
+    if (*n == *cap) {
+      size_t c = *cap ? *cap * 2 : 256;
+      char *a = realloc(arr, c * size);
+      if (!a) {
+        ctrace__map_del(m, key);
+        return NULL;
+      }
+      arr = a;
+      *cap = c;
+      memcpy(arrp, &arr, sizeof arr);
+    }
+    memset(arr + *n * size, 0, size);
+    *ix = ++*n;
+  }
+  return arr + (*ix - 1) * size;
 }
