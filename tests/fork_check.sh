@@ -27,7 +27,8 @@ n=${#traces[@]}
 # Every trace parses in every Go version; a child's and the parent's serve
 # every page. The parent's trace is big (threads emit without pause), and
 # each view of it builds from the whole trace: its pages go without the
-# per-goroutine and per-task views (the child's have them).
+# timeline views (the child's have them; the server's start runs the
+# per-P view's code over the parent's whole trace).
 bash "$here/go_compat.sh" --parse-only "${traces[@]}" >/dev/null
 bash "$here/go_compat.sh" "$dir/child-00.trace"
 GO_COMPAT_TRACE_LINKS=0 bash "$here/go_compat.sh" "$dir/parent.trace"

@@ -22,7 +22,9 @@
 #      profiles they link to and, per kind of page, the /jsontrace data of
 #      the first GO_COMPAT_TRACE_LINKS (default 1) /trace views they link
 #      to (per goroutine, per task: each builds its view from the whole
-#      trace, and a task page links two per task).
+#      trace, and a task page links two per task). GO_COMPAT_TRACE_LINKS=0
+#      skips the main page's views too, for big traces (the server's start
+#      runs the per-P view's code over the whole trace already).
 # With --parse-only, step 1 alone (for tests that write many traces and
 # serve a few of them in full).
 #
@@ -340,6 +342,10 @@ check_version() {
     #    A big trace is split into time ranges, each a view of its own:
     #    the first range of each view (Go 1.22+: per P, per thread) is
     #    fetched, the others are the same code on other events.
+    #    With GO_COMPAT_TRACE_LINKS=0, no view at all: the server's start
+    #    already ran the per-P view's code over the whole trace.
+    level=()
+    [ "$TRACE_LINKS" -eq 0 ] ||
     mapfile -t level < <(targets -1 "$tmp/page.${fetched[/]}" | grep '^/jsontrace' |
                          awk '{ v = $0; sub(/&?(start|end)=[0-9]*/, "", v); sub(/&?(start|end)=[0-9]*/, "", v) }
                               !seen[v]++')
