@@ -177,6 +177,15 @@ STEP(s_sweep, ctrace_gc_sweep_start())
 STEP(s_sweep_done, ctrace_gc_sweep_done(1 << 20, 1 << 19))
 STEP(s_assist, ctrace_gc_mark_assist_start())
 STEP(s_assist_done, ctrace_gc_mark_assist_done())
+STEP(s_assist_sys, {
+  /* A mark assist across a blocking system call. */
+  ctrace_gc_mark_assist_start();
+  ctrace_go_syscall();
+  ctrace_go_sysblock();
+  ctrace_go_sysexit();
+  ctrace_thread_resume();
+  ctrace_gc_mark_assist_done();
+})
 STEP(s_heap, ctrace_heap_alloc(1 << 20); ctrace_heap_goal(4 << 20))
 STEP(s_timer_a, ctrace_timer_goroutine(ga.id))
 
@@ -361,6 +370,7 @@ int main(int argc, char **argv) {
   on(&r2, s_stw0, NULL);
   on(&r2, s_stw_done, NULL);
   on(&r2, s_gc_done, NULL);
+  on(&m, s_assist_sys, NULL);
   on(&m, s_heap, NULL);
   on(&m, s_gc_start, NULL);
   on(&m, s_stw0, NULL);

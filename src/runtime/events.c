@@ -317,6 +317,12 @@ void ctrace_go_sysblock(void) {
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
   uint64_t v[1] = {0};
+  /* Go 1.23's MMU page counts an assisting G's time per P, and its
+   * GoSysExit has none: the assist ends as the call blocks. */
+  if (g->ctrace__flags & CTRACE__GF_ASSIST) {
+    g->ctrace__flags &= ~CTRACE__GF_ASSIST;
+    ctrace__emit(&w, CTRACE_EV_GCMarkAssistDone, 0, v, 0);
+  }
   if (!after_syscall(*w.bp, g)) {
     v[0] = ctrace__stack_id(t, __builtin_frame_address(0));
     g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysCall, 1, v, g->ctrace__ticks);
@@ -543,13 +549,19 @@ void ctrace__close_phases(ctrace__w *w) {
 }
 
 /* A mark assist is a G's (Go 1.23 scopes it to the G that writes it, and
- * its viewer crashes on one written between Gs): not written from G0. */
+ * its viewer crashes on one written between Gs): not written from G0. A
+ * blocking system call ends it (ctrace_go_sysblock). */
 void ctrace_gc_mark_assist_start(void) {
-  if (ctrace__current(&ctrace__tls, 0))
-    simple(CTRACE_EV_GCMarkAssistStart, 0, 0, 0, __builtin_frame_address(0));
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
+  if (!g) return;
+  g->ctrace__flags |= CTRACE__GF_ASSIST;
+  simple(CTRACE_EV_GCMarkAssistStart, 0, 0, 0, __builtin_frame_address(0));
 }
 void ctrace_gc_mark_assist_done(void) {
-  if (ctrace__current(&ctrace__tls, 0)) simple(CTRACE_EV_GCMarkAssistDone, 0, 0, 0, NULL);
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
+  if (!g || !(g->ctrace__flags & CTRACE__GF_ASSIST)) return;
+  g->ctrace__flags &= ~CTRACE__GF_ASSIST;
+  simple(CTRACE_EV_GCMarkAssistDone, 0, 0, 0, NULL);
 }
 void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, 1, live, 0, NULL); }
 void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, 1, goal, 0, NULL); }
@@ -578,7 +590,7 @@ ctrace_g *ctrace_thread_create(void (*start_fn)(void)) {
   ctrace_g *g = ctrace__alloc_g();
   if (!g) return NULL;
   go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
-  g->ctrace__flags = CTRACE__GF_OWNED;
+  g->ctrace__flags |= CTRACE__GF_OWNED;
   return g;
 }
 

@@ -116,7 +116,8 @@ enum {
 };
 
 /* ctrace__flags of a ctrace_g */
-#define CTRACE__GF_OWNED 1u /* allocated by ctrace_thread_create */
+#define CTRACE__GF_OWNED 1u  /* allocated by ctrace_thread_create */
+#define CTRACE__GF_ASSIST 2u /* in a mark assist; its own thread's to change */
 
 typedef struct ctrace__thread {
   _Atomic uint32_t seq; /* odd while writing an event */
