@@ -1,40 +1,78 @@
 #!/usr/bin/env bash
-# go_compat.sh - check that trace files are accepted by Go's own tools.
+# go_compat.sh - check that trace files are accepted by Go's own tools, in
+# every Go version a user may open them with.
 #
-# Usage: tests/go_compat.sh TRACE [TRACE...]
+# Usage: tests/go_compat.sh [--parse-only] TRACE [TRACE...]
 #
-# For every TRACE (see /work/shared/GO-COMPAT.md for why each step matters):
-#   1. `go tool trace -d TRACE` must exit 0 (the parser accepts the trace);
-#   2. `go tool trace -http=127.0.0.1:0 TRACE` must come up and serve it
-#      (this also builds the views, which `-d` does not);
-#   3. every page of the web UI must answer HTTP 200 and /jsontrace must
-#      return a non-empty body (its handler reports errors as an empty 200);
-#   4. the page of the first goroutine group listed on /goroutines must
-#      answer 200 as well.
-# Prints "go_compat: TRACE ok (N pages)" per passing trace and exits 0 only
-# if every trace passes (1 on a failure, 2 on a usage error).
+# For every TRACE and every Go toolchain in GO_COMPAT_GOS (below; see
+# /work/shared/GO-COMPAT.md for why each step matters):
+#   1. the parser accepts it: `go tool trace -d TRACE` (Go 1.19-1.21) or
+#      `-d=1` (1.22 and later, where -d takes a level, and 1.23 converts the
+#      old format to its new event model);
+#   2. `go tool trace -http=127.0.0.1:0 TRACE` comes up and serves it (this
+#      builds the views, which -d does not: Go 1.23's viewer runs its
+#      generators over the whole trace as it starts, and panics on a trace
+#      its converter accepted);
+#   3. every page of the web UI answers HTTP 200: the version's fixed pages,
+#      the /jsontrace data behind each /trace view the main page links to
+#      (the first time range of each, for a big trace that is split; a
+#      non-empty body: its handler reports errors as an empty 200);
+#   4. every page /goroutines, /usertasks and /userregions link to (one per
+#      goroutine group, task type and region type), and from those the raw
+#      profiles they link to and, per kind of page, the /jsontrace data of
+#      the first GO_COMPAT_TRACE_LINKS (default 1) /trace views they link
+#      to (per goroutine, per task: each builds its view from the whole
+#      trace, and a task page links two per task). GO_COMPAT_TRACE_LINKS=0
+#      skips the main page's views too, for big traces (the server's start
+#      runs the per-P view's code over the whole trace already).
+# With --parse-only, step 1 alone (for tests that write many traces and
+# serve a few of them in full).
 #
-# Needs `go` (Go 1.19's tool is the reference reader) and `curl`. No network
-# access beyond 127.0.0.1 is used.
+# Prints "go_compat: TRACE ok (go1.19: N pages, ...)" per passing trace and
+# exits 0 only if every trace passes in every version (1 on a failure, 2 on
+# a usage error).
+#
+# Needs the Go toolchains and curl. No network access beyond 127.0.0.1 is
+# used (GOTOOLCHAIN=local: no toolchain is ever downloaded).
 
 set -euo pipefail
 
-# Pages every trace must serve with status 200. The pprof pages are asked
-# for with ?raw=1: without it they would render SVG through Graphviz, which
-# tests the CI machine rather than the trace.
-readonly PAGES=(
+# The Go toolchains every trace must open in: the one list of them for all
+# the tests. Go 1.19 (Debian bookworm's golang-go) is the reference reader
+# of the old format; Go 1.22 (bookworm-backports) still reads it with the
+# old parser; Go 1.23 converts it to the new event model, as later Gos and
+# today's third-party readers do. GO_COMPAT_GOS overrides the list (go
+# commands separated by spaces).
+readonly DEFAULT_GOS="/usr/lib/go-1.19/bin/go /usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go"
+read -r -a GOS <<<"${GO_COMPAT_GOS:-$DEFAULT_GOS}"
+
+# Pages every version serves. The pprof pages are asked for with ?raw=1:
+# without it they would render SVG through Graphviz, which tests the CI
+# machine rather than the trace.
+readonly COMMON_PAGES=(
     /
-    /trace
-    /jsontrace
     /goroutines
     '/io?raw=1'
     '/block?raw=1'
     '/syscall?raw=1'
     '/sched?raw=1'
+    '/regionio?raw=1'
+    '/regionblock?raw=1'
+    '/regionsyscall?raw=1'
+    '/regionsched?raw=1'
     /usertasks
     /userregions
     /mmu
 )
+# The minimum mutator utilization data the /mmu page asks for, all flags
+# on, per P and not: Go 1.19 serves it as /mmuPlot, 1.22 and later as
+# /mmu?mode=plot. ('|' is %7C.)
+readonly MMU_FLAGS='mut%7Cstw%7Cbackground%7Cassist%7Csweep'
+readonly PAGES_OLD=("/mmuPlot?flags=$MMU_FLAGS" "/mmuPlot?flags=perProc%7C$MMU_FLAGS")
+readonly PAGES_NEW=("/mmu?mode=plot&flags=$MMU_FLAGS" "/mmu?mode=plot&flags=perProc%7C$MMU_FLAGS")
+# Pages whose links are followed (step 4).
+readonly INDEX_PAGES=(/goroutines /usertasks /userregions)
+readonly TRACE_LINKS=${GO_COMPAT_TRACE_LINKS:-1}
 readonly START_TIMEOUT=120   # seconds for the server to parse and listen
 readonly PAGE_TIMEOUT=300    # seconds per page (/jsontrace of a big trace)
 readonly SHOW_LINES=20       # lines of output shown on a failure
@@ -46,11 +84,15 @@ die() {
     exit 1
 }
 
+parse_only=0
+if [ "${1:-}" = --parse-only ]; then
+    parse_only=1
+    shift
+fi
 if [ $# -eq 0 ]; then
-    echo "usage: $prog TRACE [TRACE...]" >&2
+    echo "usage: $prog [--parse-only] TRACE [TRACE...]" >&2
     exit 2
 fi
-command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 command -v curl >/dev/null 2>&1 || die "curl not found on PATH"
 
 # --- private scratch space and clean-up --------------------------------------
@@ -77,7 +119,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # A clean CI environment (e.g. root without HOME) must still work: give the
-# go command a private cache and, if needed, a HOME. Keep a browser from
+# go commands a private cache and, if needed, a HOME. Keep a browser from
 # opening: cmd/internal/browser tries $BROWSER first and stops at the first
 # command that succeeds, and only tries xdg-open when DISPLAY is set.
 export GOCACHE="$tmp/gocache"
@@ -85,14 +127,22 @@ if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
     export HOME="$tmp/home"
     mkdir -p "$HOME"
 fi
-export BROWSER=/bin/true
+export BROWSER=/bin/true GOTOOLCHAIN=local
 unset DISPLAY GOFLAGS
 
-# Run the trace tool binary itself rather than through `go tool`: the go
+# Run each trace tool binary itself rather than through `go tool`: the go
 # command runs tools as a child process, so killing it would leave the
 # server behind. `go tool -n trace` prints the binary `go tool trace` runs.
-trace_tool=$(go tool -n trace) || die "cannot locate 'go tool trace'"
-[ -x "$trace_tool" ] || die "'go tool trace' binary not found: $trace_tool"
+tools=() names=() minors=()
+for go in "${GOS[@]}"; do
+    [ -x "$go" ] || die "Go toolchain not found: $go (make test-deps installs them)"
+    version=$("$go" env GOVERSION) || die "$go env GOVERSION failed"
+    minor=${version#go1.}
+    minor=${minor%%[!0-9]*}
+    tool=$("$go" tool -n trace) || die "cannot locate '$go tool trace'"
+    [ -x "$tool" ] || die "'$go tool trace' binary not found: $tool"
+    tools+=("$tool") names+=("${version%.*}") minors+=("$minor")
+done
 
 # --- helpers -------------------------------------------------------------------
 
@@ -121,84 +171,158 @@ show_head() {
     fi
 }
 
-# fail TRACE MESSAGE: report a failure of TRACE.
+# fail MESSAGE: report a failure of the trace and Go version being checked.
 fail() {
-    echo "$prog: $1: FAIL: $2" >&2
+    echo "$prog: $trace: $name: FAIL: $1" >&2
 }
 
-# fetch BASE PAGE BODY: GET BASE/PAGE into file BODY and require status 200
-# and a complete transfer (a handler that panics after sending the header
-# leaves a truncated body, which curl reports as an error).
-# Returns non-zero and prints the details on failure.
+# fetch PAGE...: GETs every PAGE from $base (those not fetched yet from this
+# server), through one curl, which keeps one connection open: a process per
+# page would cost more than the pages. The body of the i-th page fetched
+# from this server is $tmp/page.i; $tmp/fetched lists "i PAGE". Every page
+# must answer 200 with a complete transfer (a handler that panics after
+# sending the header leaves a truncated body, which curl reports as an
+# error), and /jsontrace a non-empty body (see json_ok). Returns non-zero
+# and prints the details on the first failure.
 fetch() {
-    local base=$1 page=$2 body=$3 code rc=0 what
-    : >"$body"  # curl leaves the file alone when no body arrives
-    code=$(curl --silent --show-error --noproxy '*' \
-                --max-time "$PAGE_TIMEOUT" \
-                --output "$body" --write-out '%{http_code}' \
-                "$base$page" 2>"$tmp/curl.err") || rc=$?
-    if [ "$rc" -eq 0 ] && [ "$code" = 200 ]; then
-        return 0
-    fi
-    if [ "${code:-000}" = 000 ]; then
-        # The server recovers a handler's panic by dropping the connection.
-        what="got no HTTP response (curl exit $rc; did the handler panic?)"
-    elif [ "$rc" -ne 0 ]; then
-        what="answered HTTP $code but the transfer failed (curl exit $rc)"
-    else
-        what="answered HTTP $code"
-    fi
-    fail "$trace" "page $page $what"
-    show "curl error" "$tmp/curl.err"
-    show_head "body of $page" "$body"
-    show "server output" "$tmp/server.log" 40
-    return 1
+    local page i n=0 num code rc what
+    local -a batch=()
+    : >"$tmp/curl.cfg"
+    for page in "$@"; do
+        [ -z "${fetched[$page]:-}" ] || continue
+        pages=$((pages + 1))
+        fetched[$page]=$pages
+        batch+=("$page")
+        echo "$pages $page" >>"$tmp/fetched"
+        # curl's config syntax: quoted strings, backslash and quote escaped.
+        printf 'url = "%s"\noutput = "%s"\n' "$base$page" "$tmp/page.$pages" >>"$tmp/curl.cfg"
+    done
+    [ "${#batch[@]}" -gt 0 ] || return 0
+    curl --silent --show-error --noproxy '*' --globoff --max-time "$PAGE_TIMEOUT" \
+         --config "$tmp/curl.cfg" --write-out '%{urlnum} %{http_code} %{exitcode}\n' \
+         >"$tmp/status" 2>"$tmp/curl.err" || true
+    # Builtins only from here: a process per page would cost more than the page.
+    local -A codes=() rcs=()
+    while read -r num code rc; do
+        codes[$num]=$code rcs[$num]=$rc
+    done <"$tmp/status"
+    for page in "${batch[@]}"; do
+        i=${fetched[$page]}
+        code=${codes[$n]:-000} rc=${rcs[$n]:--1}
+        n=$((n + 1))
+        [ -z "${GO_COMPAT_VERBOSE:-}" ] || echo "  $name $code $page" >&2
+        [ -e "$tmp/page.$i" ] || : >"$tmp/page.$i"
+        if [ "$rc" = 0 ] && [ "$code" = 200 ]; then
+            json_ok "$page" "$tmp/page.$i" && continue
+            what="returned an empty body"
+        elif [ "$code" = 000 ]; then
+            # The server recovers a handler's panic by dropping the connection.
+            what="got no HTTP response (curl exit $rc; did the handler panic?)"
+        elif [ "$rc" != 0 ]; then
+            what="answered HTTP $code but the transfer failed (curl exit $rc)"
+        else
+            what="answered HTTP $code"
+        fi
+        fail "page $page $what"
+        show "curl error" "$tmp/curl.err"
+        show_head "body of $page" "$tmp/page.$i"
+        show "server output" "$tmp/server.log" 40
+        return 1
+    done
 }
 
-# --- the check of one trace ----------------------------------------------------
+# json_ok PAGE BODY: false for a /jsontrace PAGE with an empty BODY: its
+# handler reports errors as an empty 200. One exception, Go 1.23's own: the
+# view of a task with neither its start nor its end in the trace (a task
+# made before the trace began and ended after it, or task 0, the background
+# task that regions outside any task belong to, which the task pages list
+# since 1.23) is an empty body and the log line "failed to find task with
+# id N", as it is for Go's own traces.
+json_ok() {
+    local task
+    case $1 in /jsontrace*) ;; *) return 0 ;; esac
+    [ -s "$2" ] && return 0
+    task=$(sed -n 's/^\/jsontrace?\(focus\)\{0,1\}task\(id\)\{0,1\}=\([0-9]*\)$/\3/p' <<<"$1")
+    [ -n "$task" ] && grep -q "failed to find task with id $task\$" "$tmp/server.log"
+}
 
-# check_trace: run every check on the trace file named by the global $trace
-# (which fetch also uses in its messages); returns non-zero on failure.
-# Called in an `if`, so `set -e` does not apply here: every step checks
-# its status explicitly.
-check_trace() {
-    local rc=0 addr="" page n=0 goroutine
+# targets MAX_TRACES FILE...: the pages to fetch for the links of the HTML
+# pages FILE..., in page order, each once: the site's own links (href values
+# starting with '/', entities decoded, fragments dropped) to raw profiles
+# (links without raw= render SVG, see COMMON_PAGES), to the pages of
+# goroutine groups, task types and region types, and, for the first
+# MAX_TRACES /trace views the FILEs link to (-1: all), their /jsontrace
+# data. Each of those builds its view from the whole trace, which takes a
+# while for a big one. One pipeline for all the files: processes are what
+# costs here.
+targets() {
+    local max=$1 file link query traces=0
+    shift
+    while IFS=$'\t' read -r file link; do
+        case $link in
+        /trace|/trace\?*)
+            traces=$((traces + 1))
+            if [ "$max" -lt 0 ] || [ "$traces" -le "$max" ]; then
+                query=${link#/trace}
+                echo "/jsontrace?${query#\?}"
+            fi
+            ;;
+        /io\?*raw=* | /block\?*raw=* | /syscall\?*raw=* | /sched\?*raw=* | /region*raw=* | \
+        /goroutine\?* | /usertask\?* | /userregion\?*)
+            echo "$link"
+            ;;
+        esac
+    done < <(grep -o -H "href=[\"']/[^\"']*[\"']" "$@" |
+             sed "s/:href=[\"']/\t/; s/[\"']\$//; s/#.*//; s/&amp;/\\&/g" |
+             awk '!seen[$0]++' || true)
+}
 
-    if [ ! -r "$trace" ]; then
-        fail "$trace" "cannot read the file"
-        return 1
-    fi
 
-    # 1. The parser: `-d` parses the trace and prints its events. Only the
+# --- the check of one trace in one Go version ----------------------------------
+
+# check_version: run every check on $trace with the Go version at index $v
+# of the tool lists; returns non-zero on failure. Called in an `if`, so
+# `set -e` does not apply here: every step checks its status explicitly.
+check_version() {
+    local tool=${tools[$v]} minor=${minors[$v]} rc=0 page dflag=-d
+    local -a pages_v level next files
+    local kind
+    pages=0 base=""
+    fetched=()
+    rm -f "$tmp"/page.* "$tmp/fetched"
+    [ "$minor" -ge 22 ] && dflag=-d=1
+
+    # 1. The parser: it parses the trace and prints its events. Only the
     #    last lines are kept; a big trace prints millions.
-    "$trace_tool" -d -http=127.0.0.1:0 "$trace" 2>"$tmp/d.err" \
+    "$tool" "$dflag" -http=127.0.0.1:0 "$trace" 2>"$tmp/d.err" \
         | tail -n "$SHOW_LINES" >"$tmp/d.out" || rc=${PIPESTATUS[0]}
     if [ "$rc" -ne 0 ]; then
-        fail "$trace" "'go tool trace -d' exited with status $rc"
+        fail "'go tool trace $dflag' exited with status $rc"
         show "stderr" "$tmp/d.err"
         show "stdout" "$tmp/d.out"
         return 1
     fi
+    [ "$parse_only" -eq 1 ] && return 0
 
     # 2. The server: it parses the trace, splits it, then logs the address.
     : >"$tmp/server.log"
-    "$trace_tool" -http=127.0.0.1:0 "$trace" >"$tmp/server.log" 2>&1 &
+    "$tool" -http=127.0.0.1:0 "$trace" >"$tmp/server.log" 2>&1 &
     server_pid=$!
     SECONDS=0
     while :; do
-        addr=$(sed -n 's/.*Trace viewer is listening on \(http:[^ ]*\).*/\1/p' \
+        base=$(sed -n 's/.*Trace viewer is listening on \(http:[^ ]*\).*/\1/p' \
                    "$tmp/server.log" | head -n 1)
-        [ -n "$addr" ] && break
+        [ -n "$base" ] && break
         if ! kill -0 "$server_pid" 2>/dev/null; then
             rc=0
             wait "$server_pid" || rc=$?
             server_pid=""
-            fail "$trace" "'go tool trace -http' exited early (status $rc)"
+            fail "'go tool trace -http' exited early (status $rc)"
             show "server output" "$tmp/server.log" 40
             return 1
         fi
         if [ "$SECONDS" -ge "$START_TIMEOUT" ]; then
-            fail "$trace" "server not listening after ${START_TIMEOUT}s"
+            fail "server not listening after ${START_TIMEOUT}s"
             show "server output" "$tmp/server.log" 40
             stop_server
             return 1
@@ -206,44 +330,81 @@ check_trace() {
         sleep 0.1
     done
 
-    # 3. Every page must answer 200.
-    for page in "${PAGES[@]}"; do
-        fetch "$addr" "$page" "$tmp/page" || { stop_server; return 1; }
-        n=$((n + 1))
-        case $page in
-        /jsontrace)
-            # Its handler logs errors and returns an empty 200.
-            if [ ! -s "$tmp/page" ]; then
-                fail "$trace" "page /jsontrace returned an empty body"
-                show "server output" "$tmp/server.log" 40
-                stop_server
-                return 1
-            fi
-            ;;
-        /goroutines)
-            cp "$tmp/page" "$tmp/goroutines.html"
-            ;;
-        esac
-    done
-
-    # 4. The page of the first goroutine group listed on /goroutines.
-    goroutine=$(grep -o 'href="/goroutine?id=[0-9]*"' "$tmp/goroutines.html" \
-                | head -n 1 | sed 's/^href="//; s/"$//') || true
-    if [ -n "$goroutine" ]; then
-        fetch "$addr" "$goroutine" "$tmp/page" || { stop_server; return 1; }
-        n=$((n + 1))
+    # 3. The fixed pages, and the data of the views the main page links to
+    #    (the other links of the main page are among the fixed pages, or
+    #    are Go 1.19's misspelt /sche?raw=1).
+    if [ "$minor" -ge 22 ]; then
+        pages_v=("${COMMON_PAGES[@]}" "${PAGES_NEW[@]}")
+    else
+        pages_v=("${COMMON_PAGES[@]}" "${PAGES_OLD[@]}")
     fi
+    fetch "${pages_v[@]}" || { stop_server; return 1; }
+    #    A big trace is split into time ranges, each a view of its own:
+    #    the first range of each view (Go 1.22+: per P, per thread) is
+    #    fetched, the others are the same code on other events.
+    #    With GO_COMPAT_TRACE_LINKS=0, no view at all: the server's start
+    #    already ran the per-P view's code over the whole trace.
+    level=()
+    [ "$TRACE_LINKS" -eq 0 ] ||
+    mapfile -t level < <(targets -1 "$tmp/page.${fetched[/]}" | grep '^/jsontrace' |
+                         awk '{ v = $0; sub(/&?(start|end)=[0-9]*/, "", v); sub(/&?(start|end)=[0-9]*/, "", v) }
+                              !seen[v]++')
+    fetch "${level[@]}" || { stop_server; return 1; }
+
+    # 4. Every page the index pages link to, and one level more.
+    files=()
+    for page in "${INDEX_PAGES[@]}"; do files+=("$tmp/page.${fetched[$page]}"); done
+    mapfile -t level < <(targets -1 "${files[@]}")
+    fetch "${level[@]}" || { stop_server; return 1; }
+    #    From the pages of each kind (goroutine groups, task types, region
+    #    types), the first GO_COMPAT_TRACE_LINKS /trace views.
+    next=()
+    for kind in goroutine usertask userregion; do
+        files=()
+        for page in "${level[@]}"; do
+            case $page in "/$kind?"*) files+=("$tmp/page.${fetched[$page]}") ;; esac
+        done
+        [ "${#files[@]}" -eq 0 ] ||
+            mapfile -t -O "${#next[@]}" next < <(targets "$TRACE_LINKS" "${files[@]}" |
+                                                 grep -v '^/goroutine?\|^/usertask?\|^/userregion?')
+    done
+    fetch "${next[@]}" || { stop_server; return 1; }
 
     stop_server
-
-    echo "go_compat: $trace ok ($n pages)"
+    # A handler's panic the server survived still fails the trace.
+    if grep -q 'panic' "$tmp/server.log"; then
+        fail "the server logged a panic"
+        show "server output" "$tmp/server.log" 40
+        return 1
+    fi
 }
 
 # --- main ----------------------------------------------------------------------
 
+declare -A fetched  # page -> its number, for the server being crawled
 failed=0
 for trace in "$@"; do
-    if ! check_trace; then
+    ok=1 summary=""
+    if [ ! -r "$trace" ]; then
+        echo "$prog: $trace: FAIL: cannot read the file" >&2
+        failed=$((failed + 1))
+        continue
+    fi
+    for v in "${!tools[@]}"; do
+        name=${names[$v]}
+        if check_version; then
+            summary+="${summary:+, }$name: $pages pages"
+        else
+            ok=0
+        fi
+    done
+    if [ "$ok" -eq 1 ]; then
+        if [ "$parse_only" -eq 1 ]; then
+            echo "go_compat: $trace parsed (${names[*]})"
+        else
+            echo "go_compat: $trace ok ($summary)"
+        fi
+    else
         failed=$((failed + 1))
     fi
 done

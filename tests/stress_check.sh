@@ -9,8 +9,8 @@
 #   2. runs `go tool trace -d` on every trace, STRESS_JOBS (default 2) at a
 #      time: every trace must be accepted, and the number of event lines it
 #      prints must equal the recorded count;
-#   3. runs tests/go_compat.sh (every web page) on the first, a middle and
-#      the last trace.
+#   3. runs tests/go_compat.sh: every trace must parse in every Go version
+#      it lists, and the first, a middle and the last serve every web page.
 #
 # Why the counts can match exactly: `go tool trace -d` prints one line per
 # event left after parsing and ordering (internal/trace.Print). It never
@@ -124,6 +124,25 @@ echo "$prog: $ntraces traces, $total events; run ${t_run}s, go tool trace -d ${t
 if [ "$failed" -ne 0 ] || [ "$mismatched" -ne 0 ]; then
     die "FAIL (traces kept in $dir)"
 fi
+
+# Every trace parses in the other Go versions too (go_compat.sh lists
+# them), in two halves at once.
+SECONDS=0
+all=()
+while read -r n _; do all+=("$dir/trace-$n.trace"); done <"$counts"
+half=$(( (${#all[@]} + 1) / 2 ))
+bash "$here/go_compat.sh" --parse-only "${all[@]:0:$half}" >"$scratch/parse1" 2>&1 &
+p1=$!
+rc2=0
+bash "$here/go_compat.sh" --parse-only "${all[@]:$half}" >"$scratch/parse2" 2>&1 || rc2=$?
+rc1=0
+wait "$p1" || rc1=$?
+if [ "$rc1" -ne 0 ] || [ "$rc2" -ne 0 ]; then
+    grep -v '^go_compat: ' "$scratch/parse1" "$scratch/parse2" >&2 || true
+    die "FAIL: a Go version rejects a trace (traces kept in $dir)"
+fi
+echo "$prog: every trace parses in every Go version (${SECONDS}s)"
+
 
 # --- 3. every web page for a few traces -----------------------------------------
 

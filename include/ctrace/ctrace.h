@@ -174,7 +174,8 @@ typedef enum ctrace_block_reason {
   CTRACE_BLOCK_NET,    /* network */
   CTRACE_BLOCK_GC,     /* GC assist */
   CTRACE_BLOCK_SLEEP,  /* timed sleep (GoSleep) */
-  CTRACE_BLOCK_FUTILE = 0x100 /* or-ed in: the last wakeup was futile */
+  CTRACE_BLOCK_FUTILE = 0x100 /* or-ed in: the last wakeup was futile (not
+                                 written: Go 1.23 rejects FutileWakeup) */
 } ctrace_block_reason;
 
 /* Creates G (not running, runnable) whose code starts at start_fn, from

@@ -65,8 +65,7 @@ void ctrace__buf_fork_child(void) {
   pool = NULL;
 }
 
-static void open_batch(ctrace__buf *b, int64_t p) {
-  uint64_t now = ctrace__ticks();
+static void open_batch_at(ctrace__buf *b, int64_t p, uint64_t now) {
   uint8_t *q = b->pos;
   *q++ = CTRACE_EV_Batch | 1 << CTRACE_ARG_COUNT_SHIFT;
   q = ctrace__put_uvarint(q, (uint64_t)p);
@@ -74,6 +73,19 @@ static void open_batch(ctrace__buf *b, int64_t p) {
   b->pos = q;
   b->last_ticks = now;
   b->p = p;
+}
+
+static void open_batch(ctrace__buf *b, int64_t p) { open_batch_at(b, p, ctrace__ticks()); }
+
+uint8_t *ctrace__open_at(ctrace__buf **bp, int64_t p, uint64_t ticks) {
+  if (*bp) ctrace__queue_full(*bp);
+  *bp = buf_get();
+  if (!*bp) {
+    atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+    return NULL;
+  }
+  open_batch_at(*bp, p, ticks);
+  return (*bp)->pos;
 }
 
 uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) {

@@ -86,7 +86,34 @@ int64_t ctrace__procs(void) {
   return cpus > 0 ? cpus : 1;
 }
 
-void ctrace__events_reset(void) { atomic_store_explicit(&gc_seq, 0, memory_order_relaxed); }
+/* The Gomaxprocs the trace shows last, under procs_mu. Go 1.23 counts a
+ * trace's Ps by it (its MMU page indexes them by P number, and panics on a
+ * P at or above it), so it must stay above every P number the trace uses:
+ * plain threads take numbers above what a runtime declares, and may
+ * outnumber the CPUs. A P that would exceed it raises it first (proc_open),
+ * under the lock, so that the values go up in the order they are written. */
+static pthread_mutex_t procs_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t shown_procs;
+
+void ctrace__events_reset(int64_t procs) {
+  atomic_store_explicit(&gc_seq, 0, memory_order_relaxed);
+  __atomic_store_n(&shown_procs, procs, __ATOMIC_RELAXED);
+}
+
+/* Writes Gomaxprocs through w: procs, or the one shown if larger (at
+ * least one more than P number above, if not -1). */
+static void show_procs(ctrace__w *w, int64_t procs, int64_t above, uint64_t stack) {
+  pthread_mutex_lock(&procs_mu);
+  if (procs < shown_procs) procs = shown_procs;
+  if (procs <= above) procs = above + 1;
+  if (above < 0 || procs != shown_procs) {
+    uint64_t v[2] = {(uint64_t)procs, stack};
+    ctrace__emit(w, CTRACE_EV_Gomaxprocs, 2, v, 0);
+    /* Read without the lock by proc_open, to skip it. */
+    __atomic_store_n(&shown_procs, procs, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&procs_mu);
+}
 
 /* A thread's fields start zeroed (TLS); p becomes meaningful, -1 for
  * none, when the thread first says what it is. */
@@ -119,14 +146,12 @@ CTRACE__INLINE void enter(ctrace__w *w, ctrace_g *g) {
 }
 
 /* The current G stops running with event ev (block, sched, ...). */
-static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, void *fp,
-                  bool futile) {
+static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, void *fp) {
   /* GoStop ends a G for Go's reader, whatever the runtime does next. */
   if (ev == CTRACE_EV_GoStop) tstatus = CTRACE__G_DEAD;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
   uint64_t v[1] = {ctrace__stack_id(t, fp)};
-  if (futile) ctrace__emit(&w, CTRACE_EV_FutileWakeup, 0, v, 0);
   g->ctrace__ticks = ctrace__emit(&w, ev, 1, v, g->ctrace__ticks);
   g->ctrace__tstatus = tstatus;
   if (tstatus == CTRACE__G_RUNNABLE) g->ctrace__lastp = w.p;
@@ -197,7 +222,7 @@ void ctrace_go_end(void) {
   ctrace__g_unregister(g);
 }
 
-static void stop_current(uint8_t ev, uint32_t status, void *fp, bool futile) {
+static void stop_current(uint8_t ev, uint32_t status, void *fp) {
   ctrace__thread *t0 = &ctrace__tls;
   ctrace_g *g = ctrace__current(t0, 0);
   if (!g) return;
@@ -205,18 +230,18 @@ static void stop_current(uint8_t ev, uint32_t status, void *fp, bool futile) {
   t0->curg = NULL;
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
-  leave(t, g, ev, status, fp, futile);
+  leave(t, g, ev, status, fp);
   ctrace__end(t);
 }
 
 void ctrace_go_sched(void) {
-  stop_current(CTRACE_EV_GoSched, CTRACE__G_RUNNABLE, __builtin_frame_address(0), false);
+  stop_current(CTRACE_EV_GoSched, CTRACE__G_RUNNABLE, __builtin_frame_address(0));
 }
 void ctrace_go_preempt(void) {
-  stop_current(CTRACE_EV_GoPreempt, CTRACE__G_RUNNABLE, __builtin_frame_address(0), false);
+  stop_current(CTRACE_EV_GoPreempt, CTRACE__G_RUNNABLE, __builtin_frame_address(0));
 }
 void ctrace_go_stop(void) {
-  stop_current(CTRACE_EV_GoStop, CTRACE__G_RUNNABLE, __builtin_frame_address(0), false);
+  stop_current(CTRACE_EV_GoStop, CTRACE__G_RUNNABLE, __builtin_frame_address(0));
 }
 
 void ctrace_go_block(int reason) {
@@ -227,9 +252,12 @@ void ctrace_go_block(int reason) {
       [CTRACE_BLOCK_NET] = CTRACE_EV_GoBlockNet,    [CTRACE_BLOCK_GC] = CTRACE_EV_GoBlockGC,
       [CTRACE_BLOCK_SLEEP] = CTRACE_EV_GoSleep,
   };
+  /* CTRACE_BLOCK_FUTILE is not written: Go 1.23 and later reject a trace
+   * with EvFutileWakeup ("unexpected event type 36"), and Go 1.19 only
+   * uses it to hide the wakeup (docs/design.md, "Every Go"). */
   unsigned r = (unsigned)reason & 0xff;
   uint8_t ev = r < sizeof evs ? evs[r] : CTRACE_EV_GoBlock;
-  stop_current(ev, CTRACE__G_WAITING, __builtin_frame_address(0), reason & CTRACE_BLOCK_FUTILE);
+  stop_current(ev, CTRACE__G_WAITING, __builtin_frame_address(0));
 }
 
 void ctrace_go_unblock(ctrace_g *g) {
@@ -261,6 +289,24 @@ void ctrace_go_syscall(void) {
   ctrace__end(t);
 }
 
+/* Whether the last event in b is g's GoSysCall. Go 1.23 pairs a GoSysBlock
+ * with the GoSysCall of its G only if nothing of that G comes between (its
+ * converter looks at the G's next event), so sysblock bridges with a
+ * GoSysCall of its own otherwise. Read backwards off the buffer rather than
+ * noted by ctrace_go_syscall, whose cost the hot path would pay: the event
+ * has g's ticks and is [type|1<<6, tick diff, stack id], two varints whose
+ * bytes all have the top bit set but their last. */
+static bool after_syscall(const ctrace__buf *b, const ctrace_g *g) {
+  if (!b || b->last_ticks != g->ctrace__ticks) return false;
+  const uint8_t *q = b->pos;
+  for (int i = 0; i < 2; i++) {
+    if (q == b->data || q[-1] & 0x80) return false;
+    q--;
+    while (q > b->data && q[-1] & 0x80) q--;
+  }
+  return q > b->data && q[-1] == (CTRACE_EV_GoSysCall | 1 << CTRACE_ARG_COUNT_SHIFT);
+}
+
 void ctrace_go_sysblock(void) {
   ctrace__thread *t0 = &ctrace__tls;
   ctrace_g *g = ctrace__current(t0, 0);
@@ -270,10 +316,30 @@ void ctrace_go_sysblock(void) {
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
-  uint64_t v[1];
+  uint64_t v[1] = {0};
+  /* Go 1.23's MMU page counts an assisting G's time per P, and its
+   * GoSysExit has none: the assist ends as the call blocks. */
+  if (g->ctrace__flags & CTRACE__GF_ASSIST) {
+    g->ctrace__flags &= ~CTRACE__GF_ASSIST;
+    ctrace__emit(&w, CTRACE_EV_GCMarkAssistDone, 0, v, 0);
+  }
+  if (!after_syscall(*w.bp, g)) {
+    v[0] = ctrace__stack_id(t, __builtin_frame_address(0));
+    g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysCall, 1, v, g->ctrace__ticks);
+  }
   g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysBlock, 0, v, g->ctrace__ticks);
   g->ctrace__tstatus = CTRACE__G_SYSCALL;
   t->tcurg = NULL;
+  /* Go's runtime hands the P off as the call blocks, and Go 1.23's viewer
+   * counts on it: the ProcStop is what ends the G's time on the P there
+   * (without it, a later ProcStop of that P panics the viewer). The thread
+   * keeps the P; the trace starts it again, in this same batch, at the
+   * thread's next event (proc_open), as Go's exitsyscall does. */
+  if (w.p != CTRACE__NO_P) {
+    ctrace__end_sweep(&w);
+    ctrace__emit(&w, CTRACE_EV_ProcStop, 0, v, 0);
+    t->tp = -1;
+  }
   ctrace__writer_done(&w);
   ctrace__end(t);
 }
@@ -287,7 +353,7 @@ void ctrace_go_sysexit(void) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
-  ctrace__ensure_announced(&w, g, CTRACE__G_SYSCALL);
+  ctrace__announce_syscall(&w, g);
   if (g->ctrace__tstatus == CTRACE__G_SYSCALL) ctrace__sysexit_event(&w, g);
   ctrace__writer_done(&w);
   ctrace__end(t);
@@ -297,8 +363,13 @@ void ctrace_go_sysexit(void) {
 
 void ctrace__proc_open(ctrace__thread *t) {
   ctrace__w w = {t, &t->buf, t->p};
-  if (!ctrace__reserve_slow(&t->buf, t->p, CTRACE__MAX_EVENT)) return;
+  /* A P that only the trace stopped (ctrace_go_sysblock) goes on in the
+   * batch that holds its ProcStop; any other opens a batch of its own. */
+  if (t->buf && t->buf->p == t->p ? !ctrace__reserve(&t->buf, t->p, CTRACE__MAX_EVENT)
+                                  : !ctrace__reserve_slow(&t->buf, t->p, CTRACE__MAX_EVENT))
+    return;
   uint64_t v[1] = {(uint64_t)t->tid};
+  if (t->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED)) show_procs(&w, 0, t->p, 0);
   ctrace__emit(&w, CTRACE_EV_ProcStart, 1, v, 0);
   t->tp = t->p;
 }
@@ -322,6 +393,13 @@ void ctrace__sync_p(ctrace__thread *t) {
 static void show_p(void) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
+  /* The batch of a P the trace stopped at a blocking system call is still
+   * in this thread's buffer: hand it over before another thread may take
+   * the P, so that the P's batches stay in file order. */
+  if (t->tp < 0 && t->buf && t->buf->p != t->p) {
+    ctrace__queue_full(t->buf);
+    t->buf = NULL;
+  }
   ctrace__w w = ctrace__writer(t);
   ctrace__writer_done(&w);
   ctrace__end(t);
@@ -354,8 +432,7 @@ void ctrace_gomaxprocs(int64_t procs) {
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
-  uint64_t v[2] = {(uint64_t)procs, ctrace__stack_id(t, __builtin_frame_address(0))};
-  ctrace__emit(&w, CTRACE_EV_Gomaxprocs, 2, v, 0);
+  show_procs(&w, procs, -1, ctrace__stack_id(t, __builtin_frame_address(0)));
   ctrace__writer_done(&w);
   ctrace__end(t);
 }
@@ -379,20 +456,113 @@ static void simple(uint8_t ev, int n, uint64_t a, uint64_t b, void *fp) {
   ctrace__end(t);
 }
 
-void ctrace_gc_start(void) { simple(CTRACE_EV_GCStart, 1, 0, 0, __builtin_frame_address(0)); }
-void ctrace_gc_done(void) { simple(CTRACE_EV_GCDone, 0, 0, 0, NULL); }
-void ctrace_gc_stw_start(int kind) { simple(CTRACE_EV_GCSTWStart, 1, kind == 1, 0, NULL); }
-void ctrace_gc_stw_done(void) { simple(CTRACE_EV_GCSTWDone, 0, 0, 0, NULL); }
-void ctrace_gc_sweep_start(void) {
-  simple(CTRACE_EV_GCSweepStart, 0, 0, 0, __builtin_frame_address(0));
+/* GC phases. Go's reader rejects an end whose start it has not seen
+ * ("bogus GC end", "bogus STW end", "bogus sweeping end") and a second
+ * start before the end; Go 1.19's viewer needs every start ended. A trace
+ * starts and stops at any time, so each phase is written only whole or
+ * ended by stop: an end whose start came before this trace is dropped, a
+ * start while the trace shows one open is dropped, and stop ends what is
+ * open (ctrace__close_phases). GC and STW are the process's: the
+ * generation whose trace shows one open, 0 for none. A sweep is a P's: the
+ * trace P of the thread's open sweep (thread fields are per trace), ended
+ * before its P stops in the trace. */
+static _Atomic uint64_t gc_open, stw_open;
+
+/* Start (begin) or end of the global phase *open, ev with n values. The
+ * runtime orders its own GC calls, as Go's does. */
+static void phase(_Atomic uint64_t *open, bool begin, uint8_t ev, int n, uint64_t a, void *fp) {
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
+  /* Go 1.23 scopes a stop-the-world to the G that writes it, and its viewer
+   * crashes on one written between Gs (G0). */
+  if (!g && open == &stw_open) return;
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  uint64_t gen = ctrace__gen(t);
+  if ((atomic_load_explicit(open, memory_order_relaxed) == gen) != begin) {
+    atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
+    ctrace__w w = ctrace__writer(t);
+    enter(&w, g);
+    uint64_t v[2] = {a, 0};
+    if (fp) v[n++] = ctrace__stack_id(t, fp);
+    if (ev == CTRACE_EV_GCStart) v[0] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed);
+    ctrace__emit(&w, ev, n, v, 0);
+    ctrace__writer_done(&w);
+  }
+  ctrace__end(t);
 }
+
+void ctrace_gc_start(void) {
+  phase(&gc_open, true, CTRACE_EV_GCStart, 1, 0, __builtin_frame_address(0));
+}
+void ctrace_gc_done(void) { phase(&gc_open, false, CTRACE_EV_GCDone, 0, 0, NULL); }
+void ctrace_gc_stw_start(int kind) {
+  phase(&stw_open, true, CTRACE_EV_GCSTWStart, 1, kind == 1, NULL);
+}
+void ctrace_gc_stw_done(void) { phase(&stw_open, false, CTRACE_EV_GCSTWDone, 0, 0, NULL); }
+
+static void sweep(bool begin, uint64_t swept, uint64_t reclaimed, void *fp) {
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  if (w.p != CTRACE__NO_P && (t->sweep_p == w.p) != begin) {
+    enter(&w, g);
+    uint64_t v[2] = {swept, reclaimed};
+    if (begin) v[0] = ctrace__stack_id(t, fp);
+    ctrace__emit(&w, begin ? CTRACE_EV_GCSweepStart : CTRACE_EV_GCSweepDone, begin ? 1 : 2, v, 0);
+    t->sweep_p = begin ? w.p : -1;
+  }
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
+void ctrace_gc_sweep_start(void) { sweep(true, 0, 0, __builtin_frame_address(0)); }
 void ctrace_gc_sweep_done(uint64_t swept, uint64_t reclaimed) {
-  simple(CTRACE_EV_GCSweepDone, 2, swept, reclaimed, NULL);
+  sweep(false, swept, reclaimed, NULL);
 }
+
+void ctrace__end_sweep(ctrace__w *w) {
+  if (w->t->sweep_p < 0 || w->t->sweep_p != w->p) return;
+  uint64_t v[2] = {0, 0};
+  ctrace__emit(w, CTRACE_EV_GCSweepDone, 2, v, 0);
+  w->t->sweep_p = -1;
+}
+
+void ctrace__end_stw(ctrace__w *w) {
+  uint64_t want = ctrace__gen(w->t), v[1] = {0};
+  /* 0: a thread that is exiting (its state is cleared), no trace's. */
+  if (want && atomic_load_explicit(&stw_open, memory_order_relaxed) == want &&
+      atomic_compare_exchange_strong(&stw_open, &want, 0))
+    ctrace__emit(w, CTRACE_EV_GCSTWDone, 0, v, 0);
+}
+
+/* Stop's: the STW, when no thread showed a G to end it (Go 1.23 then sees
+ * an end without a G; Go 1.19 needs the end), and the GC. */
+void ctrace__close_phases(ctrace__w *w) {
+  uint64_t gen = ctrace__gen(w->t), v[1] = {0};
+  uint64_t want = gen;
+  if (atomic_compare_exchange_strong(&stw_open, &want, 0))
+    ctrace__emit(w, CTRACE_EV_GCSTWDone, 0, v, 0);
+  want = gen;
+  if (atomic_compare_exchange_strong(&gc_open, &want, 0))
+    ctrace__emit(w, CTRACE_EV_GCDone, 0, v, 0);
+}
+
+/* A mark assist is a G's (Go 1.23 scopes it to the G that writes it, and
+ * its viewer crashes on one written between Gs): not written from G0. A
+ * blocking system call ends it (ctrace_go_sysblock). */
 void ctrace_gc_mark_assist_start(void) {
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
+  if (!g) return;
+  g->ctrace__flags |= CTRACE__GF_ASSIST;
   simple(CTRACE_EV_GCMarkAssistStart, 0, 0, 0, __builtin_frame_address(0));
 }
-void ctrace_gc_mark_assist_done(void) { simple(CTRACE_EV_GCMarkAssistDone, 0, 0, 0, NULL); }
+void ctrace_gc_mark_assist_done(void) {
+  ctrace_g *g = ctrace__current(&ctrace__tls, 0);
+  if (!g || !(g->ctrace__flags & CTRACE__GF_ASSIST)) return;
+  g->ctrace__flags &= ~CTRACE__GF_ASSIST;
+  simple(CTRACE_EV_GCMarkAssistDone, 0, 0, 0, NULL);
+}
 void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, 1, live, 0, NULL); }
 void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, 1, goal, 0, NULL); }
 
@@ -420,7 +590,7 @@ ctrace_g *ctrace_thread_create(void (*start_fn)(void)) {
   ctrace_g *g = ctrace__alloc_g();
   if (!g) return NULL;
   go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
-  g->ctrace__flags = CTRACE__GF_OWNED;
+  g->ctrace__flags |= CTRACE__GF_OWNED;
   return g;
 }
 

@@ -50,6 +50,9 @@ typedef struct ctrace__buf {
  * and opens a batch for p in it. Returns NULL (and counts the event lost) when no
  * memory can be had. */
 uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) CTRACE__HIDDEN;
+/* Queues *bp if any and opens a batch for p at the given ticks in a new
+ * buffer (ctrace__first_events). NULL when no memory can be had. */
+uint8_t *ctrace__open_at(ctrace__buf **bp, int64_t p, uint64_t ticks) CTRACE__HIDDEN;
 /* Appends b to the queue of full buffers the reader drains. */
 void ctrace__queue_full(ctrace__buf *b) CTRACE__HIDDEN;
 void ctrace__pool_trim(size_t keep_size) CTRACE__HIDDEN;
@@ -113,7 +116,8 @@ enum {
 };
 
 /* ctrace__flags of a ctrace_g */
-#define CTRACE__GF_OWNED 1u /* allocated by ctrace_thread_create */
+#define CTRACE__GF_OWNED 1u  /* allocated by ctrace_thread_create */
+#define CTRACE__GF_ASSIST 2u /* in a mark assist; its own thread's to change */
 
 typedef struct ctrace__thread {
   _Atomic uint32_t seq; /* odd while writing an event */
@@ -121,6 +125,7 @@ typedef struct ctrace__thread {
   ctrace__buf *buf;     /* this thread's buffer for that state */
   int64_t tp;           /* P this thread has started in the trace, or -1 */
   ctrace_g *tcurg;      /* G running on that P as the trace shows it */
+  int64_t sweep_p;      /* P of the sweep the trace shows open, or -1 */
 
   /* Real state, kept whether or not tracing is on; this thread only. */
   int64_t p;            /* P held, or -1 */
@@ -327,8 +332,11 @@ void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) CTRACE
 void ctrace__g_unregister(ctrace_g *g) CTRACE__HIDDEN;
 ctrace_g *ctrace__alloc_g(void) CTRACE__HIDDEN;
 void ctrace__free_g(ctrace_g *g) CTRACE__HIDDEN;
-/* At start: writes Gomaxprocs and announces every live G. */
-void ctrace__announce_all(int64_t procs) CTRACE__HIDDEN;
+/* At start, before tracing is on: writes the trace's first events, stamped
+ * before any other thread's (ticks: read before the state word changes). */
+void ctrace__first_events(int64_t procs, uint64_t ticks) CTRACE__HIDDEN;
+/* At start: announces every live G. */
+void ctrace__announce_all(void) CTRACE__HIDDEN;
 /* Stops the G the trace shows on w's P, unless it is g (GoPreempt). */
 void ctrace__free_p(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
 /* procs for Gomaxprocs at start: as declared, or the online CPUs. */
@@ -337,6 +345,9 @@ int64_t ctrace__procs(void) CTRACE__HIDDEN;
 void ctrace__g_create_event(ctrace__w *w, ctrace_g *g, uint64_t stack) CTRACE__HIDDEN;
 /* Announces g as status unless this trace has shown it already. */
 void ctrace__ensure_announced(ctrace__w *w, ctrace_g *g, uint32_t status) CTRACE__HIDDEN;
+/* Announces g, in a system call since before this trace, as its own
+ * thread returns from it, unless this trace has shown it already. */
+void ctrace__announce_syscall(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
 /* Makes the trace show g running on w's P, emitting whatever bridges;
  * label, if not 0, is the string id of a GoStartLabel. */
 void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) CTRACE__HIDDEN;
@@ -353,7 +364,15 @@ void ctrace__proc_open(ctrace__thread *t) CTRACE__HIDDEN;
 /* close_thread, then queues t's buffer. */
 void ctrace__proc_close(ctrace__thread *t) CTRACE__HIDDEN;
 void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) CTRACE__HIDDEN;
-void ctrace__events_reset(void) CTRACE__HIDDEN;
+/* At start: a new trace, whose first Gomaxprocs is procs. */
+void ctrace__events_reset(int64_t procs) CTRACE__HIDDEN;
+/* Ends the sweep t shows open on w's P, if any (before the P stops). */
+void ctrace__end_sweep(ctrace__w *w) CTRACE__HIDDEN;
+/* At stop, for a thread that shows a G running: ends the stop-the-world
+ * the trace shows open, if any, as that G (Go 1.23 needs a G to end it). */
+void ctrace__end_stw(ctrace__w *w) CTRACE__HIDDEN;
+/* At stop: ends the GC and STW phases the trace shows open. */
+void ctrace__close_phases(ctrace__w *w) CTRACE__HIDDEN;
 void ctrace__thread_known(ctrace__thread *t) CTRACE__HIDDEN;
 
 /* The thread's current G; a thread that has said nothing becomes a plain

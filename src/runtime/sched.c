@@ -109,25 +109,57 @@ static void announce(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creato
                            1, v, 0);
       g->ctrace__tstatus = status;
     }
+    if (status == CTRACE__G_SYSCALL) {
+      /* The P was handed off while g was in its system call (see
+       * ctrace__announce_syscall). */
+      ctrace__emit(w, CTRACE_EV_ProcStop, 0, v, 0);
+      v[0] = (uint64_t)w->t->tid;
+      ticks = ctrace__emit(w, CTRACE_EV_ProcStart, 1, v, 0);
+    }
     g->ctrace__ticks = ticks;
     __atomic_store_n(&g->ctrace__gen, ctrace__gen(w->t), __ATOMIC_RELEASE);
   }
   g_unlock(g);
 }
 
-void ctrace__announce_all(int64_t procs) {
+/* Gomaxprocs, twice, first in the trace: Go's runtime writes it as the
+ * world restarts after StartTrace, and it keeps a trace with nothing else
+ * in it valid (Go's reader refuses an empty one). Go 1.23 takes the first
+ * Gomaxprocs as the end of the start-of-trace state dump and drops it; its
+ * MMU page panics on a trace with no other (as on Go 1.11 traces with
+ * one). Its viewer also counts time from the first event it keeps, and
+ * takes a time of 0 there for "not running" (a G that runs from then on
+ * panics it when it stops): so nothing may come before the dropped one or
+ * at its time, and the kept one comes a tick later. Written into the no-P
+ * buffer before tracing is on, at ticks read before that, so every other
+ * thread's events come later. */
+void ctrace__first_events(int64_t procs, uint64_t ticks) {
+  ctrace__nop_lock();
+  uint8_t *q = ctrace__open_at(&ctrace__nop_buf, CTRACE__NO_P, ticks - 1);
+  if (q) {
+    for (int i = 0; i < 2; i++) {
+      *q++ = CTRACE_EV_Gomaxprocs | 2 << CTRACE_ARG_COUNT_SHIFT;
+      q = ctrace__put_uvarint(q, (uint64_t)i); /* tick diff */
+      q = ctrace__put_uvarint(q, (uint64_t)procs);
+      *q++ = 0; /* stack */
+    }
+    ctrace__nop_buf->pos = q;
+    ctrace__nop_buf->last_ticks = ticks;
+    atomic_fetch_add_explicit(&ctrace__stats.events, 2, memory_order_relaxed);
+  }
+  ctrace__nop_unlock();
+}
+
+void ctrace__announce_all(void) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
-  /* Go's runtime writes Gomaxprocs as the world restarts after
-   * StartTrace; it also keeps a trace with nothing else in it valid (Go's
-   * reader refuses an empty one). */
-  uint64_t v[2] = {(uint64_t)procs, 0};
-  ctrace__emit(&w, CTRACE_EV_Gomaxprocs, 2, v, 0);
   pthread_mutex_lock(&gs_mu);
   for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
+    /* A G in a system call is left to its own thread (see
+     * ctrace__announce_syscall). */
     uint32_t st = __atomic_load_n(&g->ctrace__status, __ATOMIC_RELAXED);
-    if (st != CTRACE__G_DEAD) announce(&w, g, st, 0);
+    if (st != CTRACE__G_DEAD && st != CTRACE__G_SYSCALL) announce(&w, g, st, 0);
   }
   pthread_mutex_unlock(&gs_mu);
   ctrace__writer_done(&w);
@@ -204,6 +236,25 @@ void ctrace__ensure_announced(ctrace__w *w, ctrace_g *g, uint32_t status) {
   if (!announced(w, g)) announce(w, g, status, 0);
 }
 
+/* Announces g, in a system call since before this trace, as its own thread
+ * returns from the call (t, on w's P). Go 1.23 reads GoInSyscall as a
+ * system call begun on the event's P and thread: its thread view must know
+ * the thread (a P's, so not the no-P buffer), and its P view ends the call
+ * at that P's next ProcStop, panicking if the G is not running by then. So
+ * the announcement is GoCreate, GoInSyscall, then ProcStop and ProcStart of
+ * the P, as Go's runtime hands a P off while its G is in a system call:
+ * this needs a P with no G shown running on it. Otherwise g is announced
+ * waiting and woken from G0 (GoUnblock), which every Go reads. */
+void ctrace__announce_syscall(ctrace__w *w, ctrace_g *g) {
+  if (announced(w, g)) return;
+  if (w->p != CTRACE__NO_P && !w->t->tcurg) {
+    announce(w, g, CTRACE__G_SYSCALL, 0);
+  } else {
+    announce(w, g, CTRACE__G_WAITING, 0);
+    if (g->ctrace__tstatus == CTRACE__G_WAITING) ctrace__unblock_event(w, g, 0);
+  }
+}
+
 void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
   if (!announced(w, g)) announce(w, g, CTRACE__G_RUNNABLE, 0);
   switch (g->ctrace__tstatus) {
@@ -245,8 +296,10 @@ void ctrace__close_thread(ctrace__thread *t, bool stopping) {
   if (t->tp < 0) return;
   ctrace__w w = {t, &t->buf, t->tp};
   uint64_t v[1] = {0};
+  ctrace__end_sweep(&w);
   ctrace_g *g = t->tcurg;
   if (g) {
+    if (stopping) ctrace__end_stw(&w);
     uint64_t ticks = ctrace__emit(&w, CTRACE_EV_GoSched, 1, v, stopping ? 0 : g->ctrace__ticks);
     if (!stopping) {
       g->ctrace__ticks = ticks;

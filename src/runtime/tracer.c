@@ -125,6 +125,7 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
   t->state = s;
   t->buf = NULL;
   t->tcurg = NULL;
+  t->sweep_p = -1;
   t->tp = -1; /* the P, if any, opens at the first write (sync_p) */
   return true;
 }
@@ -212,13 +213,14 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   /* The loader's list now, not in the first event that needs it. */
   if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
   ctrace__pool_trim(ctrace__cfg.buffer_size);
-  ctrace__events_reset();
+  ctrace__events_reset(ctrace__procs());
   ctrace__reader_open();
   trace_writer = writer;
   ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
+  ctrace__first_events(ctrace__procs(), ticks_start);
   atomic_store_explicit(&ctrace__state, ((s >> 1) + 1) << 1 | 1, memory_order_seq_cst);
-  ctrace__announce_all(ctrace__procs());
+  ctrace__announce_all();
   if (ctrace__cfg.cpu_hz) {
     pthread_mutex_lock(&threads_mu);
     for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_arm(t, t->pthread);
@@ -278,6 +280,12 @@ static int stop_locked(void) {
   pthread_mutex_unlock(&threads_mu);
 
   pthread_mutex_lock(&nop_mu);
+  /* Written by no thread of the trace: stop's own count of events. */
+  ctrace__thread closer = {.state = s};
+  ctrace__w w = {&closer, &ctrace__nop_buf, CTRACE__NO_P};
+  ctrace__close_phases(&w);
+  atomic_fetch_add(&ctrace__stats.events,
+                   atomic_load_explicit(&closer.events, memory_order_relaxed));
   if (ctrace__nop_buf) ctrace__queue_full(ctrace__nop_buf);
   ctrace__nop_buf = NULL;
   pthread_mutex_unlock(&nop_mu);

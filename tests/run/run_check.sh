@@ -4,7 +4,7 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 (see the case_* functions below)
+#            passthrough c11 make (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -590,6 +590,40 @@ case_state() {
     mv "$out/rel/rel.trace" "$out/rel.trace"
     decode rel
     expect rel GoBlockCond -ge 18
+
+# make -j2 building four C files, with -f: make and every child it starts
+# (shells, the compiler's driver and passes) trace into files of their own.
+# Their traces hold what broke Go 1.23's viewer when a blocking system call
+# left its P running (GoSysCall, GoSysBlock, GoSysExit, GoStart, ...,
+# GoSched, ProcStop): go_compat.sh serves each with all three Gos.
+case_make() {
+    command -v make >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 ||
+        { echo "$prog: make: make or cc missing" >&2; exit 1; }
+    local src=$out/src i
+    mkdir -p "$src"
+    for i in 1 2 3 4; do
+        printf 'int f%d(int x) { return x * %d; }\n' "$i" "$i" >"$src/f$i.c"
+    done
+    printf 'all: f1.o f2.o f3.o f4.o\n%%.o: %%.c\n\t$(CC) -c -o $@ $<\n' >"$src/Makefile"
+    # Under an ASan build the shim brings libasan into every child: the
+    # compiler's own leaks (it frees nothing on purpose) are not ours.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    # -B: traced() runs make untraced first, which leaves nothing to do.
+    run_opts=(-f)
+    traced mk 0 make -s -B -j2 -C "$src"
+    run_opts=()
+    [ -s "$src/f4.o" ] || fail "mk: make built nothing"
+    local t name n=0
+    for t in "$out"/mk.trace.pid*; do
+        [ -e "$t" ] || continue
+        name=mk_${t##*/mk.trace.}
+        name=${name//./_}
+        mv "$t" "$out/$name.trace"
+        decode "$name"
+        n=$((n + 1))
+    done
+    [ "$n" -ge 4 ] || fail "mk: $n traces of make's children, want at least 4"
+    [ "$(count mk GoSysBlock)" -ge 1 ] || fail "mk: make never blocked in a system call"
 }
 
 "case_$case_name"
