@@ -590,6 +590,7 @@ case_state() {
     mv "$out/rel/rel.trace" "$out/rel.trace"
     decode rel
     expect rel GoBlockCond -ge 18
+}
 
 # make -j2 building four C files, with -f: make and every child it starts
 # (shells, the compiler's driver and passes) trace into files of their own.
