@@ -29,7 +29,8 @@
  *
  * Each sample names the G and P the trace shows running on the thread,
  * or none (G 0, P -1) where the thread has not written since the trace
- * began, so a sample never contradicts the trace's own state.
+ * began or is writing an event, so a sample never contradicts the trace's
+ * own state.
  */
 #include <errno.h>
 #include <signal.h>
@@ -118,8 +119,11 @@ static void on_sample(int sig, siginfo_t *si, void *uc) {
     } else {
       prof_sample *s = &pr->slot[head % PROF_SLOTS];
       s->ticks = ctrace__ticks();
-      /* The trace's view, if this thread has written in this trace. */
-      bool current = t->state == atomic_load_explicit(&ctrace__state, memory_order_relaxed);
+      /* The trace's view, if this thread has written in this trace and is
+       * not writing now: inside a write section (seq odd) the event may be
+       * written and the G's trace state not yet changed to match. */
+      bool current = t->state == atomic_load_explicit(&ctrace__state, memory_order_relaxed) &&
+                     !(atomic_load_explicit(&t->seq, memory_order_relaxed) & 1);
       ctrace_g *g = current ? t->tcurg : NULL;
       s->g = g ? g->id : 0;
       s->p = current && g ? t->tp : -1;
