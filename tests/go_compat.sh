@@ -84,7 +84,10 @@ die() {
     exit 1
 }
 
-parse_only=0
+# GO_COMPAT_PARSE_ONLY=1 does the same for every call (make check-asan and
+# check-tsan: the pages exercise Go's code, not ours, and the plain run
+# serves them from the same traces).
+parse_only=${GO_COMPAT_PARSE_ONLY:-0}
 if [ "${1:-}" = --parse-only ]; then
     parse_only=1
     shift
