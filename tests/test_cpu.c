@@ -17,8 +17,10 @@
  *     wake-ups do cost CPU, and then no more samples than that CPU time);
  *   - every sample's goroutine is 0 or running at the sample's time, as
  *     the trace shows it;
- *   - the program's own SIGPROF timer fires, per CPU second, at least 80%
+ *   - the program's own SIGPROF timer fires, per CPU second, at least half
  *     as often as it did in an untraced run of the same work just before
+ *     (a tracer that took the signal would leave it none; the two phases'
+ *     rates differ by up to a fifth on a loaded machine)
  *     (standard signals merge when two are pending, so CPU time alone is
  *     not the measure).
  * The trace is left for tests/go_compat.sh.
@@ -138,7 +140,7 @@ int main(int argc, char **argv) {
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_PROF, &off, NULL);
   double traced_rate = atomic_load(&profs) / (process_cpu() - c0);
-  CHECK(traced_rate >= 0.8 * untraced_rate, "SIGPROF: %.1f per CPU second traced, %.1f untraced",
+  CHECK(traced_rate >= 0.5 * untraced_rate, "SIGPROF: %.1f per CPU second traced, %.1f untraced",
         traced_rate, untraced_rate);
 
   ctrace_reader *r;

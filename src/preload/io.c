@@ -79,6 +79,7 @@ static ssize_t write_sum(size_t first, ssize_t second) {
 /* Reads: try with RWF_NOWAIT (off -1: the file position, as read does). */
 #define READ_BODY(fd, iov, cnt, off, real_call)                       \
   CTRACE__PL_SYSCALL();                                               \
+  CTRACE__PL_WAKE_PIPE(fd, true);                                     \
   ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
   int t = ctrace__pl_tried(r, fd, pl_errno0_);                        \
   ctrace__pl_io_wait iw = {.kind = CTRACE__PL_WAIT_NONE};             \
@@ -91,7 +92,6 @@ static ssize_t write_sum(size_t first, ssize_t second) {
     r = real_call;                                                    \
     ctrace__pl_io_wait_end(&iw);                                      \
   }                                                                   \
-  CTRACE__PL_WAKE_PIPE(fd, true, r);                                  \
   return r
 
 CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
@@ -130,11 +130,11 @@ CTRACE__PL_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off
 CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   if (ctrace__pl_off()) return real_write()(fd, buf, n);
   CTRACE__PL_SYSCALL();
+  CTRACE__PL_WAKE_PIPE(fd, false);
   struct iovec v = {(void *)buf, n};
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
-  CTRACE__PL_WAKE_PIPE(fd, false, r);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
   ctrace__pl_io_wait iw;
@@ -142,7 +142,6 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   ctrace__pl_io_wait_begin(&iw);
   r = real_write()(fd, (const char *)buf + done, n - done);
   ctrace__pl_io_wait_end(&iw);
-  CTRACE__PL_WAKE_PIPE(fd, false, r);
   return write_sum(done, r);
 }
 
@@ -167,12 +166,12 @@ CTRACE__PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 
 static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   CTRACE__PL_SYSCALL();
+  CTRACE__PL_WAKE_PIPE(fd, false);
   ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
     return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
   size_t n = iov_total(iov, cnt);
-  CTRACE__PL_WAKE_PIPE(fd, false, r);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
   struct iovec rest[cnt > 0 ? cnt : 1];
@@ -182,7 +181,6 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   ctrace__pl_io_wait_begin(&iw);
   r = off < 0 ? real_writev()(fd, rest, rcnt) : real_pwritev()(fd, rest, rcnt, off + (off_t)done);
   ctrace__pl_io_wait_end(&iw);
-  CTRACE__PL_WAKE_PIPE(fd, false, r);
   return write_sum(done, r);
 }
 

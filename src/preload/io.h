@@ -86,12 +86,16 @@ static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool
   iw->key = ok ? ctrace__pl_pipe_key(&st, reading) : NULL;
 }
 
-/* After a read (reading) or write of n > 0 bytes on fd: the thread ends
- * the wait of one thread blocked on the other side of the pipe. */
-#define CTRACE__PL_WAKE_PIPE(fd, reading, n)                                               \
+/* Before a read (reading) or write on fd: the thread ends the wait of one
+ * thread blocked on the other side of the pipe. Before, not after, as for
+ * an unlock: the kernel wakes that thread during the call, which could
+ * then return before a claim made after it. A writer blocked means the
+ * pipe is full, so a read finds data and makes room; a reader blocked
+ * means it is empty, so a write goes in. */
+#define CTRACE__PL_WAKE_PIPE(fd, reading)                                                  \
   do {                                                                                    \
     if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_pipe_waiters,                   \
-                                               memory_order_relaxed) == 0) || (n) <= 0)    \
+                                               memory_order_relaxed) == 0))                \
       break;                                                                              \
     int pl_pe_ = errno;                                                                   \
     struct stat pl_st_;                                                                   \
