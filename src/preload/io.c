@@ -19,6 +19,11 @@
 
 #include "io.h"
 
+/* glibc's pthread_cleanup_push (CTRACE__PL_IO_WAIT) keeps the handler in
+ * locals set before its setjmp and never changed after it: GCC cannot
+ * tell, and warns that a longjmp could clobber them. */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
 CTRACE__PL_REAL(ssize_t, read, (int, void *, size_t))
 CTRACE__PL_REAL(ssize_t, write, (int, const void *, size_t))
 CTRACE__PL_REAL(ssize_t, pread, (int, void *, size_t, off_t))
@@ -74,6 +79,41 @@ static ssize_t write_sum(size_t first, ssize_t second) {
   return second < 0 ? (ssize_t)first : (ssize_t)(first + (size_t)second);
 }
 
+/* ---- a pipe's retry --------------------------------------------------------------
+ *
+ * A pipe's waiter is linked before its block is written (io.h), and the
+ * call is tried once more in between: the other side may have read or
+ * written since the first try, when its wake found nobody waiting. What
+ * the retry answers is then no wait at all, and a wake from then on finds
+ * the waiter. Pipes have no offset: the retries use the file position. */
+
+/* Returns true, the waiter withdrawn and *r the answer, if the read does
+ * not wait. */
+static bool pipe_read_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *iov, int cnt,
+                            ssize_t *r, int saved) {
+  ctrace__pl_io_prepare(iw);
+  *r = real_preadv2()(fd, iov, cnt, -1, RWF_NOWAIT);
+  if (ctrace__pl_tried(*r, fd, saved) != CTRACE__PL_TRY_DONE) return false;
+  ctrace__pl_io_withdraw(iw);
+  return true;
+}
+
+/* The same for a write of n bytes of which *done went in: adds what the
+ * retry wrote to *done. */
+static bool pipe_write_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *iov, int cnt,
+                             size_t n, size_t *done, ssize_t *r, int saved) {
+  ctrace__pl_io_prepare(iw);
+  struct iovec rest[cnt > 0 ? cnt : 1];
+  int rcnt = iov_skip(iov, cnt, *done, rest);
+  ssize_t r2 = real_pwritev2()(fd, rest, rcnt, -1, RWF_NOWAIT);
+  if (ctrace__pl_tried(r2, fd, saved) != CTRACE__PL_TRY_DONE) return false;
+  if (r2 >= 0) *done += (size_t)r2;
+  if (r2 >= 0 && *done < n) return false;
+  ctrace__pl_io_withdraw(iw);
+  *r = write_sum(*done, r2 < 0 ? r2 : 0);
+  return true;
+}
+
 /* ---- reads ---------------------------------------------------------------------- */
 
 /* Reads: try with RWF_NOWAIT (off -1: the file position, as read does). */
@@ -83,15 +123,15 @@ static ssize_t write_sum(size_t first, ssize_t second) {
   ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
   int t = ctrace__pl_tried(r, fd, pl_errno0_);                        \
   ctrace__pl_io_wait iw = {.kind = CTRACE__PL_WAIT_NONE};             \
-  if (t == CTRACE__PL_TRY_WAITS)                                      \
+  if (t == CTRACE__PL_TRY_WAITS) {                                    \
     ctrace__pl_io_wait_known(&iw, fd, true);                          \
-  else if (t == CTRACE__PL_TRY_CANNOT)                                \
+    if (iw.key && pipe_read_retry(&iw, fd, iov, cnt, &r, pl_errno0_)) \
+      t = CTRACE__PL_TRY_DONE;                                        \
+  } else if (t == CTRACE__PL_TRY_CANNOT) {                            \
     iw.kind = ctrace__pl_probe(fd, POLLIN);                           \
-  if (t != CTRACE__PL_TRY_DONE) {                                     \
-    ctrace__pl_io_wait_begin(&iw);                                    \
-    r = real_call;                                                    \
-    ctrace__pl_io_wait_end(&iw);                                      \
   }                                                                   \
+  if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, real_call); \
+  if (r > 0) CTRACE__PL_WAKE_PIPE(fd, true);                          \
   return r
 
 CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
@@ -135,14 +175,17 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
-  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
-  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
-  ctrace__pl_io_wait iw;
-  ctrace__pl_io_wait_known(&iw, fd, false);
-  ctrace__pl_io_wait_begin(&iw);
-  r = real_write()(fd, (const char *)buf + done, n - done);
-  ctrace__pl_io_wait_end(&iw);
-  return write_sum(done, r);
+  if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
+    size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
+    ctrace__pl_io_wait iw;
+    ctrace__pl_io_wait_known(&iw, fd, false);
+    if (!iw.key || !pipe_write_retry(&iw, fd, &v, 1, n, &done, &r, pl_errno0_)) {
+      CTRACE__PL_IO_WAIT(&iw, r, real_write()(fd, (const char *)buf + done, n - done));
+      r = write_sum(done, r);
+    }
+  }
+  if (r > 0) CTRACE__PL_WAKE_PIPE(fd, false);
+  return r;
 }
 
 CTRACE__PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
@@ -172,16 +215,21 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
     return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
   size_t n = iov_total(iov, cnt);
-  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
-  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
-  struct iovec rest[cnt > 0 ? cnt : 1];
-  int rcnt = iov_skip(iov, cnt, done, rest);
-  ctrace__pl_io_wait iw;
-  ctrace__pl_io_wait_known(&iw, fd, false);
-  ctrace__pl_io_wait_begin(&iw);
-  r = off < 0 ? real_writev()(fd, rest, rcnt) : real_pwritev()(fd, rest, rcnt, off + (off_t)done);
-  ctrace__pl_io_wait_end(&iw);
-  return write_sum(done, r);
+  if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
+    size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
+    ctrace__pl_io_wait iw;
+    ctrace__pl_io_wait_known(&iw, fd, false);
+    if (!iw.key || !pipe_write_retry(&iw, fd, iov, cnt, n, &done, &r, pl_errno0_)) {
+      struct iovec rest[cnt > 0 ? cnt : 1];
+      int rcnt = iov_skip(iov, cnt, done, rest);
+      CTRACE__PL_IO_WAIT(&iw, r,
+                         off < 0 ? real_writev()(fd, rest, rcnt)
+                                 : real_pwritev()(fd, rest, rcnt, off + (off_t)done));
+      r = write_sum(done, r);
+    }
+  }
+  if (r > 0) CTRACE__PL_WAKE_PIPE(fd, false);
+  return r;
 }
 
 /* writev_at stays out of line (GCC does not inline a function with a

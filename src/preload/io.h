@@ -87,11 +87,15 @@ static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool
 }
 
 /* Before a read (reading) or write on fd: the thread ends the wait of one
- * thread blocked on the other side of the pipe. Before, not after, as for
- * an unlock: the kernel wakes that thread during the call, which could
- * then return before a claim made after it. A writer blocked means the
- * pipe is full, so a read finds data and makes room; a reader blocked
- * means it is empty, so a write goes in. */
+ * thread blocked on the other side of the pipe. Before, as for an unlock:
+ * the kernel wakes that thread during the call, which could then return
+ * before a claim made after it. A writer blocked means the pipe is full,
+ * so a read finds data and makes room; a reader blocked means it is
+ * empty, so a write goes in. And after a read or write that moved data:
+ * a waiter that came between the check before and the call itself (it
+ * tried just before the call, linked itself, tried again just before
+ * the call) was ended by the call, and the claim after it usually comes
+ * before that waiter, woken by the kernel, gets a CPU. */
 #define CTRACE__PL_WAKE_PIPE(fd, reading)                                                  \
   do {                                                                                    \
     if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_pipe_waiters,                   \
@@ -164,23 +168,48 @@ CTRACE__PL_INLINE void ctrace__pl_wait_end(int kind) {
   CTRACE__PL_RESUME();
 }
 
-/* The same around a read or write, a pipe's wait linked (wake.c). */
+/* A pipe's wait is linked in two steps (wake.c): prepare links the waiter
+ * before the call is tried once more (io.c), then the retry's answer
+ * (ctrace__pl_io_withdraw: no wait) or the block and the commit
+ * (ctrace__pl_io_wait_begin). The guard is held from prepare to either,
+ * so that a handler of a signal on this thread (a self-pipe's write) does
+ * not wake, and so wait for this thread's own commit. */
+CTRACE__PL_INLINE void ctrace__pl_io_prepare(ctrace__pl_io_wait *iw) {
+  CTRACE__PL_CALL(iw->w.g = ctrace_thread_g()); /* before the block */
+  ctrace__pl_guard++;
+  ctrace__pl_wait_prepare(&iw->w, iw->key);
+}
+
+CTRACE__PL_INLINE void ctrace__pl_io_withdraw(ctrace__pl_io_wait *iw) {
+  ctrace__pl_wait_leave(&iw->w);
+  ctrace__pl_unguard();
+}
+
+/* Around the real call, a pipe's waiter prepared. Both keep errno. */
 CTRACE__PL_INLINE void ctrace__pl_io_wait_begin(ctrace__pl_io_wait *iw) {
-  if (iw->key) CTRACE__PL_CALL(iw->w.g = ctrace_thread_g()); /* before the block */
   ctrace__pl_wait_begin(iw->kind);
   if (!iw->key) return;
-  atomic_fetch_add_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
-  ctrace__pl_wait_enter(&iw->w, iw->key);
+  ctrace__pl_wait_commit(&iw->w);
+  ctrace__pl_unguard();
 }
 
 CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
   if (iw->key) {
     int e = errno;
     ctrace__pl_wait_leave(&iw->w);
-    atomic_fetch_sub_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
     errno = e;
   }
   ctrace__pl_wait_end(iw->kind);
 }
+
+/* r = call, a read or write that waits, as one wait. */
+#define CTRACE__PL_IO_WAIT(iw, r, call)                          \
+  do {                                                           \
+    ctrace__pl_io_wait_begin(iw);                                \
+    pthread_cleanup_push(ctrace__pl_wait_cancelled, (iw)->key ? &(iw)->w : NULL); \
+    r = (call);                                                  \
+    pthread_cleanup_pop(0);                                      \
+    ctrace__pl_io_wait_end(iw);                                  \
+  } while (0)
 
 #endif

@@ -112,6 +112,7 @@ static void thread_end(void *unused) {
   (void)unused;
   if (ended) return;
   ended = true;
+  ctrace__pl_wait_abandon(); /* pthread_exit in a handler that interrupted a wait */
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);

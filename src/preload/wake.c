@@ -16,6 +16,12 @@
  * GoUnblock always precedes its GoStart, and the two threads never touch
  * the G's trace state at once.
  *
+ * A pipe's waiter links itself before it knows it will wait (PREPARE),
+ * tries the call once more, and only then writes its block and commits
+ * (WAITING): data or room that came in between is taken with no wait
+ * recorded, and a waker that comes while the block is being written
+ * waits for the commit rather than miss the wait (settled()).
+ *
  * Which waiter an unlock or a signal ends is the kernel's and glibc's
  * choice, which the table cannot see: it claims the oldest waiter on the
  * object, which is whom a FIFO futex queue wakes. When the kernel wakes
@@ -27,6 +33,7 @@
  * the rest is out of line and runs only when someone waits (docs/run.md).
  */
 #include <sched.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 
 #include "wake.h"
@@ -48,38 +55,95 @@ static void unlink_waiter(ctrace__pl_bucket *b, ctrace__pl_waiter *w) {
   atomic_fetch_sub_explicit(&b->waiters, 1, memory_order_relaxed);
 }
 
-void ctrace__pl_wait_enter(ctrace__pl_waiter *w, const void *key) {
+__thread ctrace__pl_waiter *ctrace__pl_waiting;
+
+/* A pipe's key has its top bit set (io.h). */
+static bool is_pipe(const void *key) { return (uintptr_t)key >> 63; }
+
+void ctrace__pl_wait_prepare(ctrace__pl_waiter *w, const void *key) {
   w->key = key;
-  atomic_store_explicit(&w->state, w->g ? CTRACE__PL_W_WAITING : CTRACE__PL_W_SELF,
+  atomic_store_explicit(&w->state, w->g ? CTRACE__PL_W_PREPARE : CTRACE__PL_W_SELF,
                         memory_order_relaxed);
-  if (!w->g) return;
-  ctrace__pl_bucket *b = ctrace__pl_bucket_of(key);
-  lock(b);
-  /* Oldest first: appended at the tail. */
-  w->next = NULL;
-  if (!b->tail) b->tail = &b->head;
-  w->pprev = b->tail;
-  *b->tail = w;
-  b->tail = &w->next;
-  atomic_fetch_add_explicit(&b->waiters, 1, memory_order_relaxed);
-  unlock(b);
+  if (w->g) {
+    if (is_pipe(key)) atomic_fetch_add_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
+    ctrace__pl_bucket *b = ctrace__pl_bucket_of(key);
+    lock(b);
+    /* Oldest first: appended at the tail. */
+    w->next = NULL;
+    if (!b->tail) b->tail = &b->head;
+    w->pprev = b->tail;
+    *b->tail = w;
+    b->tail = &w->next;
+    atomic_fetch_add_explicit(&b->waiters, 1, memory_order_relaxed);
+    unlock(b);
+  }
+  /* Once linked, not before: a handler on this thread that abandons it
+   * must not take the bucket's lock while this frame holds it. */
+  w->outer = ctrace__pl_waiting;
+  ctrace__pl_waiting = w;
+}
+
+void ctrace__pl_wait_commit(ctrace__pl_waiter *w) {
+  int s = CTRACE__PL_W_PREPARE;
+  atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_WAITING, memory_order_release,
+                                          memory_order_relaxed);
+}
+
+void ctrace__pl_wait_enter(ctrace__pl_waiter *w, const void *key) {
+  ctrace__pl_wait_prepare(w, key);
+  ctrace__pl_wait_commit(w);
 }
 
 void ctrace__pl_wait_leave(ctrace__pl_waiter *w) {
-  int s = CTRACE__PL_W_WAITING;
-  if (atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_SELF, memory_order_acq_rel,
-                                              memory_order_acquire)) {
-    ctrace__pl_bucket *b = ctrace__pl_bucket_of(w->key);
-    lock(b);
-    unlink_waiter(b, w);
-    unlock(b);
-    return;
+  ctrace__pl_waiting = w->outer;
+  int s = atomic_load_explicit(&w->state, memory_order_acquire);
+  for (;;) {
+    if (s == CTRACE__PL_W_SELF) return; /* never entered */
+    if (s == CTRACE__PL_W_MISSED) break; /* the waker unlinked it */
+    if (s == CTRACE__PL_W_WAITING || s == CTRACE__PL_W_PREPARE) {
+      if (!atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_SELF,
+                                                   memory_order_acq_rel, memory_order_acquire))
+        continue;
+      ctrace__pl_bucket *b = ctrace__pl_bucket_of(w->key);
+      lock(b);
+      unlink_waiter(b, w);
+      unlock(b);
+      break;
+    }
+    /* Claimed: the waker unlinked the entry and is writing the GoUnblock. */
+    for (int spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != CTRACE__PL_W_WOKEN;
+         spins++)
+      if (spins > 100) sched_yield();
+    break;
   }
-  if (s == CTRACE__PL_W_SELF) return; /* never entered */
-  /* Claimed: the waker unlinked the entry and is writing the GoUnblock. */
-  for (int spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != CTRACE__PL_W_WOKEN;
-       spins++)
-    if (spins > 100) sched_yield();
+  if (is_pipe(w->key)) atomic_fetch_sub_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
+}
+
+void ctrace__pl_wait_abandon(void) {
+  while (ctrace__pl_waiting) ctrace__pl_wait_leave(ctrace__pl_waiting);
+}
+
+void ctrace__pl_wait_cancelled(void *w) {
+  if (w) ctrace__pl_wait_leave(w);
+}
+
+/* A waiter between prepare and commit is writing its block event: the
+ * claim waits for it (under the bucket's lock, so that the entry stays
+ * alive), for a bounded time. Past that (its thread is descheduled, or
+ * stopped in a debugger), it is MISSED: it unblocks itself, as when no
+ * waker is seen. */
+static int settled(ctrace__pl_waiter *w) {
+  int s;
+  for (int spins = 0;
+       (s = atomic_load_explicit(&w->state, memory_order_acquire)) == CTRACE__PL_W_PREPARE; spins++) {
+    if (spins < 100) continue;
+    if (spins > 100 + 1000 &&
+        atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_MISSED,
+                                                memory_order_acq_rel, memory_order_acquire))
+      return CTRACE__PL_W_MISSED;
+    sched_yield();
+  }
+  return s;
 }
 
 size_t ctrace__pl_claim(const void *key, ctrace__pl_waiter **out, size_t max) {
@@ -88,10 +152,13 @@ size_t ctrace__pl_claim(const void *key, ctrace__pl_waiter **out, size_t max) {
   lock(b);
   for (ctrace__pl_waiter *w = b->head, *next; w && n < max; w = next) {
     next = w->next;
-    int s = CTRACE__PL_W_WAITING;
-    if (w->key == key &&
-        atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_CLAIMED,
-                                                memory_order_acq_rel, memory_order_relaxed)) {
+    if (w->key != key) continue;
+    int s = settled(w);
+    if (s == CTRACE__PL_W_MISSED) {
+      unlink_waiter(b, w);
+    } else if (s == CTRACE__PL_W_WAITING &&
+               atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_CLAIMED,
+                                                       memory_order_acq_rel, memory_order_relaxed)) {
       unlink_waiter(b, w);
       out[n++] = w;
     }
@@ -110,4 +177,33 @@ void ctrace__pl_wake_fork_child(void) {
     b->tail = NULL;
   }
   atomic_store(&ctrace__pl_pipe_waiters, 0);
+  ctrace__pl_waiting = NULL;
 }
+
+/* ---- jumps out of a wait ----------------------------------------------------
+ *
+ * A handler of a signal that interrupted a wait may jump out of it (the
+ * alarm-and-siglongjmp timeout of older code): the wait's frame is gone,
+ * its entry must go first, and its thread runs again (as the wait's end
+ * would have said; else the thread, with no current G, would go
+ * unrecorded from then on). A jump that stays inside the handler only
+ * shows the wait over early, and unlinked. */
+
+
+CTRACE__PL_REAL(void, siglongjmp, (struct __jmp_buf_tag[1], int))
+CTRACE__PL_REAL(void, longjmp, (struct __jmp_buf_tag[1], int))
+CTRACE__PL_REAL(void, _longjmp, (struct __jmp_buf_tag[1], int))
+CTRACE__PL_REAL(void, __longjmp_chk, (struct __jmp_buf_tag[1], int))
+
+#define JUMP(name)                                                     \
+  CTRACE__PL_EXPORT void name(struct __jmp_buf_tag env[1], int val) {  \
+    if (ctrace__pl_unlikely(ctrace__pl_waiting != NULL)) ctrace__pl_wait_abandon(); \
+    if (!ctrace__pl_off()) CTRACE__PL_RESUME();                        \
+    real_##name()(env, val);                                           \
+    __builtin_unreachable();                                           \
+  }
+
+JUMP(siglongjmp)
+JUMP(longjmp)
+JUMP(_longjmp)
+JUMP(__longjmp_chk)

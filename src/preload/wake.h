@@ -4,11 +4,19 @@
 #ifndef CTRACE_PRELOAD_WAKE_H
 #define CTRACE_PRELOAD_WAKE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "preload.h"
 
-enum { CTRACE__PL_W_WAITING, CTRACE__PL_W_CLAIMED, CTRACE__PL_W_WOKEN, CTRACE__PL_W_SELF };
+enum {
+  CTRACE__PL_W_WAITING,
+  CTRACE__PL_W_CLAIMED,
+  CTRACE__PL_W_WOKEN,
+  CTRACE__PL_W_SELF,
+  CTRACE__PL_W_PREPARE, /* linked, its block not yet written */
+  CTRACE__PL_W_MISSED,  /* a waker gave up waiting for its commit */
+};
 
 /* One blocking call of one thread, on that thread's stack. */
 typedef struct ctrace__pl_waiter {
@@ -16,7 +24,13 @@ typedef struct ctrace__pl_waiter {
   ctrace_g *g;     /* the waiting thread's G */
   _Atomic int state;
   struct ctrace__pl_waiter *next, **pprev;
+  struct ctrace__pl_waiter *outer; /* the thread's wait this one interrupts */
 } ctrace__pl_waiter;
+
+/* The thread's innermost wait in progress (a signal handler that waits
+ * while its thread is in a wait nests one in the other). */
+extern __thread ctrace__pl_waiter *ctrace__pl_waiting CTRACE__PL_HIDDEN
+    __attribute__((tls_model("initial-exec")));
 
 /* A bucket of waiters, on a cache line of its own: only blocking threads
  * write it, so a release with nobody waiting reads a line that stays
@@ -36,29 +50,50 @@ static inline ctrace__pl_bucket *ctrace__pl_bucket_of(const void *key) {
 
 /* The waiter's side, around the real blocking call (after the block event,
  * before the resume); w->g is set before the block (the thread has no
- * current G after it). */
+ * current G after it). A pipe's waits are counted in
+ * ctrace__pl_pipe_waiters (io.h). */
 void ctrace__pl_wait_enter(ctrace__pl_waiter *w, const void *key) CTRACE__PL_HIDDEN;
 void ctrace__pl_wait_leave(ctrace__pl_waiter *w) CTRACE__PL_HIDDEN;
+
+/* enter in two steps, for a call tried once more in between (a pipe's,
+ * io.h): prepare links w before the block is written, commit after it.
+ * A call that then does not wait leaves. */
+void ctrace__pl_wait_prepare(ctrace__pl_waiter *w, const void *key) CTRACE__PL_HIDDEN;
+void ctrace__pl_wait_commit(ctrace__pl_waiter *w) CTRACE__PL_HIDDEN;
 
 /* Claims up to max of the oldest waiters on key (their state CLAIMED,
  * unlinked) into out; returns how many. */
 size_t ctrace__pl_claim(const void *key, ctrace__pl_waiter **out, size_t max) CTRACE__PL_HIDDEN;
 void ctrace__pl_wake_fork_child(void) CTRACE__PL_HIDDEN;
 
+/* Leaves every wait the thread is in: it leaves them other than by
+ * returning, with siglongjmp out of a handler that interrupted one, or
+ * pthread_exit in that handler (thread_end). */
+void ctrace__pl_wait_abandon(void) CTRACE__PL_HIDDEN;
+
+/* leave, as a cleanup handler: a thread cancelled in its wait (a
+ * condition variable's, sem_wait, a join, a pipe's read or write: they are
+ * cancellation points) leaves the table before its stack is gone, or the
+ * next wake on that bucket would follow a dangling entry. */
+void ctrace__pl_wait_cancelled(void *w) CTRACE__PL_HIDDEN;
+
 /* A wait around the real call `call` (an expression whose value the
  * caller keeps), for waits the table links to their waker. */
-#define CTRACE__PL_LINKED_WAIT(key, reason, call) \
-  ({                                              \
-    ctrace__pl_waiter pl_w_;                      \
-    CTRACE__PL_CALL(pl_w_.g = ctrace_thread_g()); \
-    CTRACE__PL_BLOCK(reason);                     \
-    ctrace__pl_wait_enter(&pl_w_, (key));         \
-    __typeof__(call) pl_r_ = (call);              \
-    int pl_e_ = errno;                            \
-    ctrace__pl_wait_leave(&pl_w_);                \
-    errno = pl_e_;                                \
-    CTRACE__PL_RESUME();                          \
-    pl_r_;                                        \
+#define CTRACE__PL_LINKED_WAIT(key, reason, call)                \
+  ({                                                             \
+    ctrace__pl_waiter pl_w_;                                     \
+    __typeof__(call) pl_r_;                                      \
+    CTRACE__PL_CALL(pl_w_.g = ctrace_thread_g());                \
+    CTRACE__PL_BLOCK(reason);                                    \
+    ctrace__pl_wait_enter(&pl_w_, (key));                        \
+    pthread_cleanup_push(ctrace__pl_wait_cancelled, &pl_w_);     \
+    pl_r_ = (call);                                              \
+    pthread_cleanup_pop(0);                                      \
+    int pl_e_ = errno;                                           \
+    ctrace__pl_wait_leave(&pl_w_);                               \
+    errno = pl_e_;                                               \
+    CTRACE__PL_RESUME();                                         \
+    pl_r_;                                                       \
   })
 
 #define CTRACE__PL_WAKE_ALL ((size_t)-1)

@@ -14,10 +14,19 @@
  *              at about the timeout; then a thread that signals and exits
  *              at once
  *   c11        chain's hand-off with mtx_t and a cnd_t signal, in C11
+ *   cancel     a thread cancelled in a condition variable's wait, one in
+ *              sem_wait, one in a pipe's read; after each, a thread that
+ *              reuses the stack, then a new waiter on the same object
+ *              that main wakes
+ *   jump       a thread blocked in a pipe's read leaves it with siglongjmp
+ *              from a signal handler, writes over its stack, and reads
+ *              again: main's write wakes it
  *
  * Prints what it did; the events are checked in the trace. */
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -142,6 +151,62 @@ static int c11_signaller(void *arg) {
   return 0;
 }
 
+static int pfd[2];
+
+static void unlock_mu(void *unused) {
+  (void)unused;
+  pthread_mutex_unlock(&mu);
+}
+
+/* Waits on the object of kind arg (0 condition variable, 1 semaphore, 2
+ * pipe) until woken or cancelled. */
+static void *cancel_waiter(void *arg) {
+  tids[0] = gettid();
+  char c;
+  switch ((long)arg) {
+  case 0:
+    pthread_mutex_lock(&mu);
+    pthread_cleanup_push(unlock_mu, NULL);
+    while (!woken) pthread_cond_wait(&cv, &mu);
+    pthread_cleanup_pop(1);
+    break;
+  case 1:
+    sem_wait(&sem);
+    break;
+  default:
+    if (read(pfd[0], &c, 1) != 1) abort();
+  }
+  return NULL;
+}
+
+/* Writes over the stack glibc hands on from the thread that ended. */
+static void *scribble(void *arg) {
+  (void)arg;
+  volatile char buf[256 * 1024];
+  memset((char *)buf, 0x5a, sizeof buf);
+  return NULL;
+}
+
+static sigjmp_buf jump_env;
+
+static void jump_out(int sig) {
+  (void)sig;
+  siglongjmp(jump_env, 1);
+}
+
+static void *jumper(void *arg) {
+  (void)arg;
+  char c;
+  if (sigsetjmp(jump_env, 1) == 0) {
+    tids[0] = gettid();
+    if (read(pfd[0], &c, 1) >= 0) abort(); /* the signal comes first */
+  }
+  scribble(NULL);
+  tids[1] = gettid();
+  if (read(pfd[0], &c, 1) != 1) abort();
+  return NULL;
+}
+
 static void start(pthread_t *t, void *(*fn)(void *), long arg) {
   if (pthread_create(t, NULL, fn, (void *)arg) != 0) abort();
 }
@@ -223,8 +288,46 @@ int main(int argc, char **argv) {
     while (!cturn) cnd_wait(&ccv, &cmu);
     mtx_unlock(&cmu);
     thrd_join(ct[0], NULL);
+  } else if (strcmp(mode, "cancel") == 0) {
+    sem_init(&sem, 0, 0);
+    if (pipe(pfd) != 0) abort();
+    for (long kind = 0; kind < 3; kind++) {
+      void *ret;
+      tids[0] = 0;
+      start(&t[0], cancel_waiter, kind);
+      wait_asleep(0);
+      pthread_cancel(t[0]);
+      pthread_join(t[0], &ret);
+      if (ret != PTHREAD_CANCELED) abort();
+      start(&t[1], scribble, 0);
+      pthread_join(t[1], NULL);
+      tids[0] = 0;
+      start(&t[2], cancel_waiter, kind);
+      wait_asleep(0);
+      if (kind == 0) {
+        pthread_mutex_lock(&mu);
+        woken = 1;
+        pthread_cond_broadcast(&cv);
+        pthread_mutex_unlock(&mu);
+      } else if (kind == 1) {
+        sem_post(&sem);
+      } else if (write(pfd[1], "x", 1) != 1) {
+        abort();
+      }
+      pthread_join(t[2], NULL);
+    }
+  } else if (strcmp(mode, "jump") == 0) {
+    if (pipe(pfd) != 0) abort();
+    struct sigaction sa = {.sa_handler = jump_out};
+    sigaction(SIGUSR1, &sa, NULL);
+    start(&t[0], jumper, 0);
+    wait_asleep(0);
+    pthread_kill(t[0], SIGUSR1);
+    wait_asleep(1);
+    if (write(pfd[1], "x", 1) != 1) abort();
+    pthread_join(t[0], NULL);
   } else {
-    fprintf(stderr, "usage: wakers chain|barrier|join|sem|broadcast|race|c11\n");
+    fprintf(stderr, "usage: wakers chain|barrier|join|sem|broadcast|race|c11|cancel|jump\n");
     return 2;
   }
   printf("wakers %s\n", mode);
