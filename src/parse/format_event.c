@@ -4,34 +4,9 @@
  * most of its time. */
 #include <string.h>
 
+#include "out.h"
 #include "reader.h"
 
-typedef struct out {
-  char *buf;
-  size_t size, at; /* at counts what would be written, like snprintf */
-} out;
-
-static void put(out *o, const char *s, size_t n) {
-  if (o->at < o->size) memcpy(o->buf + o->at, s, o->at + n <= o->size ? n : o->size - o->at);
-  o->at += n;
-}
-
-static void put_u(out *o, uint64_t v) {
-  char d[20];
-  int n = 0;
-  do d[sizeof d - 1 - n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  put(o, d + sizeof d - n, (size_t)n);
-}
-
-static void put_i(out *o, int64_t v) {
-  if (v < 0) {
-    put(o, "-", 1);
-    put_u(o, (uint64_t)0 - (uint64_t)v);
-  } else {
-    put_u(o, (uint64_t)v);
-  }
-}
 
 /* " name=" for each space-separated name, then the value. */
 static void names(out *o, const char *list, const uint64_t *v, const char *const *s,

@@ -7,35 +7,10 @@
  * snprintf's contract: returns the length needed, writes at most size. */
 #include <string.h>
 
+#include "../out.h"
 #include "go122.h"
 
-typedef struct out {
-  char *buf;
-  size_t size, at;
-} out;
-
-static void put(out *o, const char *s, size_t n) {
-  if (o->at < o->size) memcpy(o->buf + o->at, s, o->at + n <= o->size ? n : o->size - o->at);
-  o->at += n;
-}
 static void puts_(out *o, const char *s) { put(o, s, strlen(s)); }
-
-static void put_u(out *o, uint64_t v) {
-  char d[20];
-  int n = 0;
-  do d[sizeof d - 1 - n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  put(o, d + sizeof d - n, (size_t)n);
-}
-
-static void put_i(out *o, int64_t v) {
-  if (v < 0) {
-    put(o, "-", 1);
-    put_u(o, (uint64_t)0 - (uint64_t)v);
-  } else {
-    put_u(o, (uint64_t)v);
-  }
-}
 
 static void put_hex(out *o, uint64_t v) {
   char d[16];
