@@ -41,14 +41,8 @@ int ctrace__cmd_export(int argc, char **argv) {
       out = argv[++i];
     } else if (strncmp(a, "-o=", 3) == 0) {
       out = a + 3;
-    } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "ctrace export: unknown option %s\nrun 'ctrace export --help' for usage\n", a);
+    } else if (!ctrace__tool_operand("export", a, &trace)) {
       return 2;
-    } else if (trace) {
-      fprintf(stderr, "ctrace export: one TRACE only\n");
-      return 2;
-    } else {
-      trace = a;
     }
   }
   if (!trace) {

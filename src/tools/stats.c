@@ -264,14 +264,8 @@ int ctrace__cmd_stats(int argc, char **argv) {
         fprintf(stderr, "ctrace stats: unknown format '%s' (table, csv, json)\n", v);
         return 2;
       }
-    } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "ctrace stats: unknown option %s\nrun 'ctrace stats --help' for usage\n", a);
+    } else if (!ctrace__tool_operand("stats", a, &trace)) {
       return 2;
-    } else if (trace) {
-      fprintf(stderr, "ctrace stats: one TRACE only\n");
-      return 2;
-    } else {
-      trace = a;
     }
   }
   if (!trace) {

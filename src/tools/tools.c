@@ -78,3 +78,16 @@ int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *)) {
   }
   return -1;
 }
+
+bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace) {
+  if (a[0] == '-' && a[1]) {
+    fprintf(stderr, "ctrace %s: unknown option %s\nrun 'ctrace %s --help' for usage\n", cmd, a, cmd);
+    return false;
+  }
+  if (*trace) {
+    fprintf(stderr, "ctrace %s: one TRACE only\n", cmd);
+    return false;
+  }
+  *trace = a;
+  return true;
+}

@@ -2,6 +2,7 @@
 #ifndef CTRACE_TOOLS_TOOLS_H
 #define CTRACE_TOOLS_TOOLS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ctrace/parse.h"
@@ -24,5 +25,10 @@ void ctrace__tool_error(const char *path, const ctrace_parse_error *err);
 /* For commands that take one FILE: prints usage for --help (returns 0) or
  * bad usage (returns 2); returns -1 when argv[1] is the file to read. */
 int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *));
+
+/* An argument of `ctrace CMD` that no option of CMD took: the TRACE
+ * operand into *trace, or false, with the error said, for an unknown
+ * option or a second TRACE. */
+bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
 
 #endif
