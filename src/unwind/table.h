@@ -55,8 +55,12 @@ typedef struct ctrace__unw_table {
 } ctrace__unw_table;
 
 /* The rule for link-time address a, RULE_NONE outside the table.
- * Async-signal-safe: reads only the table. */
-static inline uint32_t ctrace__unw_lookup(const ctrace__unw_table *t, uintptr_t a) {
+ * Async-signal-safe: reads only the table. Outside ThreadSanitizer's view
+ * like its caller, walk() (unwind.c), whose acquire of the table it
+ * relies on: GCC does not inline across the attribute, and TSan, not
+ * seeing that acquire, took the table's first reads after another thread
+ * built it for a race. */
+__attribute__((no_sanitize("thread"))) static inline uint32_t ctrace__unw_lookup(const ctrace__unw_table *t, uintptr_t a) {
   uintptr_t off = a - t->lo;
   if (a < t->lo || a >= t->hi) return RULE_NONE;
   uint32_t o = (uint32_t)off;
