@@ -11,7 +11,8 @@
  * habits: system calls that block with and without a P, or without the
  * GoSysCall that should come first; every block reason with and without
  * CTRACE_BLOCK_FUTILE; a runtime moving Gs between Ps and threads; GC,
- * sweep and assist events, some left open at stop; tasks, regions and logs
+ * sweep and assist events, some left open at stop (a stop-the-world with
+ * no G running to end it); tasks, regions and logs
  * across trace boundaries; and goroutines running, runnable, blocked and
  * in system calls when a trace stops and when the next one starts.
  *
@@ -387,6 +388,25 @@ int main(int argc, char **argv) {
   on(&r2, s_end, NULL);
   on(&r1, s_pstop, NULL);
   on(&r2, s_pstop, NULL);
+  end();
+
+  /* 4b. A stop-the-world open when the trace stops, with no G running:
+   *     the G that began it blocked and its P stopped. */
+  begin("stw_open");
+  on(&r1, s_p0, NULL);
+  on(&r1, s_create_a, NULL);
+  on(&r1, s_start_a, NULL);
+  on(&r1, s_stw0, NULL);
+  on(&r1, s_block_recv, NULL);
+  on(&r1, s_pstop, NULL);
+  end();
+  begin("stw_open_2");
+  on(&r1, s_p0, NULL);
+  on(&r1, s_unblock_a, NULL);
+  on(&r1, s_start_a, NULL);
+  on(&r1, s_stw_done, NULL);
+  on(&r1, s_end, NULL);
+  on(&r1, s_pstop, NULL);
   end();
 
   /* 5. Tasks, regions and logs: nested, without a task, across trace

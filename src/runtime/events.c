@@ -536,13 +536,30 @@ void ctrace__end_stw(ctrace__w *w) {
     ctrace__emit(w, CTRACE_EV_GCSTWDone, 0, v, 0);
 }
 
-/* Stop's: the STW, when no thread showed a G to end it (Go 1.23 then sees
- * an end without a G; Go 1.19 needs the end), and the GC. */
+/* Stop's: the GC, and the STW when no thread showed a G to end it. Go
+ * 1.23 scopes a stop-the-world to a G, and its viewer crashes on an end
+ * written by none; Go 1.19's needs the end. So the stopping thread shows
+ * itself for an instant as a G of its own, on a P no thread holds (all
+ * are stopped in the trace by now), created by ctrace_stop. */
 void ctrace__close_phases(ctrace__w *w) {
-  uint64_t gen = ctrace__gen(w->t), v[1] = {0};
+  uint64_t gen = ctrace__gen(w->t), v[3] = {0};
   uint64_t want = gen;
-  if (atomic_compare_exchange_strong(&stw_open, &want, 0))
-    ctrace__emit(w, CTRACE_EV_GCSTWDone, 0, v, 0);
+  if (atomic_compare_exchange_strong(&stw_open, &want, 0)) {
+    ctrace__buf *b = NULL;
+    ctrace__w pw = {w->t, &b, alloc_own_p()};
+    if (pw.p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED)) show_procs(&pw, 0, pw.p, 0);
+    v[0] = (uint64_t)w->t->tid;
+    ctrace__emit(&pw, CTRACE_EV_ProcStart, 1, v, 0);
+    v[0] = ctrace__new_gid();
+    v[1] = ctrace__pc_stack_id((uintptr_t)ctrace_stop);
+    ctrace__emit(&pw, CTRACE_EV_GoCreate, 3, v, 0);
+    ctrace__emit(&pw, CTRACE_EV_GoStartLocal, 1, v, 0);
+    ctrace__emit(&pw, CTRACE_EV_GCSTWDone, 0, v, 0);
+    ctrace__emit(&pw, CTRACE_EV_GoEnd, 0, v, 0);
+    ctrace__emit(&pw, CTRACE_EV_ProcStop, 0, v, 0);
+    if (b) ctrace__queue_full(b);
+    free_own_p(pw.p);
+  }
   want = gen;
   if (atomic_compare_exchange_strong(&gc_open, &want, 0))
     ctrace__emit(w, CTRACE_EV_GCDone, 0, v, 0);

@@ -329,6 +329,8 @@ void ctrace__put_string(ctrace__buf **bp, int64_t p, uint64_t id, const char *s,
 /* ---- goroutine bookkeeping (sched.c) ------------------------------------ */
 
 void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) CTRACE__HIDDEN;
+/* A G id never given before. */
+uint64_t ctrace__new_gid(void) CTRACE__HIDDEN;
 void ctrace__g_unregister(ctrace_g *g) CTRACE__HIDDEN;
 ctrace_g *ctrace__alloc_g(void) CTRACE__HIDDEN;
 void ctrace__free_g(ctrace_g *g) CTRACE__HIDDEN;
@@ -371,7 +373,8 @@ void ctrace__end_sweep(ctrace__w *w) CTRACE__HIDDEN;
 /* At stop, for a thread that shows a G running: ends the stop-the-world
  * the trace shows open, if any, as that G (Go 1.23 needs a G to end it). */
 void ctrace__end_stw(ctrace__w *w) CTRACE__HIDDEN;
-/* At stop: ends the GC and STW phases the trace shows open. */
+/* At stop: ends the GC and STW phases the trace shows open, w being the
+ * no-P buffer's writer, its thread the stopping one. */
 void ctrace__close_phases(ctrace__w *w) CTRACE__HIDDEN;
 void ctrace__thread_known(ctrace__thread *t) CTRACE__HIDDEN;
 

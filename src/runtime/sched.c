@@ -21,8 +21,10 @@ static pthread_mutex_t gs_mu = PTHREAD_MUTEX_INITIALIZER;
 static ctrace_g *gs_head; /* live Gs, under gs_mu */
 static _Atomic uint64_t next_gid = 1;
 
+uint64_t ctrace__new_gid(void) { return atomic_fetch_add_explicit(&next_gid, 1, memory_order_relaxed); }
+
 void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
-  g->id = atomic_fetch_add_explicit(&next_gid, 1, memory_order_relaxed);
+  g->id = ctrace__new_gid();
   g->ctrace__gen = 0;
   g->ctrace__seq = 0;
   g->ctrace__lastp = CTRACE__NO_P;
@@ -278,7 +280,7 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
     /* Go's reader takes GoStop (and GoEnd) as the end of a G and never
      * lets it run again: a G the runtime starts after that shows as a new
      * goroutine, under a new id. */
-    g->id = atomic_fetch_add_explicit(&next_gid, 1, memory_order_relaxed);
+    g->id = ctrace__new_gid();
     __atomic_store_n(&g->ctrace__gen, 0, __ATOMIC_RELAXED);
     announce(w, g, CTRACE__G_RUNNABLE, 0);
     break;

@@ -281,7 +281,7 @@ static int stop_locked(void) {
 
   pthread_mutex_lock(&nop_mu);
   /* Written by no thread of the trace: stop's own count of events. */
-  ctrace__thread closer = {.state = s};
+  ctrace__thread closer = {.state = s, .tid = (pid_t)syscall(SYS_gettid)};
   ctrace__w w = {&closer, &ctrace__nop_buf, CTRACE__NO_P};
   ctrace__close_phases(&w);
   atomic_fetch_add(&ctrace__stats.events,
