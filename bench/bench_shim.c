@@ -5,6 +5,8 @@
  *
  * One thread, nothing contended, nothing waits:
  *   mutex      pthread_mutex_lock + unlock (the wrapper tries trylock)
+ *   rwlock     pthread_rwlock_rdlock + unlock, then wrlock + unlock (the
+ *              wrappers try; each unlock reads the lock word)
  *   sem        sem_post + sem_wait (sem_trywait succeeds)
  *   malloc     malloc(64) + free (two usable-size reads, a thread-local add)
  *   pipe-rw    write + read of 1 byte on a pipe (two GoSysCall with their
@@ -31,6 +33,7 @@ static void *volatile sink;
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 2000000;
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
   sem_t sem;
   int fds[2];
   char c = 'x';
@@ -43,6 +46,16 @@ int main(int argc, char **argv) {
   }
   long long t1 = now_ns();
   printf("shim case=mutex ns_per_op=%.1f\n", (double)(t1 - t0) / (double)n);
+
+  t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    pthread_rwlock_rdlock(&rw);
+    pthread_rwlock_unlock(&rw);
+    pthread_rwlock_wrlock(&rw);
+    pthread_rwlock_unlock(&rw);
+  }
+  t1 = now_ns();
+  printf("shim case=rwlock ns_per_op=%.1f\n", (double)(t1 - t0) / (double)n);
 
   t0 = now_ns();
   for (long i = 0; i < n; i++) {

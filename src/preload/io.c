@@ -12,6 +12,8 @@
  * read and write, so printf and fread are not recorded.
  */
 #include <limits.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -79,17 +81,17 @@ static ssize_t write_sum(size_t first, ssize_t second) {
   return second < 0 ? (ssize_t)first : (ssize_t)(first + (size_t)second);
 }
 
-/* ---- a pipe's retry --------------------------------------------------------------
+/* ---- a stream's retry ------------------------------------------------------------
  *
- * A pipe's waiter is linked before its block is written (io.h), and the
+ * A stream's waiter is linked before its block is written (io.h), and the
  * call is tried once more in between: the other side may have read or
  * written since the first try, when its wake found nobody waiting. What
  * the retry answers is then no wait at all, and a wake from then on finds
- * the waiter. Pipes have no offset: the retries use the file position. */
+ * the waiter. Streams have no offset: the retries use the file position. */
 
 /* Returns true, the waiter withdrawn and *r the answer, if the read does
  * not wait. */
-static bool pipe_read_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *iov, int cnt,
+static bool stream_read_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *iov, int cnt,
                             ssize_t *r, int saved) {
   ctrace__pl_io_prepare(iw);
   *r = real_preadv2()(fd, iov, cnt, -1, RWF_NOWAIT);
@@ -100,7 +102,7 @@ static bool pipe_read_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *
 
 /* The same for a write of n bytes of which *done went in: adds what the
  * retry wrote to *done. */
-static bool pipe_write_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *iov, int cnt,
+static bool stream_write_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec *iov, int cnt,
                              size_t n, size_t *done, ssize_t *r, int saved) {
   ctrace__pl_io_prepare(iw);
   struct iovec rest[cnt > 0 ? cnt : 1];
@@ -119,19 +121,19 @@ static bool pipe_write_retry(ctrace__pl_io_wait *iw, int fd, const struct iovec 
 /* Reads: try with RWF_NOWAIT (off -1: the file position, as read does). */
 #define READ_BODY(fd, iov, cnt, off, real_call)                       \
   CTRACE__PL_SYSCALL();                                               \
-  CTRACE__PL_WAKE_PIPE(fd, true);                                     \
+  CTRACE__PL_WAKE_STREAM(fd, true);                                     \
   ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
   int t = ctrace__pl_tried(r, fd, pl_errno0_);                        \
   ctrace__pl_io_wait iw = {.kind = CTRACE__PL_WAIT_NONE};             \
   if (t == CTRACE__PL_TRY_WAITS) {                                    \
     ctrace__pl_io_wait_known(&iw, fd, true);                          \
-    if (iw.key && pipe_read_retry(&iw, fd, iov, cnt, &r, pl_errno0_)) \
+    if (iw.key && stream_read_retry(&iw, fd, iov, cnt, &r, pl_errno0_)) \
       t = CTRACE__PL_TRY_DONE;                                        \
   } else if (t == CTRACE__PL_TRY_CANNOT) {                            \
     iw.kind = ctrace__pl_probe(fd, POLLIN);                           \
   }                                                                   \
   if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, real_call); \
-  if (r > 0) CTRACE__PL_WAKE_PIPE(fd, true);                          \
+  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, true);                          \
   return r
 
 CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
@@ -170,7 +172,7 @@ CTRACE__PL_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off
 CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   if (ctrace__pl_off()) return real_write()(fd, buf, n);
   CTRACE__PL_SYSCALL();
-  CTRACE__PL_WAKE_PIPE(fd, false);
+  CTRACE__PL_WAKE_STREAM(fd, false);
   struct iovec v = {(void *)buf, n};
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
@@ -179,12 +181,12 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
     ctrace__pl_io_wait_known(&iw, fd, false);
-    if (!iw.key || !pipe_write_retry(&iw, fd, &v, 1, n, &done, &r, pl_errno0_)) {
+    if (!iw.key || !stream_write_retry(&iw, fd, &v, 1, n, &done, &r, pl_errno0_)) {
       CTRACE__PL_IO_WAIT(&iw, r, real_write()(fd, (const char *)buf + done, n - done));
       r = write_sum(done, r);
     }
   }
-  if (r > 0) CTRACE__PL_WAKE_PIPE(fd, false);
+  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
   return r;
 }
 
@@ -209,7 +211,7 @@ CTRACE__PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 
 static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   CTRACE__PL_SYSCALL();
-  CTRACE__PL_WAKE_PIPE(fd, false);
+  CTRACE__PL_WAKE_STREAM(fd, false);
   ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
   if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
@@ -219,7 +221,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
     ctrace__pl_io_wait_known(&iw, fd, false);
-    if (!iw.key || !pipe_write_retry(&iw, fd, iov, cnt, n, &done, &r, pl_errno0_)) {
+    if (!iw.key || !stream_write_retry(&iw, fd, iov, cnt, n, &done, &r, pl_errno0_)) {
       struct iovec rest[cnt > 0 ? cnt : 1];
       int rcnt = iov_skip(iov, cnt, done, rest);
       CTRACE__PL_IO_WAIT(&iw, r,
@@ -228,7 +230,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
       r = write_sum(done, r);
     }
   }
-  if (r > 0) CTRACE__PL_WAKE_PIPE(fd, false);
+  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
   return r;
 }
 
@@ -253,23 +255,34 @@ CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, of
  * once data is there. MSG_WAITALL may still wait after some data, so it is
  * probed instead; a call with MSG_DONTWAIT of its own never waits. */
 
-#define RECV_BODY(fd, flags, call_with_flags)                             \
-  CTRACE__PL_SYSCALL();                                                   \
-  if ((flags) & MSG_DONTWAIT) return call_with_flags(flags);              \
-  int k;                                                                  \
-  ssize_t r;                                                              \
-  if ((flags) & MSG_WAITALL) {                                            \
-    k = ctrace__pl_probe(fd, POLLIN);                                     \
-  } else {                                                                \
-    r = call_with_flags((flags) | MSG_DONTWAIT);                          \
-    int t = ctrace__pl_tried(r, fd, pl_errno0_);                                      \
-    if (t == CTRACE__PL_TRY_DONE) return r;                               \
-    k = t == CTRACE__PL_TRY_WAITS ? CTRACE__PL_WAIT_NET                   \
-                                  : ctrace__pl_probe(fd, POLLIN);         \
-  }                                                                       \
-  ctrace__pl_wait_begin(k);                                               \
-  r = call_with_flags(flags);                                             \
-  ctrace__pl_wait_end(k);                                                 \
+#define RECV_BODY(fd, flags, call_with_flags)                              \
+  CTRACE__PL_SYSCALL();                                                    \
+  CTRACE__PL_WAKE_STREAM(fd, true);                                        \
+  ctrace__pl_io_wait iw = {.kind = CTRACE__PL_WAIT_NONE};                  \
+  int t = CTRACE__PL_TRY_DONE;                                             \
+  ssize_t r = 0;                                                           \
+  if ((flags) & MSG_DONTWAIT) {                                            \
+    r = call_with_flags(flags);                                            \
+  } else if ((flags) & MSG_WAITALL) {                                      \
+    t = CTRACE__PL_TRY_CANNOT;                                             \
+    iw.kind = ctrace__pl_probe(fd, POLLIN);                                \
+  } else {                                                                 \
+    r = call_with_flags((flags) | MSG_DONTWAIT);                           \
+    t = ctrace__pl_tried(r, fd, pl_errno0_);                               \
+    if (t == CTRACE__PL_TRY_WAITS) {                                       \
+      ctrace__pl_io_wait_known(&iw, fd, true);                             \
+      if (iw.key) { /* a stream's retry (above) */                         \
+        ctrace__pl_io_prepare(&iw);                                        \
+        r = call_with_flags((flags) | MSG_DONTWAIT);                       \
+        t = ctrace__pl_tried(r, fd, pl_errno0_);                           \
+        if (t == CTRACE__PL_TRY_DONE) ctrace__pl_io_withdraw(&iw);         \
+      }                                                                    \
+    } else if (t == CTRACE__PL_TRY_CANNOT) {                               \
+      iw.kind = ctrace__pl_probe(fd, POLLIN);                              \
+    }                                                                      \
+  }                                                                        \
+  if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, call_with_flags(flags)); \
+  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, true);                             \
   return r
 
 CTRACE__PL_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
@@ -296,18 +309,41 @@ CTRACE__PL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
 
 /* ---- sockets: sending ------------------------------------------------------------------ */
 
-#define SEND_BODY(fd, n, flags, call_with)                                 \
-  CTRACE__PL_SYSCALL();                                                    \
-  if ((flags) & MSG_DONTWAIT) return call_with(0, flags);                  \
-  ssize_t r = call_with(0, (flags) | MSG_DONTWAIT);                        \
-  int t = ctrace__pl_tried(r, fd, pl_errno0_);                                         \
-  if (t == CTRACE__PL_TRY_CANNOT) return call_with(0, flags);              \
-  if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;      \
-  size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                  \
-  ctrace__pl_wait_begin(CTRACE__PL_WAIT_NET);                              \
-  r = call_with(done, flags);                                              \
-  ctrace__pl_wait_end(CTRACE__PL_WAIT_NET);                                \
-  return write_sum(done, r)
+#define SEND_BODY(fd, n, flags, call_with)                                       \
+  CTRACE__PL_SYSCALL();                                                          \
+  CTRACE__PL_WAKE_STREAM(fd, false);                                             \
+  ssize_t r;                                                                     \
+  int t = CTRACE__PL_TRY_CANNOT;                                                 \
+  if (!((flags) & MSG_DONTWAIT)) {                                               \
+    r = call_with(0, (flags) | MSG_DONTWAIT);                                    \
+    t = ctrace__pl_tried(r, fd, pl_errno0_);                                     \
+  }                                                                              \
+  if (t == CTRACE__PL_TRY_CANNOT) {                                              \
+    r = call_with(0, flags);                                                     \
+  } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {            \
+    size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                      \
+    ctrace__pl_io_wait iw;                                                       \
+    ctrace__pl_io_wait_known(&iw, fd, false);                                    \
+    bool waits = true;                                                           \
+    if (iw.key) { /* a stream's retry (above) */                                 \
+      ctrace__pl_io_prepare(&iw);                                                \
+      ssize_t r2 = call_with(done, (flags) | MSG_DONTWAIT);                      \
+      if (ctrace__pl_tried(r2, fd, pl_errno0_) == CTRACE__PL_TRY_DONE) {          \
+        if (r2 >= 0) done += (size_t)r2;                                         \
+        if (r2 < 0 || done >= (n)) {                                             \
+          ctrace__pl_io_withdraw(&iw);                                           \
+          r = write_sum(done, r2 < 0 ? r2 : 0);                                  \
+          waits = false;                                                         \
+        }                                                                        \
+      }                                                                          \
+    }                                                                            \
+    if (waits) {                                                                 \
+      CTRACE__PL_IO_WAIT(&iw, r, call_with(done, flags));                        \
+      r = write_sum(done, r);                                                    \
+    }                                                                            \
+  }                                                                              \
+  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);                                  \
+  return r
 
 CTRACE__PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
   if (ctrace__pl_off()) return real_send()(fd, buf, n, flags);
@@ -344,6 +380,62 @@ CTRACE__PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
 #define CALL(skip, f) sendmsg_rest(fd, msg, skip, f)
   SEND_BODY(fd, n, flags, CALL);
 #undef CALL
+}
+
+/* ---- streams: socketpairs and eventfds -------------------------------------------------
+ *
+ * The two ends of each socketpair the program made, by inode, so that a
+ * write on one end wakes a reader of the other (io.h). A small table,
+ * one slot per hash of an inode: a pair whose slot another took is no
+ * longer linked (its waits end themselves, as before), never linked
+ * wrongly, as a lookup checks the inode. Lock-free lookups; inserts, as
+ * rare as socketpair calls, under a lock, each slot's inode cleared while
+ * its peer is written. */
+
+CTRACE__PL_REAL(int, socketpair, (int, int, int, int[2]))
+
+#define PAIRS 1024
+static struct {
+  _Atomic uint64_t ino, peer;
+} pairs[PAIRS];
+static _Atomic int pairs_lock;
+
+static size_t pair_slot(uint64_t ino) { return ino * 0x9E3779B97F4A7C15u >> 54; }
+
+static void pair_set(uint64_t ino, uint64_t peer) {
+  size_t i = pair_slot(ino);
+  atomic_store_explicit(&pairs[i].ino, 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&pairs[i].peer, peer, memory_order_relaxed);
+  atomic_store_explicit(&pairs[i].ino, ino, memory_order_release);
+}
+
+uint64_t ctrace__pl_socket_peer(uint64_t ino) {
+  size_t i = pair_slot(ino);
+  if (atomic_load_explicit(&pairs[i].ino, memory_order_acquire) != ino) return 0;
+  uint64_t peer = atomic_load_explicit(&pairs[i].peer, memory_order_relaxed);
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&pairs[i].ino, memory_order_relaxed) == ino ? peer : 0;
+}
+
+CTRACE__PL_EXPORT int socketpair(int domain, int type, int proto, int sv[2]) {
+  int r = real_socketpair()(domain, type, proto, sv);
+  struct stat a, b;
+  if (r != 0 || fstat(sv[0], &a) != 0 || fstat(sv[1], &b) != 0) return r;
+  while (atomic_exchange_explicit(&pairs_lock, 1, memory_order_acquire)) sched_yield();
+  pair_set(a.st_ino, b.st_ino);
+  pair_set(b.st_ino, a.st_ino);
+  atomic_store_explicit(&pairs_lock, 0, memory_order_release);
+  return r;
+}
+
+bool ctrace__pl_is_eventfd(int fd) {
+  char path[32], link[32];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, link, sizeof link - 1);
+  if (n < 0) return false;
+  link[n] = 0;
+  return strcmp(link, "anon_inode:[eventfd]") == 0;
 }
 
 /* ---- sockets: connections --------------------------------------------------------------- */

@@ -55,56 +55,95 @@ static inline int ctrace__pl_wait_kind(int fd) {
   return fstat(fd, &st) == 0 ? ctrace__pl_kind_of(&st) : CTRACE__PL_WAIT_SYS;
 }
 
-/* The waits of a pipe's (or FIFO's) readers and writers are linked to the
- * thread that ends them (wake.c) by the pipe's identity, its device and
- * inode, in a key no object's address can be (the top bit set), with the
- * direction in the low bit: readers wait for a writer, writers for a
- * reader. NULL for any other descriptor: each end of a socket is an inode
- * of its own, and every eventfd shares one, so neither tells its peer. */
-static inline const void *ctrace__pl_pipe_key(const struct stat *st, bool reading) {
-  if (!S_ISFIFO(st->st_mode)) return NULL;
-  uint64_t id = (uint64_t)st->st_dev << 40 ^ (uint64_t)st->st_ino;
-  return (const void *)(uintptr_t)(1ull << 63 | id << 1 | (reading ? 1 : 0));
+/* The inode of the other end of a socket of a socketpair (io.c), 0 if not
+ * known. */
+uint64_t ctrace__pl_socket_peer(uint64_t ino) CTRACE__PL_HIDDEN;
+/* fd is an eventfd (io.c; it reads /proc: for a call about to wait). */
+bool ctrace__pl_is_eventfd(int fd) CTRACE__PL_HIDDEN;
+
+/* The waits of a stream's readers and writers are linked to the thread
+ * that ends them (wake.c) by the stream's identity, in a key no object's
+ * address can be (the top bit set), with the waiters' direction in the low
+ * bit: readers wait for a writer, writers for a reader. A stream is what a
+ * call on fd reads (reading) or writes:
+ * - a pipe or FIFO: itself, by device and inode, whichever end;
+ * - an eventfd: its descriptor number, as every eventfd (every anonymous
+ *   inode) shares one inode; of those, only an eventfd is both read and
+ *   written, so only its writes wake;
+ * - a socket the program made with socketpair: what it reads is its own
+ *   inode's, what it writes its peer's (ctrace__pl_socket_peer);
+ * NULL for any other descriptor: a socket's peer is not known. */
+static inline const void *ctrace__pl_stream_key(int fd, const struct stat *st, bool reading,
+                                                bool readers) {
+  uint64_t id;
+  switch (st->st_mode & S_IFMT) {
+  case S_IFIFO:
+    id = (uint64_t)st->st_dev << 40 ^ (uint64_t)st->st_ino;
+    break;
+  case S_IFSOCK: {
+    uint64_t ino = reading ? (uint64_t)st->st_ino : ctrace__pl_socket_peer(st->st_ino);
+    if (!ino) return NULL;
+    id = (uint64_t)st->st_dev << 40 ^ ino;
+    break;
+  }
+  case 0:
+    id = 1ull << 61 | (uint32_t)fd;
+    break;
+  default:
+    return NULL;
+  }
+  return (const void *)(uintptr_t)(1ull << 63 | (id << 1 & ~(1ull << 63)) | (readers ? 1 : 0));
 }
 
-/* Threads waiting in a pipe read or write: a read or write that succeeds
+/* Threads waiting in a stream's read or write: a read or write that succeeds
  * looks for one to wake only when this is not 0. */
-extern _Atomic int ctrace__pl_pipe_waiters CTRACE__PL_HIDDEN;
+extern _Atomic int ctrace__pl_stream_waiters CTRACE__PL_HIDDEN;
 
-/* A wait of a read or write: how it shows, and its key if a pipe's. */
+/* A wait of a read or write: how it shows, and its key if a stream's. */
 typedef struct ctrace__pl_io_wait {
   int kind;
   const void *key;
   ctrace__pl_waiter w;
 } ctrace__pl_io_wait;
 
-/* For a call on fd the try said will wait. */
+/* For a call on fd the try said will wait. A stream's wait shows as one
+ * on the network (GoBlockNet), an eventfd's too: it is a block, which
+ * another thread's GoUnblock can end, where a system call's is not. */
 static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool reading) {
   struct stat st;
-  bool ok = fstat(fd, &st) == 0;
-  iw->kind = ok ? ctrace__pl_kind_of(&st) : CTRACE__PL_WAIT_SYS;
-  iw->key = ok ? ctrace__pl_pipe_key(&st, reading) : NULL;
+  iw->kind = CTRACE__PL_WAIT_SYS;
+  iw->key = NULL;
+  if (fstat(fd, &st) != 0) return;
+  iw->kind = ctrace__pl_kind_of(&st);
+  iw->key = ctrace__pl_stream_key(fd, &st, reading, reading);
+  if (iw->key && (st.st_mode & S_IFMT) == 0) {
+    if (ctrace__pl_is_eventfd(fd))
+      iw->kind = CTRACE__PL_WAIT_NET;
+    else
+      iw->key = NULL;
+  }
 }
 
 /* Before a read (reading) or write on fd: the thread ends the wait of one
- * thread blocked on the other side of the pipe. Before, as for an unlock:
+ * thread blocked on the other side of the stream. Before, as for an unlock:
  * the kernel wakes that thread during the call, which could then return
- * before a claim made after it. A writer blocked means the pipe is full,
+ * before a claim made after it. A writer blocked means the stream is full,
  * so a read finds data and makes room; a reader blocked means it is
  * empty, so a write goes in. And after a read or write that moved data:
  * a waiter that came between the check before and the call itself (it
  * tried just before the call, linked itself, tried again just before
  * the call) was ended by the call, and the claim after it usually comes
  * before that waiter, woken by the kernel, gets a CPU. */
-#define CTRACE__PL_WAKE_PIPE(fd, reading)                                                  \
+#define CTRACE__PL_WAKE_STREAM(fd, reading)                                                  \
   do {                                                                                    \
-    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_pipe_waiters,                   \
+    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_stream_waiters,                   \
                                                memory_order_relaxed) == 0))                \
       break;                                                                              \
     int pl_pe_ = errno;                                                                   \
     struct stat pl_st_;                                                                   \
-    const void *pl_pk_ = fstat((fd), &pl_st_) == 0 ? ctrace__pl_pipe_key(&pl_st_, !(reading)) \
-                                                   : NULL;                                \
+    const void *pl_pk_ =                                                                  \
+        fstat((fd), &pl_st_) == 0 ? ctrace__pl_stream_key((fd), &pl_st_, (reading), !(reading)) \
+                                  : NULL;                                                 \
     errno = pl_pe_;                                                                       \
     if (pl_pk_) CTRACE__PL_WAKE(pl_pk_, 1);                                               \
   } while (0)
@@ -168,7 +207,7 @@ CTRACE__PL_INLINE void ctrace__pl_wait_end(int kind) {
   CTRACE__PL_RESUME();
 }
 
-/* A pipe's wait is linked in two steps (wake.c): prepare links the waiter
+/* A stream's wait is linked in two steps (wake.c): prepare links the waiter
  * before the call is tried once more (io.c), then the retry's answer
  * (ctrace__pl_io_withdraw: no wait) or the block and the commit
  * (ctrace__pl_io_wait_begin). The guard is held from prepare to either,
@@ -185,7 +224,7 @@ CTRACE__PL_INLINE void ctrace__pl_io_withdraw(ctrace__pl_io_wait *iw) {
   ctrace__pl_unguard();
 }
 
-/* Around the real call, a pipe's waiter prepared. Both keep errno. */
+/* Around the real call, a stream's waiter prepared. Both keep errno. */
 CTRACE__PL_INLINE void ctrace__pl_io_wait_begin(ctrace__pl_io_wait *iw) {
   ctrace__pl_wait_begin(iw->kind);
   if (!iw->key) return;

@@ -6,9 +6,8 @@
  * records nothing. Only a wait that cannot be satisfied at once records
  * GoBlockSync, then the real call, then ctrace_thread_resume. The thread
  * that ends the wait (unlock, signal, broadcast, post, the last arrival
- * at a barrier) writes the waiter's GoUnblock (wake.c); read-write locks
- * are not linked (an unlock by one of several readers frees nothing, and
- * glibc does not say which), and their waiters unblock themselves.
+ * at a barrier) writes the waiter's GoUnblock (wake.c); a read-write
+ * lock's unlock reads glibc's lock word to tell whom it hands the lock to.
  * A condition variable wait always waits: GoBlockCond. A barrier wait
  * blocks unless the thread is the last to arrive, which the shim counts
  * itself (pthread_barrier_init tells it how many threads to expect).
@@ -80,60 +79,71 @@ CTRACE__PL_REAL(int, pthread_rwlock_clockrdlock,
 CTRACE__PL_REAL(int, pthread_rwlock_clockwrlock,
                 (pthread_rwlock_t *, clockid_t, const struct timespec *))
 
+CTRACE__PL_REAL(int, pthread_rwlock_unlock, (pthread_rwlock_t *))
+
+/* Readers wait on the lock's address, writers on the byte after it, so
+ * that an unlock ends the waits of those glibc hands the lock to. */
+#define WRITERS(l) ((const char *)(l) + 1)
+
+#define RDLOCK(l, call)                                \
+  if (ctrace__pl_off()) return (call);                 \
+  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));   \
+  return CTRACE__PL_LINKED_WAIT(l, CTRACE_BLOCK_SYNC, call)
+
+#define WRLOCK(l, call)                                \
+  if (ctrace__pl_off()) return (call);                 \
+  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));   \
+  return CTRACE__PL_LINKED_WAIT(WRITERS(l), CTRACE_BLOCK_SYNC, call)
+
 CTRACE__PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
-  if (ctrace__pl_off()) return real_pthread_rwlock_rdlock()(l);
-  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_rwlock_rdlock()(l);
-  CTRACE__PL_RESUME();
-  return r;
+  RDLOCK(l, real_pthread_rwlock_rdlock()(l));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
-  if (ctrace__pl_off()) return real_pthread_rwlock_wrlock()(l);
-  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_rwlock_wrlock()(l);
-  CTRACE__PL_RESUME();
-  return r;
+  WRLOCK(l, real_pthread_rwlock_wrlock()(l));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t) {
-  if (ctrace__pl_off()) return real_pthread_rwlock_timedrdlock()(l, t);
-  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_rwlock_timedrdlock()(l, t);
-  CTRACE__PL_RESUME();
-  return r;
+  RDLOCK(l, real_pthread_rwlock_timedrdlock()(l, t));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t) {
-  if (ctrace__pl_off()) return real_pthread_rwlock_timedwrlock()(l, t);
-  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_rwlock_timedwrlock()(l, t);
-  CTRACE__PL_RESUME();
-  return r;
+  WRLOCK(l, real_pthread_rwlock_timedwrlock()(l, t));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
                                                  const struct timespec *t) {
-  if (ctrace__pl_off()) return real_pthread_rwlock_clockrdlock()(l, clk, t);
-  TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_rwlock_clockrdlock()(l, clk, t);
-  CTRACE__PL_RESUME();
-  return r;
+  RDLOCK(l, real_pthread_rwlock_clockrdlock()(l, clk, t));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
                                                  const struct timespec *t) {
-  if (ctrace__pl_off()) return real_pthread_rwlock_clockwrlock()(l, clk, t);
-  TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));
-  CTRACE__PL_BLOCK(CTRACE_BLOCK_SYNC);
-  int r = real_pthread_rwlock_clockwrlock()(l, clk, t);
-  CTRACE__PL_RESUME();
-  return r;
+  WRLOCK(l, real_pthread_rwlock_clockwrlock()(l, clk, t));
+}
+
+/* Whom an unlock hands the lock to, from glibc's lock word read before it
+ * (__readers, laid out so since glibc 2.25): bit 0 set in a write phase;
+ * bit 1 set when a writer holds the lock (write phase) or waits for the
+ * readers to leave (read phase); from bit 3, the readers that hold it or
+ * wait for it. A writer's unlock hands it to the readers waiting, if any,
+ * else to one writer (a lock that prefers writers: the other way round);
+ * the last reader's, to the writer waiting. The word may change between
+ * the read and the unlock (a reader joins): the waiter named then shows
+ * runnable until it gets the lock. */
+enum { RW_WRPHASE = 1, RW_WRLOCKED = 2, RW_READER_SHIFT = 3 };
+
+CTRACE__PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+  unsigned r = __atomic_load_n(&l->__data.__readers, __ATOMIC_RELAXED);
+  if ((r & (RW_WRPHASE | RW_WRLOCKED)) == (RW_WRPHASE | RW_WRLOCKED)) {
+    if (l->__data.__flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) {
+      if (!CTRACE__PL_WAKE(WRITERS(l), 1)) CTRACE__PL_WAKE(l, CTRACE__PL_WAKE_ALL);
+    } else if (!CTRACE__PL_WAKE(l, CTRACE__PL_WAKE_ALL)) {
+      CTRACE__PL_WAKE(WRITERS(l), 1);
+    }
+  } else if ((r & RW_WRLOCKED) && r >> RW_READER_SHIFT == 1) {
+    CTRACE__PL_WAKE(WRITERS(l), 1);
+  }
+  return real_pthread_rwlock_unlock()(l);
 }
 
 /* ---- condition variables ------------------------------------------------------ */

@@ -16,7 +16,7 @@
  * GoUnblock always precedes its GoStart, and the two threads never touch
  * the G's trace state at once.
  *
- * A pipe's waiter links itself before it knows it will wait (PREPARE),
+ * A stream's waiter (a pipe's, io.h) links itself before it knows it will wait (PREPARE),
  * tries the call once more, and only then writes its block and commits
  * (WAITING): data or room that came in between is taken with no wait
  * recorded, and a waker that comes while the block is being written
@@ -39,7 +39,7 @@
 #include "wake.h"
 
 ctrace__pl_bucket ctrace__pl_buckets[CTRACE__PL_BUCKETS];
-_Atomic int ctrace__pl_pipe_waiters;
+_Atomic int ctrace__pl_stream_waiters;
 
 static void lock(ctrace__pl_bucket *b) {
   for (int spins = 0; atomic_exchange_explicit(&b->lock, 1, memory_order_acquire); spins++)
@@ -57,15 +57,15 @@ static void unlink_waiter(ctrace__pl_bucket *b, ctrace__pl_waiter *w) {
 
 __thread ctrace__pl_waiter *ctrace__pl_waiting;
 
-/* A pipe's key has its top bit set (io.h). */
-static bool is_pipe(const void *key) { return (uintptr_t)key >> 63; }
+/* A stream's key has its top bit set (io.h). */
+static bool is_stream(const void *key) { return (uintptr_t)key >> 63; }
 
 void ctrace__pl_wait_prepare(ctrace__pl_waiter *w, const void *key) {
   w->key = key;
   atomic_store_explicit(&w->state, w->g ? CTRACE__PL_W_PREPARE : CTRACE__PL_W_SELF,
                         memory_order_relaxed);
   if (w->g) {
-    if (is_pipe(key)) atomic_fetch_add_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
+    if (is_stream(key)) atomic_fetch_add_explicit(&ctrace__pl_stream_waiters, 1, memory_order_relaxed);
     ctrace__pl_bucket *b = ctrace__pl_bucket_of(key);
     lock(b);
     /* Oldest first: appended at the tail. */
@@ -116,7 +116,7 @@ void ctrace__pl_wait_leave(ctrace__pl_waiter *w) {
       if (spins > 100) sched_yield();
     break;
   }
-  if (is_pipe(w->key)) atomic_fetch_sub_explicit(&ctrace__pl_pipe_waiters, 1, memory_order_relaxed);
+  if (is_stream(w->key)) atomic_fetch_sub_explicit(&ctrace__pl_stream_waiters, 1, memory_order_relaxed);
 }
 
 void ctrace__pl_wait_abandon(void) {
@@ -176,7 +176,7 @@ void ctrace__pl_wake_fork_child(void) {
     b->head = NULL;
     b->tail = NULL;
   }
-  atomic_store(&ctrace__pl_pipe_waiters, 0);
+  atomic_store(&ctrace__pl_stream_waiters, 0);
   ctrace__pl_waiting = NULL;
 }
 

@@ -1,5 +1,6 @@
 /* Who ends a wait (wake.c): the table of blocked waiters, and the
- * waker's side, inline in each releasing wrapper. The pipes' side is in
+ * waker's side, inline in each releasing wrapper. The streams' side (pipes,
+ * eventfds, socketpairs) is in
  * io.h. */
 #ifndef CTRACE_PRELOAD_WAKE_H
 #define CTRACE_PRELOAD_WAKE_H
@@ -50,12 +51,12 @@ static inline ctrace__pl_bucket *ctrace__pl_bucket_of(const void *key) {
 
 /* The waiter's side, around the real blocking call (after the block event,
  * before the resume); w->g is set before the block (the thread has no
- * current G after it). A pipe's waits are counted in
- * ctrace__pl_pipe_waiters (io.h). */
+ * current G after it). A stream's waits are counted in
+ * ctrace__pl_stream_waiters (io.h). */
 void ctrace__pl_wait_enter(ctrace__pl_waiter *w, const void *key) CTRACE__PL_HIDDEN;
 void ctrace__pl_wait_leave(ctrace__pl_waiter *w) CTRACE__PL_HIDDEN;
 
-/* enter in two steps, for a call tried once more in between (a pipe's,
+/* enter in two steps, for a call tried once more in between (a stream's,
  * io.h): prepare links w before the block is written, commit after it.
  * A call that then does not wait leaves. */
 void ctrace__pl_wait_prepare(ctrace__pl_waiter *w, const void *key) CTRACE__PL_HIDDEN;
@@ -72,7 +73,7 @@ void ctrace__pl_wake_fork_child(void) CTRACE__PL_HIDDEN;
 void ctrace__pl_wait_abandon(void) CTRACE__PL_HIDDEN;
 
 /* leave, as a cleanup handler: a thread cancelled in its wait (a
- * condition variable's, sem_wait, a join, a pipe's read or write: they are
+ * condition variable's, sem_wait, a join, a stream's read or write: they are
  * cancellation points) leaves the table before its stack is gone, or the
  * next wake on that bucket would follow a dangling entry. */
 void ctrace__pl_wait_cancelled(void *w) CTRACE__PL_HIDDEN;
@@ -101,29 +102,33 @@ void ctrace__pl_wait_cancelled(void *w) CTRACE__PL_HIDDEN;
 /* The calling thread ends the waits of up to max waiters on key: it writes
  * each one's GoUnblock, with its own stack (inline, so the stack begins at
  * the wrapper the program called). The guard is held throughout, so a
- * terminating signal cannot leave a claimed waiter waiting for WOKEN. */
-#define CTRACE__PL_WAKE(key, max)                                                              \
-  do {                                                                                         \
-    const void *pl_k_ = (key);                                                                 \
-    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_bucket_of(pl_k_)->waiters,           \
-                                               memory_order_relaxed) == 0) ||                  \
-        ctrace__pl_off())                                                                      \
-      break;                                                                                   \
-    int pl_e_ = errno;                                                                         \
-    ctrace__pl_guard++;                                                                        \
-    size_t pl_left_ = (max);                                                                   \
-    for (;;) {                                                                                 \
-      ctrace__pl_waiter *pl_w_[8];                                                             \
-      size_t pl_n_ = ctrace__pl_claim(pl_k_, pl_w_, pl_left_ < 8 ? pl_left_ : 8);              \
-      for (size_t pl_i_ = 0; pl_i_ < pl_n_; pl_i_++) {                                         \
-        ctrace_go_unblock(pl_w_[pl_i_]->g);                                                    \
-        atomic_store_explicit(&pl_w_[pl_i_]->state, CTRACE__PL_W_WOKEN, memory_order_release); \
-      }                                                                                        \
-      pl_left_ -= pl_n_;                                                                       \
-      if (pl_n_ < 8 || pl_left_ == 0) break;                                                   \
-    }                                                                                          \
-    ctrace__pl_unguard();                                                                      \
-    errno = pl_e_;                                                                             \
-  } while (0)
+ * terminating signal cannot leave a claimed waiter waiting for WOKEN.
+ * Its value is how many it woke. */
+#define CTRACE__PL_WAKE(key, max)                                                                \
+  ({                                                                                             \
+    const void *pl_k_ = (key);                                                                   \
+    size_t pl_woke_ = 0;                                                                         \
+    if (!ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_bucket_of(pl_k_)->waiters,            \
+                                                memory_order_relaxed) == 0) &&                   \
+        !ctrace__pl_off()) {                                                                     \
+      int pl_e_ = errno;                                                                         \
+      ctrace__pl_guard++;                                                                        \
+      size_t pl_max_ = (max);                                                                    \
+      for (;;) {                                                                                 \
+        ctrace__pl_waiter *pl_w_[8];                                                             \
+        size_t pl_left_ = pl_max_ - pl_woke_;                                                    \
+        size_t pl_n_ = ctrace__pl_claim(pl_k_, pl_w_, pl_left_ < 8 ? pl_left_ : 8);              \
+        for (size_t pl_i_ = 0; pl_i_ < pl_n_; pl_i_++) {                                         \
+          ctrace_go_unblock(pl_w_[pl_i_]->g);                                                    \
+          atomic_store_explicit(&pl_w_[pl_i_]->state, CTRACE__PL_W_WOKEN, memory_order_release); \
+        }                                                                                        \
+        pl_woke_ += pl_n_;                                                                       \
+        if (pl_n_ < 8 || pl_woke_ == pl_max_) break;                                             \
+      }                                                                                          \
+      ctrace__pl_unguard();                                                                      \
+      errno = pl_e_;                                                                             \
+    }                                                                                            \
+    pl_woke_;                                                                                    \
+  })
 
 #endif

@@ -596,6 +596,35 @@ case_wakers() {
     m=$(main_g jump)
     w=$(goroutines jump)
     [ "$(unblocked_by jump "$w" "$m")" -eq 1 ] || fail "jump: the second read not ended by main's write"
+
+    # A read-write lock: a writer's unlock ends the readers' waits, the
+    # last reader's the writer's (not the first reader's).
+    traced rwlock 0 "$bindir/run_wakers" rwlock
+    m=$(main_g rwlock)
+    ws=$(goroutines rwlock)
+    expect_goroutines rwlock 3
+    local r1 r2 wr
+    read -r r1 r2 wr <<<"$(echo $ws)"
+    for w in $r1 $r2; do
+        expect rwlock "GoBlockSync $w" -eq 1
+        [ "$(unblocked_by rwlock "$w" "$m")" -eq 1 ] || fail "rwlock: reader g $w not woken by main's unlock"
+    done
+    expect rwlock "GoBlockSync $wr" -eq 1
+    [ "$(unblocked_by rwlock "$wr" "$r2")" -eq 1 ] ||
+        fail "rwlock: writer g $wr not woken by the last reader (g $r2)"
+
+    # An eventfd, and both directions of a socketpair.
+    traced eventfd 0 "$bindir/run_wakers" eventfd
+    m=$(main_g eventfd)
+    w=$(goroutines eventfd)
+    [ "$(unblocked_by eventfd "$w" "$m")" -eq 1 ] || fail "eventfd: the read not ended by main's write"
+    traced socketpair 0 "$bindir/run_wakers" socketpair
+    m=$(main_g socketpair)
+    ws=$(goroutines socketpair)
+    expect_goroutines socketpair 2
+    for w in $ws; do
+        [ "$(unblocked_by socketpair "$w" "$m")" -eq 1 ] || fail "socketpair: g $w's wait not ended by main"
+    done
 }
 
 # What a wrapper could disturb (tests/run/state.c): errno after every

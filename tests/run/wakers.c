@@ -21,6 +21,13 @@
  *   jump       a thread blocked in a pipe's read leaves it with siglongjmp
  *              from a signal handler, writes over its stack, and reads
  *              again: main's write wakes it
+ *   rwlock     main holds a read-write lock to write; 2 readers block on
+ *              it: main's unlock wakes both; then a writer blocks while
+ *              they read: the second reader to leave wakes it
+ *   eventfd    a thread blocks reading an eventfd; main's write wakes it
+ *   socketpair a thread blocks reading one end of a socketpair, another
+ *              writing a full other end: main writes to the first's peer
+ *              and reads from the second's
  *
  * Prints what it did; the events are checked in the trace. */
 #include <pthread.h>
@@ -32,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
@@ -207,6 +216,52 @@ static void *jumper(void *arg) {
   return NULL;
 }
 
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+
+static void *rw_reader(void *arg) {
+  tids[(long)arg] = gettid();
+  pthread_rwlock_rdlock(&rw);
+  pause_ms(50 + 30 * (int)(long)arg);
+  pthread_rwlock_unlock(&rw);
+  return NULL;
+}
+
+static void *rw_writer(void *arg) {
+  tids[(long)arg] = gettid();
+  pthread_rwlock_wrlock(&rw);
+  pthread_rwlock_unlock(&rw);
+  return NULL;
+}
+
+static int efd, sv[2];
+
+static void *efd_reader(void *arg) {
+  (void)arg;
+  tids[0] = gettid();
+  uint64_t v;
+  if (read(efd, &v, sizeof v) != sizeof v) abort();
+  return NULL;
+}
+
+static void *sock_reader(void *arg) {
+  (void)arg;
+  tids[0] = gettid();
+  char c;
+  if (recv(sv[1], &c, 1, 0) != 1) abort();
+  return NULL;
+}
+
+/* Fills its end (sv[1]) without waiting, then writes once more. */
+static void *sock_writer(void *arg) {
+  (void)arg;
+  static char buf[4096];
+  while (send(sv[1], buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+  tids[1] = gettid();
+  if (write(sv[1], buf, sizeof buf) != (ssize_t)sizeof buf) abort();
+  return NULL;
+}
+
 static void start(pthread_t *t, void *(*fn)(void *), long arg) {
   if (pthread_create(t, NULL, fn, (void *)arg) != 0) abort();
 }
@@ -326,8 +381,39 @@ int main(int argc, char **argv) {
     wait_asleep(1);
     if (write(pfd[1], "x", 1) != 1) abort();
     pthread_join(t[0], NULL);
+  } else if (strcmp(mode, "rwlock") == 0) {
+    pthread_rwlock_wrlock(&rw);
+    for (int i = 0; i < 2; i++) {
+      start(&t[i], rw_reader, i);
+      wait_asleep(i);
+    }
+    pthread_rwlock_unlock(&rw);
+    pause_ms(5); /* both read, for 50 and 80 ms */
+    start(&t[2], rw_writer, 2);
+    for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+  } else if (strcmp(mode, "eventfd") == 0) {
+    efd = eventfd(0, EFD_CLOEXEC);
+    if (efd < 0) abort();
+    start(&t[0], efd_reader, 0);
+    wait_asleep(0);
+    uint64_t one = 1;
+    if (write(efd, &one, sizeof one) != sizeof one) abort();
+    pthread_join(t[0], NULL);
+  } else if (strcmp(mode, "socketpair") == 0) {
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) abort();
+    start(&t[0], sock_reader, 0);
+    wait_asleep(0);
+    if (send(sv[0], "x", 1, 0) != 1) abort();
+    pthread_join(t[0], NULL);
+    start(&t[1], sock_writer, 0);
+    wait_asleep(1);
+    static char buf[1 << 16];
+    while (recv(sv[0], buf, sizeof buf, MSG_DONTWAIT) > 0) {
+    }
+    pthread_join(t[1], NULL);
   } else {
-    fprintf(stderr, "usage: wakers chain|barrier|join|sem|broadcast|race|c11|cancel|jump\n");
+    fprintf(stderr, "usage: wakers chain|barrier|join|sem|broadcast|race|c11|cancel|jump|"
+                    "rwlock|eventfd|socketpair\n");
     return 2;
   }
   printf("wakers %s\n", mode);
