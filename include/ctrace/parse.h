@@ -93,7 +93,7 @@ typedef struct ctrace_event {
 } ctrace_event;
 
 typedef struct ctrace_trace_info {
-  int version;          /* 1005, 1007 ... 1011, 1019, 1022, 1023 */
+  int version;          /* 1005, 1007 ... 1011, 1019, 1021, 1022, 1023 */
   uint64_t frequency;   /* ticks per second */
   uint64_t bytes;       /* size of the trace */
   uint64_t events;      /* events after ordering */
@@ -110,7 +110,7 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
 int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
                            ctrace_parse_error *err);
 void ctrace_reader_close(ctrace_reader *r);
-/* The version its header names: 1005 ... 1019, 1022, 1023. */
+/* The version its header names: 1005 ... 1019, 1021, 1022, 1023. */
 int ctrace_reader_version(const ctrace_reader *r);
 
 /* Called during ctrace_reader_check with how far it is (done of total). */

@@ -31,6 +31,20 @@ enum { G_DEAD, G_RUNNABLE, G_RUNNING, G_WAITING };
 #define SEQINC (UINT64_MAX - 1)
 #define NONE UINT32_MAX
 
+/* A GCSTWStart's kind: Go 1.10 to 1.19 write 0 (mark termination) or 1
+ * (sweep termination); Go 1.21 one of the reasons its runtime names
+ * (runtime/proc.go's stwReason, as Go 1.23's reader names them). */
+static const char *stw_kind(int ver, uint64_t kind) {
+  static const char *const names_1021[] = {
+      "unknown", "GC mark termination", "GC sweep termination", "write heap dump",
+      "goroutine profile", "goroutine profile cleanup", "all goroutine stack trace",
+      "read mem stats", "AllThreadsSyscall", "GOMAXPROCS", "start trace", "stop trace",
+      "CountPagesInUse (test)", "ReadMetricsSlow (test)", "ReadMemStatsSlow (test)",
+      "PageCachePagesLeaked (test)", "ResetDebugLog (test)"};
+  if (ver < 1021) return kind == 0 ? "mark termination" : "sweep termination";
+  return kind < sizeof names_1021 / sizeof *names_1021 ? names_1021[kind] : "unknown";
+}
+
 /* ---- decoding a P's events ------------------------------------------- */
 
 /* The next event of queue q, or false at its end. */
@@ -108,7 +122,7 @@ static bool cursor_next(ctrace_reader *r, pqueue *q, pev *e) {
       break;
     case CTRACE_EV_GCSTWStart:
       e->g = 0;
-      e->sargs[0] = e->args[0] == 0 ? "mark termination" : "sweep termination";
+      e->sargs[0] = stw_kind(ver, e->args[0]);
       e->slen[0] = strlen(e->sargs[0]);
       break;
     case CTRACE_EV_GCStart:

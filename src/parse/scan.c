@@ -87,7 +87,7 @@ static int parse_header(const ctrace_reader *r, int *ver, ctrace_parse_error *er
   if (memcmp(b + 6 + i, " trace\0\0\0\0", 10 - i) != 0)
     return ctrace__perr(err, 0, "not a trace file");
   switch (v) {
-  case 1005: case 1007: case 1008: case 1009: case 1010: case 1011: case 1019:
+  case 1005: case 1007: case 1008: case 1009: case 1010: case 1011: case 1019: case 1021:
     break;
   case 1022: case 1023: /* Go's current format: src/parse/go122/ */
     break;
@@ -475,7 +475,8 @@ int ctrace__scan(ctrace_reader *r, ctrace_parse_error *err) {
       in_batch = true;
     }
     uint32_t a = ver < 1007 ? 2 : 1; /* first named argument */
-    if (typ == CTRACE_EV_GCSTWStart && ver >= 1010 && v[a] > 1)
+    /* Go 1.21 names 17 kinds (ctrace__stw_kind); an unknown one is "unknown". */
+    if (typ == CTRACE_EV_GCSTWStart && ver >= 1010 && ver < 1021 && v[a] > 1)
       SEMANTIC(off0, "unknown STW kind %llu", (unsigned long long)v[a]);
     if (typ == CTRACE_EV_CPUSample) {
       /* Go keeps p and g among the arguments and zeroes ts there. */

@@ -49,6 +49,9 @@ sed -i 's#g.batches\[b.m\] = append(g.batches\[b.m\], b)#if _, ok := g.batches[b
 sed -i 's#for m, batches := range r.gen.batches {#for _, m := range r.gen.mOrder { batches := r.gen.batches[m]#' "$rd"
 grep -q mOrder "$g" || { echo "$prog: patch failed" >&2; exit 1; }
 rm -f "$mod/trace/summary.go" "$mod/trace/gc.go" "$mod/trace/mud.go"
+# The old-format parser, out of internal/, for main's -old.
+mv "$mod/trace/internal/oldtrace" "$mod/trace/oldtrace"
+sed -i 's#"ctrace_go123_oracle/trace/internal/oldtrace"#"ctrace_go123_oracle/trace/oldtrace"#' "$mod"/trace/*.go "$mod"/trace/*/*.go
 cp "$here/main123.go.in" "$mod/main.go"
 printf 'module ctrace_go123_oracle\n\ngo 1.23\n' >"$mod/go.mod"
 export GOCACHE="$mod.gocache" GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on CGO_ENABLED=0 GOTOOLCHAIN=local

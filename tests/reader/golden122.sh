@@ -33,6 +33,8 @@
 #   4. Mutants (GOLDEN_MUTANTS cuts and as many one-byte changes, default
 #      10, of a few of those traces): check accepts what Go accepts, dump
 #      prints what the oracle prints.
+#   5. Go 1.23's corpus of old-format traces (Go 1.11, 1.19, 1.21): dump
+#      gives the events Go 1.23's parser of those formats gives.
 # Go's outputs are cached in WORKDIR/cache by the file's hash.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
@@ -299,10 +301,45 @@ for base in "$run/gen/go1.23-nocpu.trace" "$run/gen/go1.22-nocpu.trace" "$run/te
     done
 done
 
+# --- 5. the old formats, Go 1.11 to 1.21 ---------------------------------------------------
+# Go 1.23's corpus of traces its old-format parser reads (internal/oldtrace/
+# testdata: Go 1.11, 1.19 and 1.21): ctrace reads each into the same events
+# as that parser, before its conversion to the new model (the oracle's
+# -old): time, type, P and G (Go 1.19 and ctrace show GC and STW events on
+# G 0, where it keeps the G), and each STW's kind. Compared sorted: that
+# parser orders events of equal time otherwise than Go 1.19 and ctrace.
+nold=0
+for f in "$root"/src/internal/trace/internal/oldtrace/testdata/*_good; do
+    [ -f "$f" ] || continue
+    b=old-$(basename "$f")
+    if ! "$oracle" -old "$f" >"$run/$b.go" 2>"$run/$b.goerr"; then
+        fail "$b" "the oracle rejects it"; indent "$run/$b.goerr"; continue
+    fi
+    if ! "$ctrace" dump "$f" >"$run/$b.dump" 2>"$run/$b.err"; then
+        fail "$b" "ctrace dump rejects it"; indent "$run/$b.err"; continue
+    fi
+    awk '$2 ~ /^GC(Start|Done|STWStart|STWDone)$/ { $4 = "g=0" }
+         { print $1, $2, $3, $4, ($2 == "GCSTWStart" ? $5 : "") }' "$run/$b.go" | sort >"$run/$b.want"
+    # The oracle's kind is Go 1.21's numbering, which came before as 0 and 1.
+    v21=0
+    [ "$(head -c 13 "$f")" = "go 1.21 trace" ] && v21=1
+    awk -v v21="$v21" '{ k = ""
+           if ($2 == "GCSTWStart") for (i = 5; i <= NF; i++) if ($i ~ /^kindid=/) k = "kind=" (substr($i, 8) + 1 - v21)
+           print $1, $2, $3, $4, k }' "$run/$b.dump" | sort >"$run/$b.got"
+    if ! diff -q "$run/$b.want" "$run/$b.got" >/dev/null; then
+        fail "$b" "events differ from Go 1.23's old-format parser (< Go, > ctrace)"
+        diff "$run/$b.want" "$run/$b.got" >"$run/$b.diff" || true
+        indent "$run/$b.diff"
+    fi
+    nold=$((nold + 1))
+    checked=$((checked + 1))
+done
+[ "$nold" -ge 9 ] || fail old-formats "only $nold traces in Go 1.23's old-format corpus"
+
 echo "$prog: ${SECONDS}s in all"
 if [ "$failed" -ne 0 ]; then
     echo "$prog: $failed failure(s) in $checked trace(s); outputs kept in $run" >&2
     exit 1
 fi
-echo "$prog: $checked trace(s) read as Go 1.23 reads them ($ncases conformance cases, $nseeds fuzz seeds)"
+echo "$prog: $checked trace(s) read as Go 1.23 reads them ($ncases conformance cases, $nseeds fuzz seeds, $nold old-format traces)"
 rm -rf "$run"
