@@ -30,6 +30,10 @@ typedef enum ctrace_profile_kind {
   CTRACE_PROFILE_WALL,
   /* The trace's CPU samples: samples/count and cpu/nanoseconds. */
   CTRACE_PROFILE_CPU,
+  /* Who kept them waiting: the waits a GoUnblock ended (all but sleeps),
+   * per stack of the waker at the unblock; contentions/count and
+   * delay/nanoseconds; labels "woken" and "waker" (docs/analyse.md). */
+  CTRACE_PROFILE_WAKER,
 } ctrace_profile_kind;
 
 typedef struct ctrace_profile_options {

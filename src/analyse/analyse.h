@@ -48,4 +48,15 @@ int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile 
 int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
                     size_t errlen);
 
+/* Who kept them waiting (waker.c). */
+
+/* The waker of the wait a GoUnblock ev ends: the goroutine that wrote it,
+ * or 0 when none is known (written with no goroutine running, or by the
+ * woken one itself). */
+uint64_t ctrace__an_waker_of(const ctrace_event *ev);
+
+/* -t waker. */
+int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
+                     size_t errlen);
+
 #endif
