@@ -21,7 +21,10 @@
  * labels split the samples: "woken" and "waker", the start functions of
  * the goroutine that waited and of the one that ended the wait, "none"
  * when no waker is known; those samples have the one frame
- * "[no waker known]". */
+ * "[no waker known]".
+ *
+ * ctrace stats groups the same waits (stats.c collects them, with its own
+ * names) by the two start functions: count, total, p50, p99, max. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,4 +233,57 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
   free(c.gs);
   free(c.locs);
   return rc;
+}
+
+/* ---- ctrace stats: the table ------------------------------------------------- */
+
+/* NULL (no waker known) sorts before any name. */
+static int cmp_name(const char *a, const char *b) {
+  if (!a || !b) return (a != NULL) - (b != NULL);
+  return strcmp(a, b);
+}
+
+static int cmp_wait(const void *a, const void *b) {
+  const an_wait *x = a, *y = b;
+  int k = strcmp(x->woken_name, y->woken_name);
+  if (!k) k = cmp_name(x->waker_name, y->waker_name);
+  return k ? k : (x->d > y->d) - (x->d < y->d);
+}
+
+static int cmp_row(const void *a, const void *b) {
+  const ctrace_waker_stats *x = a, *y = b;
+  if (x->total != y->total) return x->total > y->total ? -1 : 1;
+  int k = strcmp(x->woken, y->woken);
+  return k ? k : cmp_name(x->waker, y->waker);
+}
+
+int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout) {
+  *nout = 0;
+  *out = calloc(n ? n : 1, sizeof **out);
+  int64_t *d = malloc((n ? n : 1) * sizeof *d);
+  if (!*out || !d) {
+    free(*out);
+    free(d);
+    *out = NULL;
+    return -1;
+  }
+  /* Sorted by pair, then time: each pair's waits are a run, in order. */
+  if (n) qsort(w, n, sizeof *w, cmp_wait);
+  for (size_t i = 0, j; i < n; i = j) {
+    ctrace_waker_stats *row = &(*out)[(*nout)++];
+    *row = (ctrace_waker_stats){.woken = w[i].woken_name, .waker = w[i].waker_name};
+    for (j = i; j < n && !strcmp(w[j].woken_name, row->woken) &&
+                !cmp_name(w[j].waker_name, row->waker);
+         j++) {
+      d[j - i] = w[j].d;
+      row->total += w[j].d;
+    }
+    row->count = j - i;
+    row->p50 = ctrace__an_pct(d, j - i, 0.50);
+    row->p99 = ctrace__an_pct(d, j - i, 0.99);
+    row->max = d[j - i - 1];
+  }
+  free(d);
+  qsort(*out, *nout, sizeof **out, cmp_row);
+  return 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # waker_check.sh - `ctrace pprof -t waker` names, for every wait, the
-# goroutine that ended it, and puts the wait under that goroutine's stack.
+# goroutine that ended it, and puts the wait under that goroutine's stack;
+# `ctrace stats` counts the same waits per (woken, waker).
 #
 # Usage: tests/analyse/waker_check.sh CTRACE BINDIR WORKDIR
 #
@@ -17,7 +18,10 @@
 # one), named by the start functions of the goroutine table of `ctrace
 # stats --format=csv`, and summed per (woken, waker): the profile, read by
 # `go tool pprof -raw`, must have the same number of waits and delay per
-# pair of its labels woken= and waker=. Known answers besides: in chain,
+# pair of its labels woken= and waker=; and `ctrace stats` must have those
+# waits (those of no time too) in its "who kept them waiting" table, with
+# their total, p50, p99 and max, in csv and json alike, largest total
+# first (and for chain, in the table format too). Known answers besides: in chain,
 # main's unlock ends one chain_link's wait, each chain_link's unlock the
 # next one's (3), and each chain_link's end main's join (4); in broadcast,
 # main's pthread_cond_broadcast ends the 8 cond_waiters' waits; in tcp,
@@ -115,6 +119,45 @@ samples() {
          }' "$1"
 }
 
+# stats_want WAITS NAMES: "WOKEN<TAB>WAKER<TAB>COUNT<TAB>TOTAL<TAB>P50<TAB>P99<TAB>MAX"
+# per pair, over every wait (those of no time too), sorted; percentiles by
+# nearest rank.
+stats_want() {
+    awk -F'\t' 'NR == FNR { name[$1] = $2; next }
+         function nm(g) { return g == 0 ? "none" : (name[g] != "" ? name[g] : "(unknown)") }
+         { split($0, f, " "); print nm(f[1]) "\t" nm(f[2]) "\t" f[3] }' "$2" "$1" |
+        LC_ALL=C sort -t "$(printf '\t')" -k1,1 -k2,2 -k3,3n |
+        awk -F'\t' '
+        function rank(q,    r) { r = int(q * n); if (r < q * n) r++; return r < 1 ? 1 : r }
+        function flush() { if (n) print k "\t" n "\t" tot "\t" d[rank(0.50)] "\t" d[rank(0.99)] "\t" d[n] }
+        $1 "\t" $2 != k { flush(); k = $1 "\t" $2; n = 0; tot = 0 }
+        { d[++n] = $3; tot += $3 }
+        END { flush() }' | LC_ALL=C sort
+}
+
+# stats_csv CSV: the rows of the "who kept them waiting" table of ctrace
+# stats --format=csv, as stats_want prints them (no waker known: none).
+stats_csv() {
+    awk '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+         function q(    v) { match(r, /^"([^"]|"")*"/); v = substr(r, 2, RLENGTH - 2)
+                             r = substr(r, RLENGTH + 2); gsub(/""/, "\"", v); return v }
+         t { r = $0; wo = q(); wk = q(); split(r, f, ",")
+             if (f[1] == 0) wk = "none"; else if (wk == "") wk = "(unknown)"
+             if (wo == "") wo = "(unknown)"
+             print wo "\t" wk "\t" f[2] "\t" f[3] "\t" f[4] "\t" f[5] "\t" f[6] }' "$1" | LC_ALL=C sort
+}
+
+# stats_json JSON: the same rows from ctrace stats --format=json (names
+# without escapes in these traces).
+stats_json() {
+    awk '/^  "wakers": \[/ { t = 1; next } t && /^  \]/ { t = 0 }
+         function str(k,    v) { v = $0; if (v ~ ("\"" k "\": null")) return "none"
+                                 sub(".*\"" k "\": \"", "", v); sub(/".*/, "", v); return v == "" ? "(unknown)" : v }
+         function num(k,    v) { v = $0; sub(".*\"" k "\": ", "", v); sub(/[,}].*/, "", v); return v }
+         t && /"woken"/ { print str("woken") "\t" str("waker") "\t" num("count") "\t" num("total_ns") "\t" \
+                                num("p50_ns") "\t" num("p99_ns") "\t" num("max_ns") }' "$1" | LC_ALL=C sort
+}
+
 # per_pair SAMPLES: "WOKEN<TAB>WAKER<TAB>COUNT<TAB>NS" summed over stacks.
 per_pair() {
     awk -F'\t' '{ k = $1 "\t" $2; n[k] += $3; d[k] += $4 }
@@ -154,6 +197,21 @@ check() {
         diff "$out.want" "$out.got" | head -n 20 | sed 's/^/  | /' >&2
         return 1
     fi
+    # ctrace stats: the same waits, with their percentiles, in csv and json.
+    stats_want "$out.waits" "$out.names" >"$out.stats.want"
+    stats_csv "$out.stats.csv" >"$out.stats.got"
+    "$ctrace" stats --format=json "$file" >"$out.stats.json"
+    stats_json "$out.stats.json" >"$out.stats.json.got"
+    if ! cmp -s "$out.stats.want" "$out.stats.got"; then
+        fail "$name" "ctrace stats: waits per (woken, waker) differ from the dump's (< dump, > csv)"
+        diff "$out.stats.want" "$out.stats.got" | head -n 20 | sed 's/^/  | /' >&2
+    fi
+    cmp -s "$out.stats.got" "$out.stats.json.got" ||
+        fail "$name" "ctrace stats: json's waits per (woken, waker) differ from csv's"
+    # Rows by total, largest first.
+    awk '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+         t { n = split($0, f, ","); if (seen && f[n - 3] + 0 > last) bad = 1; last = f[n - 3] + 0; seen = 1 }
+         END { exit bad }' "$out.stats.csv" || fail "$name" "ctrace stats: waker rows not by total, largest first"
     # A sample without a waker has the one frame that says so.
     local bad
     bad=$(awk -F'\t' '($2 == "none") != ($5 == "[no waker known]")' "$out.samples" | wc -l)
@@ -182,6 +240,14 @@ if traced chain "$bindir/run_wakers" chain && check chain "$run/chain.trace"; th
     want chain "main's joins that a chain_link's end ended" "$(count "$s" main chain_link)" -eq 4
     grep -q "^chain_link	main	.*	pthread_mutex_unlock;main;" "$s" ||
         fail chain "main's unlock is not under main's stack"
+    # The table format: the same rows (names in columns of 32, then waits).
+    "$ctrace" stats "$run/chain.trace" |
+        awk '/^Who kept them waiting/ { t = 1; getline; next } t && /^$/ { t = 0 }
+             t { wo = substr($0, 3, 32); wk = substr($0, 36, 32); sub(/ +$/, "", wo); sub(/ +$/, "", wk)
+                 if (wk == "(no waker known)") wk = "none"; print wo "\t" wk "\t" $(NF - 4) }' |
+        LC_ALL=C sort >"$run/chain.table"
+    cut -f 1-3 "$run/chain.stats.got" | cmp -s - "$run/chain.table" ||
+        fail chain "ctrace stats: the table's waits per (woken, waker) differ from csv's"
     # --goroutine keeps the waits of those goroutines (the woken), all of
     # them here: each wait lies between the goroutine's start and end.
     "$ctrace" pprof -t waker --goroutine=chain_link -o "$run/chain_f.pb" "$run/chain.trace"
