@@ -23,7 +23,7 @@
 # their total, p50, p99 and max, in csv and json alike, largest total
 # first (and for chain, in the table format too). Known answers besides: in chain,
 # main's unlock ends one chain_link's wait, each chain_link's unlock the
-# next one's (3), and each chain_link's end main's join (4); in broadcast,
+# next one's (3), and chain_links' ends main's joins; in broadcast,
 # main's pthread_cond_broadcast ends the 8 cond_waiters' waits; in tcp,
 # socket waits have no waker: the frame [no waker known] alone. And
 # --goroutine=chain_link keeps exactly chain_link's waits.
@@ -224,6 +224,12 @@ want() {
     [ "$3" "$4" "$5" ] || fail "$1" "$2: $3, want $4 $5"
 }
 
+# other NAME: the start function of NAME's threads other than main's (in
+# an ASan build, ASan's asan_thread_start, which its pthread_create runs).
+other() {
+    awk -F'\t' '$2 != "main" { print $2; exit }' "$run/$1.names"
+}
+
 traced() {
     local name=$1
     shift
@@ -233,12 +239,14 @@ traced() {
 
 if traced chain "$bindir/run_wakers" chain && check chain "$run/chain.trace"; then
     s=$run/chain.samples
-    want chain "waits of chain_link that main's unlock ended" \
-        "$(count "$s" chain_link main pthread_mutex_unlock)" -eq 1
-    want chain "waits of chain_link that another's unlock ended" \
-        "$(count "$s" chain_link chain_link pthread_mutex_unlock)" -eq 3
-    want chain "main's joins that a chain_link's end ended" "$(count "$s" main chain_link)" -eq 4
-    grep -q "^chain_link	main	.*	pthread_mutex_unlock;main;" "$s" ||
+    link=$(other chain) # chain_link
+    want chain "waits of $link that main's unlock ended" \
+        "$(count "$s" "$link" main pthread_mutex_unlock)" -eq 1
+    want chain "waits of $link that another's unlock ended" \
+        "$(count "$s" "$link" "$link" pthread_mutex_unlock)" -eq 3
+    # (A join that comes after the thread's end does not wait: at least one.)
+    want chain "main's joins that a $link's end ended" "$(count "$s" main "$link" thread_end)" -ge 1
+    grep -q "^$link	main	.*	pthread_mutex_unlock;main;" "$s" ||
         fail chain "main's unlock is not under main's stack"
     # The table format: the same rows (names in columns of 32, then waits).
     "$ctrace" stats "$run/chain.trace" |
@@ -250,20 +258,25 @@ if traced chain "$bindir/run_wakers" chain && check chain "$run/chain.trace"; th
         fail chain "ctrace stats: the table's waits per (woken, waker) differ from csv's"
     # --goroutine keeps the waits of those goroutines (the woken), all of
     # them here: each wait lies between the goroutine's start and end.
-    "$ctrace" pprof -t waker --goroutine=chain_link -o "$run/chain_f.pb" "$run/chain.trace"
-    "$pprof_tool" -raw "$run/chain_f.pb" >"$run/chain_f.raw" 2>/dev/null
-    samples "$run/chain_f.raw" >"$run/chain_f.samples"
-    per_pair "$run/chain_f.samples" >"$run/chain_f.got"
-    grep '^chain_link	' "$run/chain.got" | cmp -s - "$run/chain_f.got" ||
-        fail chain "--goroutine=chain_link: not the waits of chain_link alone"
+    if "$ctrace" pprof -t waker --goroutine="$link" -o "$run/chain_f.pb" "$run/chain.trace" &&
+        "$pprof_tool" -raw "$run/chain_f.pb" >"$run/chain_f.raw" 2>/dev/null; then
+        samples "$run/chain_f.raw" >"$run/chain_f.samples"
+        per_pair "$run/chain_f.samples" >"$run/chain_f.got"
+        grep "^$link	" "$run/chain.got" | cmp -s - "$run/chain_f.got" ||
+            fail chain "--goroutine=$link: not the waits of $link alone"
+    else
+        fail chain "ctrace pprof -t waker --goroutine=$link failed"
+    fi
 fi
 if traced broadcast "$bindir/run_wakers" broadcast && check broadcast "$run/broadcast.trace"; then
-    want broadcast "waits of cond_waiter that main's broadcast ended" \
-        "$(count "$run/broadcast.samples" cond_waiter main pthread_cond_broadcast)" -eq 8
+    w=$(other broadcast) # cond_waiter
+    want broadcast "waits of $w that main's broadcast ended" \
+        "$(count "$run/broadcast.samples" "$w" main pthread_cond_broadcast)" -eq 8
 fi
 if traced tcp "$bindir/run_tcp" 200 && check tcp "$run/tcp.trace"; then
+    w=$(other tcp) # server
     want tcp "socket waits of main with no waker known" "$(count "$run/tcp.samples" main none)" -ge 1
-    want tcp "socket waits of server with no waker known" "$(count "$run/tcp.samples" server none)" -ge 1
+    want tcp "socket waits of $w with no waker known" "$(count "$run/tcp.samples" "$w" none)" -ge 1
 fi
 if "$bindir/ex_mn_runtime" "$run/mn.trace" >/dev/null 2>&1; then
     if check ex_mn_runtime "$run/mn.trace"; then
