@@ -30,6 +30,10 @@ typedef enum ctrace_profile_kind {
   CTRACE_PROFILE_WALL,
   /* The trace's CPU samples: samples/count and cpu/nanoseconds. */
   CTRACE_PROFILE_CPU,
+  /* Who kept them waiting: the waits a GoUnblock ended (all but sleeps),
+   * per stack of the waker at the unblock; contentions/count and
+   * delay/nanoseconds; labels "woken" and "waker" (docs/analyse.md). */
+  CTRACE_PROFILE_WAKER,
 } ctrace_profile_kind;
 
 typedef struct ctrace_profile_options {
@@ -109,6 +113,17 @@ typedef struct ctrace_latency_stats {
   int64_t p50, p90, p99, max;
 } ctrace_latency_stats;
 
+/* Who kept them waiting: the waits a GoUnblock ended (every block but
+ * sleeps, as CTRACE_PROFILE_WAKER counts them, with those of no time too),
+ * per pair of start functions: the goroutines that waited, and the
+ * goroutine that ended each wait. */
+typedef struct ctrace_waker_stats {
+  const char *woken;
+  const char *waker; /* NULL: no waker known (the wait ended by itself) */
+  uint64_t count;
+  int64_t total, p50, p99, max; /* wait times, nearest-rank percentiles */
+} ctrace_waker_stats;
+
 #define CTRACE_MMU_WINDOWS 3 /* 1 ms, 10 ms, 100 ms */
 
 typedef struct ctrace_stats {
@@ -123,6 +138,8 @@ typedef struct ctrace_stats {
   size_t ntasks, nregions;
   int64_t mmu_window_ns[CTRACE_MMU_WINDOWS];
   double mmu[CTRACE_MMU_WINDOWS]; /* -1: window longer than the trace */
+  ctrace_waker_stats *wakers; /* by total wait time, largest first */
+  size_t nwakers;
 } ctrace_stats;
 
 /* Computes the statistics of a checked reader (info from its check). 0, or

@@ -168,6 +168,8 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
     rc = ctrace__an_wall(r, &f, p, err, errlen);
   } else if (opt->kind == CTRACE_PROFILE_CPU) {
     rc = ctrace__an_cpu(r, &f, opt->cpu_hz, p, err, errlen);
+  } else if (opt->kind == CTRACE_PROFILE_WAKER) {
+    rc = ctrace__an_waker(r, &f, p, err, errlen);
   } else {
     ctx c = {r, opt->kind, &f, p, NULL, 0};
     rc = go_profile(&c);

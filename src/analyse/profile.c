@@ -199,9 +199,10 @@ static void encode(const ctrace_profile *p, pbuf *w) {
     if (packed.len) pb_msg(&sub, SAMPLE_LOCATION_ID, &packed);
     for (int j = 0; j < 2; j++) pb_varint(&packed, (uint64_t)s->value[j]);
     pb_msg(&sub, SAMPLE_VALUE, &packed);
-    if (s->label_key) {
-      pb_uint_nz(&sub2, LABEL_KEY, s->label_key);
-      pb_uint_nz(&sub2, LABEL_STR, s->label_str);
+    for (int j = 0; j < 2; j++) {
+      if (!s->label_key[j]) continue;
+      pb_uint_nz(&sub2, LABEL_KEY, s->label_key[j]);
+      pb_uint_nz(&sub2, LABEL_STR, s->label_str[j]);
       pb_msg(&sub, SAMPLE_LABEL, &sub2);
     }
     if (s->num_key) {

@@ -22,8 +22,10 @@ typedef struct prof_loc {
 typedef struct prof_sample {
   size_t locs, nlocs;  /* a run in ctrace_profile.locpool, leaf first */
   int64_t value[2];
-  uint64_t label_key, label_str; /* a string label, as string indices; 0: none */
-  uint64_t num_key;               /* a numeric label (string index; 0: none) */
+  /* Up to two string labels (key and value as string indices; key 0: none)
+   * and a numeric one (num_key 0: none): what the analyses need, no more. */
+  uint64_t label_key[2], label_str[2];
+  uint64_t num_key;
   int64_t num;
 } prof_sample;
 

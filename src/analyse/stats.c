@@ -58,6 +58,8 @@ typedef struct sctx {
   gst *gs;
   size_t ngs, capgs;
   u64map syscalling_p; /* p + 1 -> g + 1 */
+  an_wait *waits; /* who kept them waiting (waker.c) */
+  size_t nwaits, capwaits;
   bool oom;
 } sctx;
 
@@ -209,8 +211,7 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Nearest-rank percentile of sorted d[0..n). */
-static int64_t pct(const int64_t *d, size_t n, double q) {
+int64_t ctrace__an_pct(const int64_t *d, size_t n, double q) {
   size_t k = (size_t)ceil(q * (double)n);
   if (k < 1) k = 1;
   return d[k - 1];
@@ -227,9 +228,9 @@ static int finish_lat(lat *ls, size_t n, ctrace_latency_stats **out, size_t *nou
     o->count = l->n;
     o->open = l->open;
     if (l->n) {
-      o->p50 = pct(l->d, l->n, 0.50);
-      o->p90 = pct(l->d, l->n, 0.90);
-      o->p99 = pct(l->d, l->n, 0.99);
+      o->p50 = ctrace__an_pct(l->d, l->n, 0.50);
+      o->p90 = ctrace__an_pct(l->d, l->n, 0.90);
+      o->p99 = ctrace__an_pct(l->d, l->n, 0.99);
       o->max = l->d[l->n - 1];
     }
   }
@@ -415,7 +416,20 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
       if ((g = gfind(&c, ev.g, false))) to(&c, g, G_RUNNABLE, ev.ts, 0, ev.stack);
       break;
     case CTRACE_EV_GoUnblock:
-      if ((g = gfind(&c, ev.args[0], false))) to(&c, g, G_RUNNABLE, ev.ts, 0, 0);
+      if (!(g = gfind(&c, ev.args[0], false))) break;
+      if (g->state == G_WAITING && g->reason != CTRACE_BLOCK_SLEEP) {
+        if (c.nwaits == c.capwaits) {
+          size_t cap = c.capwaits ? c.capwaits * 2 : 256;
+          void *m = realloc(c.waits, cap * sizeof *c.waits);
+          if (!m) goto oom;
+          c.waits = m;
+          c.capwaits = cap;
+        }
+        /* Named once the pass has named every goroutine. */
+        c.waits[c.nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(&ev), NULL, NULL,
+                                        ev.ts - g->last_block};
+      }
+      to(&c, g, G_RUNNABLE, ev.ts, 0, 0);
       break;
     case CTRACE_EV_GoSysCall:
       if ((g = gfind(&c, ev.g, false))) {
@@ -553,6 +567,14 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   }
   qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
 
+  for (size_t i = 0; i < c.nwaits; i++) {
+    an_wait *w = &c.waits[i];
+    gst *g = gfind(&c, w->woken, false);
+    w->woken_name = g ? g->s.name : "";
+    if (w->waker) w->waker_name = (g = gfind(&c, w->waker, false)) ? g->s.name : "";
+  }
+  if (ctrace__an_waker_table(c.waits, c.nwaits, &st->wakers, &st->nwakers)) goto oom;
+
   if (finish_lat(tasks, ntasks, &st->tasks, &st->ntasks) ||
       finish_lat(regions, nregions, &st->regions, &st->nregions))
     goto oom;
@@ -582,6 +604,7 @@ out:
   free(stw);
   free(prefix);
   free(c.gs);
+  free(c.waits);
   ctrace__map_free(&c.gix);
   ctrace__map_free(&c.syscalling_p);
   ctrace__map_free(&threads);
@@ -596,5 +619,6 @@ void ctrace_stats_free(ctrace_stats *s) {
   free(s->groups);
   free(s->tasks);
   free(s->regions);
+  free(s->wakers);
   free(s);
 }

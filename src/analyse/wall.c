@@ -104,8 +104,8 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
     for (size_t i = 0; i < n; i++)
       c->locs[i + 1] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
     if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n + 1))) goto oom;
-    s->label_key = c->key_state;
-    s->label_str = c->state_str[gw->state];
+    s->label_key[0] = c->key_state;
+    s->label_str[0] = c->state_str[gw->state];
     s->num_key = c->key_g;
     s->num = (int64_t)gw->g;
   }

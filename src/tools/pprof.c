@@ -23,8 +23,11 @@ static void usage(FILE *f) {
           "  wall     every goroutine's time, by state: one flame graph of where time goes\n"
           "  cpu      the trace's CPU samples (ctrace run --cpu, cpu_hz, or Go's own):\n"
           "           samples (count) and CPU time (nanoseconds)\n"
+          "  waker    who kept them waiting: each wait (but sleeps) under the stack of\n"
+          "           the goroutine that ended it, as it did; labels woken= and waker=\n"
+          "           (start functions; waker=none, frame [no waker known]: none known)\n"
           "The first four are Go's: per stack at entry to the state, contentions (count)\n"
-          "and delay (nanoseconds). See docs/analyse.md.\n"
+          "and delay (nanoseconds), as is waker. See docs/analyse.md.\n"
           "\n"
           "  --goroutine=NAME  only goroutines whose start function is NAME\n"
           "  --region=NAME     only time inside user regions of type NAME\n"
@@ -43,6 +46,7 @@ static const struct {
     {"net", CTRACE_PROFILE_NET},         {"sync", CTRACE_PROFILE_SYNC},
     {"syscall", CTRACE_PROFILE_SYSCALL}, {"sched", CTRACE_PROFILE_SCHED},
     {"wall", CTRACE_PROFILE_WALL},       {"cpu", CTRACE_PROFILE_CPU},
+    {"waker", CTRACE_PROFILE_WAKER},
 };
 
 /* The value of option NAME at argv[*i] ("NAME=V" or "NAME V"), or NULL. */
@@ -136,7 +140,7 @@ int ctrace__cmd_pprof(int argc, char **argv) {
     for (; k < sizeof kinds / sizeof kinds[0]; k++)
       if (strcmp(kinds[k].name, type) == 0) break;
     if (k == sizeof kinds / sizeof kinds[0]) {
-      fprintf(stderr, "ctrace pprof: unknown profile type '%s' (net, sync, syscall, sched, wall, cpu)\n",
+      fprintf(stderr, "ctrace pprof: unknown profile type '%s' (net, sync, syscall, sched, wall, cpu, waker)\n",
               type);
       bad = 1;
     } else {

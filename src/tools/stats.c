@@ -15,9 +15,12 @@ static void usage(FILE *f) {
           "goroutines, Ps, threads, GC cycles and stop-the-world pauses); goroutines\n"
           "grouped by start function, with their execution, scheduling wait, syscall,\n"
           "blocked time by reason and the rest (as Go 1.23's goroutine pages split it);\n"
-          "user tasks and regions by type, with count and latency p50/p90/p99/max; and\n"
-          "the minimum mutator utilization at 1, 10 and 100 ms windows. Times in\n"
-          "nanoseconds in csv and json. See docs/analyse.md.\n"
+          "user tasks and regions by type, with count and latency p50/p90/p99/max;\n"
+          "the minimum mutator utilization at 1, 10 and 100 ms windows; and who kept\n"
+          "them waiting: the waits (but sleeps) by start function of the goroutines\n"
+          "that waited and of the goroutine that ended each wait (\"no waker known\"\n"
+          "if none), with count and total/p50/p99/max wait, largest total first. Times\n"
+          "in nanoseconds in csv and json. See docs/analyse.md.\n"
           "\n"
           "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
           "bad usage.\n");
@@ -130,6 +133,23 @@ static void table(const ctrace_stats *s) {
     else
       printf("%.1f%%\n", s->mmu[k] * 100);
   }
+  printf("\nWho kept them waiting (ms)\n");
+  if (!s->nwakers) {
+    printf("  none\n");
+    return;
+  }
+  printf("  %-32s %-32s %6s %12s %12s %12s %12s\n", "woken (start function)", "waker",
+         "waits", "total", "p50", "p99", "max");
+  for (size_t i = 0; i < s->nwakers; i++) {
+    const ctrace_waker_stats *w = &s->wakers[i];
+    printf("  %-32s %-32s %6" PRIu64, gname(w->woken), w->waker ? gname(w->waker) : "(no waker known)",
+           w->count);
+    ms(stdout, w->total);
+    ms(stdout, w->p50);
+    ms(stdout, w->p99);
+    ms(stdout, w->max);
+    printf("\n");
+  }
 }
 
 static void csv(const ctrace_stats *s) {
@@ -176,6 +196,17 @@ static void csv(const ctrace_stats *s) {
     printf("%" PRId64 ",", s->mmu_window_ns[k]);
     if (s->mmu[k] >= 0) printf("%.6f", s->mmu[k]);
     printf("\n");
+  }
+  /* waker_known 0: no waker known (waker_start_function is then empty). */
+  printf("\nwoken_start_function,waker_start_function,waker_known,count,total_ns,p50_ns,p99_ns,"
+         "max_ns\n");
+  for (size_t i = 0; i < s->nwakers; i++) {
+    const ctrace_waker_stats *w = &s->wakers[i];
+    qstr(stdout, w->woken, CSV);
+    printf(",");
+    qstr(stdout, w->waker ? w->waker : "", CSV);
+    printf(",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", w->waker != NULL,
+           w->count, w->total, w->p50, w->p99, w->max);
   }
 }
 
@@ -241,7 +272,21 @@ static void json(const ctrace_stats *s) {
     else
       printf("null}");
   }
-  printf("]\n}\n");
+  printf("],\n  \"wakers\": [");
+  for (size_t i = 0; i < s->nwakers; i++) {
+    const ctrace_waker_stats *w = &s->wakers[i];
+    printf("%s\n    {\"woken\": ", i ? "," : "");
+    qstr(stdout, w->woken, JSON);
+    printf(", \"waker\": "); /* null: no waker known */
+    if (w->waker)
+      qstr(stdout, w->waker, JSON);
+    else
+      printf("null");
+    printf(", \"count\": %" PRIu64 ", \"total_ns\": %" PRId64 ", \"p50_ns\": %" PRId64
+           ", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 "}",
+           w->count, w->total, w->p50, w->p99, w->max);
+  }
+  printf("\n  ]\n}\n");
 }
 
 int ctrace__cmd_stats(int argc, char **argv) {

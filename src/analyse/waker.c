@@ -1,0 +1,289 @@
+/* Who kept them waiting: the waits a GoUnblock ended, by who ended them.
+ *
+ * The blocking profiles say where goroutines waited; the end of a wait
+ * says who made them wait. Go's runtime writes a wait's GoUnblock on the
+ * goroutine that readied the waiter (a channel's sender, a mutex's
+ * unlocker), with that goroutine's stack, on its P; `ctrace run` does the
+ * same where it knows the releasing thread (docs/run.md, "Who woke whom").
+ * Where no one is known, the unblock is written with no goroutine running
+ * (G0: Go's network poller and timers, a ctrace thread that unblocks
+ * itself), so no waker is known. A sleep is not counted: the clock ends
+ * it, no one kept the sleeper waiting.
+ *
+ * A wait is any block (GoBlock*, but GoSleep) or a goroutine waiting when
+ * the trace began (GoWaiting), up to the GoUnblock that ends it; a wait
+ * still open at the trace's end has no waker yet and is left out.
+ *
+ * -t waker: per stack of the waker at the GoUnblock (where the delay was
+ * caused), one contention and the wait's time, as Go's sync profile counts
+ * the same wait under the waiter's stack (its time within --goroutine and
+ * --region, which apply to the woken goroutine; only waits with time). Two
+ * labels split the samples: "woken" and "waker", the start functions of
+ * the goroutine that waited and of the one that ended the wait, "none"
+ * when no waker is known; those samples have the one frame
+ * "[no waker known]".
+ *
+ * ctrace stats groups the same waits (stats.c collects them, with its own
+ * names) by the two start functions: count, total, p50, p99, max. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+#include "profile.h"
+
+uint64_t ctrace__an_waker_of(const ctrace_event *ev) {
+  return ev->g == ev->args[0] ? 0 : ev->g;
+}
+
+typedef struct wgo {
+  const char *name; /* start function, "" until known */
+  bool waiting;
+  int64_t since;
+} wgo;
+
+typedef struct wctx {
+  ctrace_reader *r;
+  const an_filter *f;
+  ctrace_profile *p;
+  u64map gix; /* g -> index + 1 into gs */
+  wgo *gs;
+  size_t ngs, capgs;
+  u64map stacks; /* waker's stack + 1, 0 for none known -> its number + 1 */
+  u64map pairs;  /* woken << 32 | waker label strings -> their number + 1 */
+  uint64_t key_woken, key_waker, none, unknown;
+  uint64_t no_waker_loc, no_stack_loc;
+  uint64_t *locs;
+  size_t caplocs;
+  bool oom;
+} wctx;
+
+static wgo *go_of(wctx *c, uint64_t g) {
+  bool fresh;
+  wgo *w = ctrace__map_slot(&c->gix, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  if (!w) {
+    c->oom = true;
+    return NULL;
+  }
+  if (fresh) w->name = "";
+  return w;
+}
+
+static void name_from(wctx *c, uint64_t g, uint64_t stack) {
+  const ctrace_frame *fr;
+  size_t n;
+  wgo *w = go_of(c, g);
+  if (!w || w->name[0] || !stack || !(n = ctrace_reader_stack(c->r, stack, &fr))) return;
+  if (fr[n - 1].func) w->name = fr[n - 1].func;
+}
+
+/* Pass one: every goroutine's start function as ctrace stats names it
+ * (stats.c), so that the labels name the rows of its tables: the outermost
+ * frame of its creation's stack or, for one there before the trace
+ * (created before the first Gomaxprocs, which Go 1.23 gives a status
+ * instead), of the first stack a change of its own state gives it. */
+static void names(wctx *c) {
+  bool preinit = true;
+  ctrace_event ev;
+  ctrace_reader_rewind(c->r);
+  while (!c->oom && ctrace_reader_next(c->r, &ev)) {
+    switch (ev.type) {
+    case CTRACE_EV_Gomaxprocs:
+      preinit = false;
+      break;
+    case CTRACE_EV_GoCreate:
+      if (!preinit) name_from(c, ev.args[0], ev.args[1]);
+      break;
+    case CTRACE_EV_GoEnd:
+    case CTRACE_EV_GoStop:
+    case CTRACE_EV_GoSched:
+    case CTRACE_EV_GoPreempt:
+    case CTRACE_EV_GoSysCall:
+    case CTRACE_EV_GoSysExit:
+    case CTRACE_EV_GoSleep:
+    case CTRACE_EV_GoBlock:
+    case CTRACE_EV_GoBlockSend:
+    case CTRACE_EV_GoBlockRecv:
+    case CTRACE_EV_GoBlockSelect:
+    case CTRACE_EV_GoBlockSync:
+    case CTRACE_EV_GoBlockCond:
+    case CTRACE_EV_GoBlockNet:
+    case CTRACE_EV_GoBlockGC:
+      if (ev.g) name_from(c, ev.g, ev.stack);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* A dense number + 1 for key in m (numbers count from 1 in arrival). */
+static uint64_t number(wctx *c, u64map *m, uint64_t key) {
+  bool fresh;
+  uint64_t *v = ctrace__map_put(m, key, &fresh);
+  if (!v) {
+    c->oom = true;
+    return 0;
+  }
+  if (fresh) *v = m->len;
+  return *v;
+}
+
+static uint64_t label(wctx *c, const char *name) {
+  return name[0] ? ctrace__prof_string(c->p, name) : c->unknown;
+}
+
+/* Adds the wait of woken that the GoUnblock ev ends: time d. */
+static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
+  uint64_t waker = ctrace__an_waker_of(ev);
+  const wgo *wk = NULL;
+  if (waker && !(wk = go_of(c, waker))) return;
+  uint64_t ls[2] = {label(c, woken->name), wk ? label(c, wk->name) : c->none};
+  uint64_t sn = number(c, &c->stacks, wk ? ev->stack + 1 : 0);
+  uint64_t pn = number(c, &c->pairs, ls[0] << 32 | ls[1]);
+  if (!sn || !pn) return;
+  uint64_t key = sn << 32 | pn;
+  uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
+  prof_sample *s;
+  if (ix) {
+    s = &c->p->samples[*ix - 1];
+  } else {
+    const ctrace_frame *fr = NULL;
+    size_t n = wk ? ctrace_reader_stack(c->r, ev->stack, &fr) : 0;
+    if (n > c->caplocs || c->caplocs == 0) {
+      size_t cap = n ? n : 1;
+      void *m = realloc(c->locs, cap * sizeof *c->locs);
+      if (!m) goto oom;
+      c->locs = m;
+      c->caplocs = cap;
+    }
+    for (size_t i = 0; i < n; i++)
+      c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (n == 0) { /* a frame that says why there is no stack */
+      c->locs[0] = wk ? c->no_stack_loc : c->no_waker_loc;
+      n = 1;
+    }
+    if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n))) goto oom;
+    s->label_key[0] = c->key_woken;
+    s->label_str[0] = ls[0];
+    s->label_key[1] = c->key_waker;
+    s->label_str[1] = ls[1];
+  }
+  s->value[0]++;
+  s->value[1] += d;
+  return;
+oom:
+  c->oom = true;
+}
+
+int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
+                     size_t errlen) {
+  wctx c = {.r = r, .f = f, .p = p};
+  c.key_woken = ctrace__prof_string(p, "woken");
+  c.key_waker = ctrace__prof_string(p, "waker");
+  c.none = ctrace__prof_string(p, "none");
+  c.unknown = ctrace__prof_string(p, "(unknown)");
+  c.no_waker_loc = ctrace__prof_synthetic(p, "[no waker known]");
+  c.no_stack_loc = ctrace__prof_synthetic(p, "[no stack]");
+  names(&c);
+  ctrace_reader_rewind(r);
+  ctrace_event ev;
+  wgo *w;
+  int64_t last = 0;
+  while (!c.oom && !p->oom && ctrace_reader_next(r, &ev)) {
+    last = ev.ts;
+    switch (ev.type) {
+    case CTRACE_EV_GoBlock:
+    case CTRACE_EV_GoBlockSend:
+    case CTRACE_EV_GoBlockRecv:
+    case CTRACE_EV_GoBlockSelect:
+    case CTRACE_EV_GoBlockSync:
+    case CTRACE_EV_GoBlockCond:
+    case CTRACE_EV_GoBlockNet:
+    case CTRACE_EV_GoBlockGC:
+    case CTRACE_EV_GoWaiting:
+    case CTRACE_EV_GoSleep:
+      if ((w = go_of(&c, ev.g))) {
+        w->waiting = ev.type != CTRACE_EV_GoSleep;
+        w->since = ev.ts;
+      }
+      break;
+    case CTRACE_EV_GoUnblock:
+      if ((w = go_of(&c, ev.args[0])) && w->waiting) {
+        w->waiting = false;
+        int64_t d = ctrace__an_overlap(f, ev.args[0], w->since, ev.ts);
+        /* go_of in add may move gs: pass a copy. */
+        wgo woken = *w;
+        if (d > 0) add(&c, &ev, &woken, d);
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  p->duration_ns = last;
+  int rc = 0;
+  if (c.oom || p->oom) {
+    snprintf(err, errlen, "out of memory");
+    rc = -1;
+  }
+  ctrace__map_free(&c.gix);
+  ctrace__map_free(&c.stacks);
+  ctrace__map_free(&c.pairs);
+  free(c.gs);
+  free(c.locs);
+  return rc;
+}
+
+/* ---- ctrace stats: the table ------------------------------------------------- */
+
+/* NULL (no waker known) sorts before any name. */
+static int cmp_name(const char *a, const char *b) {
+  if (!a || !b) return (a != NULL) - (b != NULL);
+  return strcmp(a, b);
+}
+
+static int cmp_wait(const void *a, const void *b) {
+  const an_wait *x = a, *y = b;
+  int k = strcmp(x->woken_name, y->woken_name);
+  if (!k) k = cmp_name(x->waker_name, y->waker_name);
+  return k ? k : (x->d > y->d) - (x->d < y->d);
+}
+
+static int cmp_row(const void *a, const void *b) {
+  const ctrace_waker_stats *x = a, *y = b;
+  if (x->total != y->total) return x->total > y->total ? -1 : 1;
+  int k = strcmp(x->woken, y->woken);
+  return k ? k : cmp_name(x->waker, y->waker);
+}
+
+int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout) {
+  *nout = 0;
+  *out = calloc(n ? n : 1, sizeof **out);
+  int64_t *d = malloc((n ? n : 1) * sizeof *d);
+  if (!*out || !d) {
+    free(*out);
+    free(d);
+    *out = NULL;
+    return -1;
+  }
+  /* Sorted by pair, then time: each pair's waits are a run, in order. */
+  if (n) qsort(w, n, sizeof *w, cmp_wait);
+  for (size_t i = 0, j; i < n; i = j) {
+    ctrace_waker_stats *row = &(*out)[(*nout)++];
+    *row = (ctrace_waker_stats){.woken = w[i].woken_name, .waker = w[i].waker_name};
+    for (j = i; j < n && !strcmp(w[j].woken_name, row->woken) &&
+                !cmp_name(w[j].waker_name, row->waker);
+         j++) {
+      d[j - i] = w[j].d;
+      row->total += w[j].d;
+    }
+    row->count = j - i;
+    row->p50 = ctrace__an_pct(d, j - i, 0.50);
+    row->p99 = ctrace__an_pct(d, j - i, 0.99);
+    row->max = d[j - i - 1];
+  }
+  free(d);
+  qsort(*out, *nout, sizeof **out, cmp_row);
+  return 0;
+}
