@@ -53,7 +53,7 @@ int ctrace__cmd_export(int argc, char **argv) {
     fprintf(stderr, "ctrace export: not writing a binary trace to a terminal: use -o FILE\n");
     return 2;
   }
-  ctrace_reader *r = ctrace__tool_open(trace);
+  ctrace_reader *r = ctrace__tool_open_analysed("export", trace, NULL);
   if (!r) return 1;
   FILE *f = stdout;
   char *tmp = NULL;

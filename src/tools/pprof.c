@@ -156,7 +156,7 @@ int ctrace__cmd_pprof(int argc, char **argv) {
     return 2;
   }
 
-  ctrace_reader *r = ctrace__tool_open(trace);
+  ctrace_reader *r = ctrace__tool_open_analysed("pprof", trace, NULL);
   if (!r) return 1;
   char err[256];
   ctrace_profile *p;

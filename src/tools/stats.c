@@ -318,7 +318,7 @@ int ctrace__cmd_stats(int argc, char **argv) {
     return 2;
   }
   ctrace_trace_info info;
-  ctrace_reader *r = ctrace__tool_open_info(trace, &info);
+  ctrace_reader *r = ctrace__tool_open_analysed("stats", trace, &info);
   if (!r) return 1;
   ctrace_stats *s;
   char err[256];

@@ -26,6 +26,18 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
   return check_open(path, r, info);
 }
 
+ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctrace_trace_info *info) {
+  ctrace_reader *r = ctrace__tool_open_info(path, info);
+  if (r && ctrace_reader_version(r) >= 1022) {
+    int v = ctrace_reader_version(r);
+    fprintf(stderr, "ctrace %s: %s: a go %d.%d trace: not analysed yet (ctrace check and dump read it)\n",
+            cmd, path, v / 1000, v % 1000);
+    ctrace_reader_close(r);
+    return NULL;
+  }
+  return r;
+}
+
 /* Checks an open reader (closed on failure), with progress on a terminal. */
 static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trace_info *info) {
   ctrace_parse_error err;

@@ -12,6 +12,9 @@
  * stderr for traces over 50 MB. info may be NULL. */
 ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info);
 #define ctrace__tool_open(path) ctrace__tool_open_info(path, NULL)
+/* The same for the analyses (cmd's), which read the events of the formats
+ * before Go 1.22 only: a Go 1.22+ trace is refused with a message. */
+ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctrace_trace_info *info);
 
 /* Opens a trace without checking it, for a command that streams a Go
  * 1.22+ trace (ctrace_reader_read); older formats are checked as by
