@@ -429,6 +429,54 @@ CTRACE__PL_EXPORT int socketpair(int domain, int type, int proto, int sv[2]) {
   return r;
 }
 
+/* A TCP connection both of whose ends are the process's: connect's socket
+ * and accept's are paired by the client's address (connect's own, accept's
+ * peer's), whichever of the two calls returns first, as a pair from
+ * socketpair. A connection to or from another process leaves an entry
+ * that a later one takes over; one that matched an old, closed socket
+ * whose port came round again names a peer nobody waits on. Costs two
+ * system calls per connection made or accepted. */
+#define CONNS 64
+static struct conn {
+  uint64_t addr; /* a hash of the client's address; 0: free */
+  uint64_t ino;
+  bool client;
+} conns[CONNS];
+static unsigned conns_next;
+
+static uint64_t addr_hash(const struct sockaddr_storage *a, socklen_t n) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (socklen_t i = 0; i < n; i++) h = (h ^ ((const uint8_t *)a)[i]) * 0x100000001b3u;
+  return h | 1;
+}
+
+static void conn_link(int fd, bool client) {
+  int e = errno;
+  struct sockaddr_storage a;
+  socklen_t n = sizeof a;
+  struct stat st;
+  if ((client ? getsockname(fd, (struct sockaddr *)&a, &n) : getpeername(fd, (struct sockaddr *)&a, &n)) != 0 ||
+      (a.ss_family != AF_INET && a.ss_family != AF_INET6) || n > sizeof a || fstat(fd, &st) != 0) {
+    errno = e;
+    return;
+  }
+  uint64_t h = addr_hash(&a, n);
+  while (atomic_exchange_explicit(&pairs_lock, 1, memory_order_acquire)) sched_yield();
+  struct conn *c = NULL;
+  for (size_t i = 0; i < CONNS && !c; i++)
+    if (conns[i].addr == h && conns[i].client != client) c = &conns[i];
+  if (c) {
+    pair_set(st.st_ino, c->ino);
+    pair_set(c->ino, st.st_ino);
+    c->addr = 0;
+  } else {
+    c = &conns[conns_next++ % CONNS];
+    *c = (struct conn){h, st.st_ino, client};
+  }
+  atomic_store_explicit(&pairs_lock, 0, memory_order_release);
+  errno = e;
+}
+
 bool ctrace__pl_is_eventfd(int fd) {
   char path[32], link[32];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
@@ -448,6 +496,7 @@ CTRACE__PL_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *alen) {
   ctrace__pl_wait_begin(k);
   int r = real_accept()(fd, addr, alen);
   ctrace__pl_wait_end(k);
+  if (r >= 0) conn_link(r, false);
   return r;
 }
 
@@ -458,6 +507,7 @@ CTRACE__PL_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *alen, in
   ctrace__pl_wait_begin(k);
   int r = real_accept4()(fd, addr, alen, flags);
   ctrace__pl_wait_end(k);
+  if (r >= 0) conn_link(r, false);
   return r;
 }
 
@@ -470,6 +520,7 @@ CTRACE__PL_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t ale
   ctrace__pl_wait_begin(k);
   int r = real_connect()(fd, addr, alen);
   ctrace__pl_wait_end(k);
+  if (r == 0 || errno == EINPROGRESS) conn_link(fd, true);
   return r;
 }
 

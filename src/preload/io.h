@@ -55,8 +55,8 @@ static inline int ctrace__pl_wait_kind(int fd) {
   return fstat(fd, &st) == 0 ? ctrace__pl_kind_of(&st) : CTRACE__PL_WAIT_SYS;
 }
 
-/* The inode of the other end of a socket of a socketpair (io.c), 0 if not
- * known. */
+/* The inode of the other end of a socket (io.c): of a socketpair, or of a
+ * TCP connection both of whose ends are the process's; 0 if not known. */
 uint64_t ctrace__pl_socket_peer(uint64_t ino) CTRACE__PL_HIDDEN;
 /* fd is an eventfd (io.c; it reads /proc: for a call about to wait). */
 bool ctrace__pl_is_eventfd(int fd) CTRACE__PL_HIDDEN;
@@ -70,8 +70,9 @@ bool ctrace__pl_is_eventfd(int fd) CTRACE__PL_HIDDEN;
  * - an eventfd: its descriptor number, as every eventfd (every anonymous
  *   inode) shares one inode; of those, only an eventfd is both read and
  *   written, so only its writes wake;
- * - a socket the program made with socketpair: what it reads is its own
- *   inode's, what it writes its peer's (ctrace__pl_socket_peer);
+ * - a socket whose peer the shim knows (ctrace__pl_socket_peer: made with
+ *   socketpair, or connected within the process): what it reads is its
+ *   own inode's, what it writes its peer's;
  * NULL for any other descriptor: a socket's peer is not known. */
 static inline const void *ctrace__pl_stream_key(int fd, const struct stat *st, bool reading,
                                                 bool readers) {
@@ -81,9 +82,11 @@ static inline const void *ctrace__pl_stream_key(int fd, const struct stat *st, b
     id = (uint64_t)st->st_dev << 40 ^ (uint64_t)st->st_ino;
     break;
   case S_IFSOCK: {
-    uint64_t ino = reading ? (uint64_t)st->st_ino : ctrace__pl_socket_peer(st->st_ino);
-    if (!ino) return NULL;
-    id = (uint64_t)st->st_dev << 40 ^ ino;
+    /* Only a socket whose peer is known: others' waits stay out of the
+     * table, and out of the count that makes every write look. */
+    uint64_t peer = ctrace__pl_socket_peer(st->st_ino);
+    if (!peer) return NULL;
+    id = (uint64_t)st->st_dev << 40 ^ (reading ? (uint64_t)st->st_ino : peer);
     break;
   }
   case 0:

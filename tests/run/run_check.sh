@@ -269,6 +269,13 @@ case_tcp() {
     # recv and send per round.
     expect tcp "GoSysCall $m" -ge 401
     expect tcp "GoSysCall $s" -ge 601
+    # Both ends are the process's (connect's and accept's sockets paired):
+    # the server's send ends the client's wait for the echo, at least for
+    # most rounds (0 when the connection is not paired).
+    local waits got
+    waits=$(count tcp GoBlockNet "$m")
+    got=$(linked tcp "$m" GoBlockNet)
+    [ "$((2 * got))" -ge "$waits" ] || fail "tcp: $got of the client's $waits network waits ended by the server"
 }
 
 case_compute() {
