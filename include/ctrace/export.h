@@ -15,6 +15,7 @@ extern "C" {
 
 typedef enum ctrace_export_format {
   CTRACE_EXPORT_PERFETTO, /* Perfetto's protobuf trace format */
+  CTRACE_EXPORT_JSON,     /* Chrome's Trace Event Format (JSON) */
 } ctrace_export_format;
 
 /* One trace of an export: a process of the timeline. */

@@ -1,5 +1,5 @@
 /* ctrace_export: runs the walk (walk.c) over each trace into the encoder of
- * the format asked for (perfetto.c). */
+ * the format asked for (perfetto.c, json.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,8 +14,7 @@ int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_for
       snprintf(err, errlen, "%s: Go 1.22+ traces are not exported yet", traces[i].name);
       return -1;
     }
-  (void)format; /* Perfetto's, for now the only one */
-  ex_enc *e = ctrace__ex_perfetto(out);
+  ex_enc *e = format == CTRACE_EXPORT_JSON ? ctrace__ex_json(out) : ctrace__ex_perfetto(out);
   if (!e) {
     snprintf(err, errlen, "out of memory");
     return -1;

@@ -1,6 +1,6 @@
 /* What the exporters share: a trace as tracks and what happens on them,
  * made once by the walk (walk.c) and written by one encoder per format
- * (perfetto.c). Internal to src/export/.
+ * (perfetto.c, json.c). Internal to src/export/.
  *
  * The walk reads the trace once and hands each record to the encoder as it
  * is made, so no format holds the events; a record's strings are valid
@@ -45,7 +45,7 @@ typedef struct ex_rec {
   const char *name, *cat;
   /* On every record of an EX_TASK track, the task's type ("" if its
    * creation is not in the trace): the track is named "TYPE ID" ("task
-   * ID"). */
+   * ID"), and JSON names async events by their track. */
   const char *task_type;
   uint64_t stack;            /* the reader's stack id, 0 for none */
   uint64_t flow_in, flow_out; /* 0 for none; unique across the traces */
@@ -80,6 +80,7 @@ struct ex_enc {
 
 /* The encoders; NULL when out of memory. */
 ex_enc *ctrace__ex_perfetto(FILE *out);
+ex_enc *ctrace__ex_json(FILE *out);
 
 /* Walks one checked trace into e. 0, or -1 with err set. */
 int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen);

@@ -1,4 +1,5 @@
-/* ctrace export: traces as one timeline for Perfetto (src/export/). */
+/* ctrace export: traces as one timeline for Perfetto or Chrome's viewer
+ * (src/export/). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,12 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace export [-f perfetto] [-o FILE] TRACE...\n"
+          "usage: ctrace export [-f perfetto|json] [-o FILE] TRACE...\n"
           "\n"
           "Writes the traces TRACE... as one timeline to FILE, or to standard output\n"
-          "when it is not a terminal, in Perfetto's protobuf trace format (open it in\n"
-          "ui.perfetto.dev or trace_processor).\n"
+          "when it is not a terminal, in Perfetto's protobuf trace format (the default;\n"
+          "open it in ui.perfetto.dev or trace_processor) or in the JSON trace event\n"
+          "format of Chrome's viewer (for tools that read only JSON).\n"
           "\n"
           "Each trace is a process: pid N when its name ends in .pid<N> (the files\n"
           "of `ctrace run -f`), else 1, 2, ... (a number no other trace has), named\n"
@@ -28,7 +30,7 @@ static void usage(FILE *f) {
           "of the heap, flows from creator to created and from waker to woken, and the\n"
           "call stacks of creations, blocks and system calls. See docs/analyse.md.\n"
           "\n"
-          "  -f FORMAT    perfetto (the default and, for now, the only one)\n"
+          "  -f FORMAT    perfetto (the default) or json\n"
           "  --perfetto   the same as -f perfetto\n"
           "  -o FILE      write to FILE (replaced only once the export is complete)\n"
           "\n"
@@ -89,8 +91,9 @@ int ctrace__cmd_export(int argc, char **argv) {
       files[n++] = a;
     }
   }
-  if (strcmp(format, "perfetto") != 0) {
-    fprintf(stderr, "ctrace export: unknown format %s (perfetto)\n", format);
+  bool json = strcmp(format, "json") == 0;
+  if (!json && strcmp(format, "perfetto") != 0) {
+    fprintf(stderr, "ctrace export: unknown format %s (perfetto or json)\n", format);
     goto done;
   }
   if (!n) {
@@ -135,7 +138,7 @@ int ctrace__cmd_export(int argc, char **argv) {
     }
   }
   char err[512];
-  if (ctrace_export(traces, n, CTRACE_EXPORT_PERFETTO, f, err, sizeof err) == 0)
+  if (ctrace_export(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, f, err, sizeof err) == 0)
     rc = 0;
   else
     fprintf(stderr, "ctrace export: %s\n", err);

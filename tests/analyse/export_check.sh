@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# export_check.sh - `ctrace export` writes what the traces hold.
+# export_check.sh - `ctrace export` writes what the traces hold, in both
+# formats.
 #
 # Usage: tests/analyse/export_check.sh CTRACE BINDIR WORKDIR
 #
 # Each export is decoded into flat lines, one per record, with every name
-# and stack resolved, by `protoc --decode` with our own minimal .proto
-# (perfetto_min.proto, Perfetto's field numbers) and perfetto_flat.awk.
-# The lines of each
+# and stack resolved: Perfetto's by `protoc --decode` with our own minimal
+# .proto (perfetto_min.proto, Perfetto's field numbers) and
+# perfetto_flat.awk, JSON's by jq and json_flat.jq. The lines of each
 # trace's process are then held to `ctrace dump` of the trace, on traces of
 # Go's corpus, ex_threads' trace and the traces of a forking program under
 # `ctrace run -f`:
@@ -48,6 +49,7 @@ die() {
     exit 1
 }
 command -v protoc >/dev/null 2>&1 || die "protoc not found (install protobuf-compiler: make test-deps)"
+command -v jq >/dev/null 2>&1 || die "jq not found (install jq: make test-deps)"
 [ -x "$bindir/export_stacks" ] || die "no $bindir/export_stacks"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -82,6 +84,8 @@ export_flat() {
             fail "$name" "protoc cannot decode the export"; head -n 5 "$out.dec.err" | sed 's/^/  | /' >&2; return 1
         fi
         awk -f "$here/perfetto_flat.awk" "$out.txt" >"$out.flat"
+    elif ! jq -r -f "$here/json_flat.jq" "$out" >"$out.flat" 2>"$out.dec.err"; then
+        fail "$name" "jq cannot read the JSON export"; head -n 5 "$out.dec.err" | sed 's/^/  | /' >&2; return 1
     fi
     if grep -q '^ERR|' "$out.flat"; then
         fail "$name" "$(grep -m 3 '^ERR|' "$out.flat" | tr '\n' ' ')"
@@ -242,14 +246,14 @@ pids() {
     printf '%s\n' "${got[@]}"
 }
 
-# check_all NAME FILE...: the files as one export; each
+# check_all NAME FILE...: both formats of the files as one export; each
 # file's process checked, and no other process there.
 check_all() {
     local name=$1 fmt i
     shift
     local -a files=("$@") want
     mapfile -t want < <(pids "$@")
-    for fmt in perfetto; do
+    for fmt in perfetto json; do
         export_flat "$name" "$fmt" "$@" || continue
         printf '%s\n' "${want[@]}" | sort -n >"$run/$name.$fmt.pids.want"
         awk -F'|' '$2 == "D" && $5 == "process" { print $1 }' "$run/$name.$fmt.flat" | sort -n >"$run/$name.$fmt.pids.got"
@@ -280,7 +284,7 @@ fi
 # A bad trace among good ones: its byte offset said, exit 1, nothing left
 # under the -o name (nor beside it).
 head -c 3000 "$run/ex_threads.trace" >"$run/bad.trace"
-for fmt in perfetto; do
+for fmt in perfetto json; do
     mkdir -p "$run/bad.$fmt"
     st=0
     "$ctrace" export -f "$fmt" -o "$run/bad.$fmt/out" "$run/ex_threads.trace" "$run/bad.trace" 2>"$run/bad.$fmt.err" || st=$?
@@ -290,7 +294,7 @@ for fmt in perfetto; do
 done
 # A write error (past the file size limit, its signal ignored): exit 1 and,
 # again, nothing left.
-for fmt in perfetto; do
+for fmt in perfetto json; do
     mkdir -p "$run/full.$fmt"
     st=0
     (trap '' XFSZ; ulimit -f 8; exec "$ctrace" export -f "$fmt" -o "$run/full.$fmt/out" "$run/ex_threads.trace") \
