@@ -1,336 +1,316 @@
-/* ctrace export: a trace as Perfetto's protobuf trace format (a Trace of
- * TracePackets), written without the Perfetto SDK. Field numbers are those
- * of Perfetto's public protos (protos/perfetto/trace/trace_packet.proto,
- * track_event/track_event.proto, track_descriptor.proto, ...).
+/* The Perfetto encoder: the walk's records (model.h) as Perfetto's protobuf
+ * trace format (a Trace of TracePackets), written without the Perfetto SDK.
+ * Field numbers are those of Perfetto's public protos
+ * (protos/perfetto/trace/trace_packet.proto, track_event/track_event.proto,
+ * track_event/track_descriptor.proto, interned_data/interned_data.proto,
+ * profiling/profile_common.proto).
  *
- * One pass over the reader's ordered stream; each packet is framed and
- * written as soon as it is made, so memory is the state of live goroutines
- * and Ps, not the events (as the reader's own). Tracks (docs/analyse.md):
- * the process; per goroutine, its states as back-to-back slices (running,
- * runnable, syscall, waiting with its reason) and a child track of its user
- * regions; per P, the goroutine it runs; GC and stop-the-world slices; the
- * heap as a counter. Flows join a creator to the goroutine's first run and
- * a waker to the woken goroutine's next run. */
-#include <errno.h>
+ * Each trace is a packet sequence of its own (trusted_packet_sequence_id =
+ * its position + 1), whose first packet clears incremental state: what is
+ * interned is the sequence's own, as the trace's stack ids are. Packets are
+ * framed as they are made. Interned, in the packet of the first event that
+ * needs them: a stack (its function names, source paths, frames and the
+ * callstack itself, whose iid is the reader's stack id), and event names
+ * and categories, which most events repeat (up to NAMES_MAX of each a
+ * sequence: log messages are without end; the rest go inline). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyse/pb.h"
-#include "ctrace/export.h"
+#include "export/model.h"
 #include "parse/map.h"
 
 /* Perfetto field numbers. */
 enum {
   TRACE_PACKET = 1,
-  PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11,
+  PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED_DATA = 12,
   PACKET_SEQUENCE_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60,
   TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID = 5, TD_COUNTER = 8,
   PD_PID = 1, PD_PROCESS_NAME = 6,
   THD_PID = 1, THD_TID = 2, THD_THREAD_NAME = 5,
   TE_TYPE = 9, TE_TRACK_UUID = 11, TE_CATEGORIES = 22, TE_NAME = 23, TE_COUNTER_VALUE = 30,
-  TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+  TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48, TE_CALLSTACK_IID = 56,
   TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-  SEQ_INCREMENTAL_STATE_CLEARED = 1,
+  SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+  ID_FUNCTION_NAMES = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7, ID_SOURCE_PATHS = 18,
+  IS_IID = 1, IS_STR = 2,
+  ID_EVENT_CATEGORIES = 1, ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
+  TE_CATEGORY_IIDS = 3, TE_NAME_IID = 10,
+  FRAME_IID = 1, FRAME_FUNCTION_NAME_ID = 2, FRAME_SOURCE_PATH_IID = 5, FRAME_LINE_NUMBER = 6,
+  CS_IID = 1, CS_FRAME_IDS = 2,
 };
 
-/* Track uuids: kind in the low byte, the id above it, the process's pid in
- * the top bits so that several traces can share one timeline later. */
-enum { K_PROCESS = 1, K_GOROUTINE, K_REGIONS, K_PROC, K_GC, K_STW, K_HEAP };
+enum { NAMES_MAX = 4096 };
 
-typedef struct gstate {
-  bool described, in_slice;
-  uint64_t flow_in; /* a flow to end at its next run, 0 none */
-  int regions_open;
-  bool regions_described;
-} gstate;
+/* Strings interned by content: a hash to the iid, and the strings by iid
+ * to tell a collision from a match. */
+typedef struct strtab {
+  u64map ids;
+  char **strs;
+  size_t n;
+} strtab;
 
-typedef struct ectx {
-  ctrace_reader *r;
-  FILE *out;
-  uint32_t pid;
-  pbuf pkt, sub, sub2;
-  u64map gix; /* g -> index + 1 */
-  gstate *gs;
-  size_t ngs, capgs;
-  u64map prun; /* p + 1 -> g + 1 running there */
-  u64map pdesc;
-  uint64_t next_flow;
-  bool gc_described, heap_described, werr;
-  bool gc_open, stw_open;
-} ectx;
+typedef struct pf {
+  ex_enc e; /* first: the walk holds a pointer to it */
+  const ex_source *s;
+  pbuf out; /* framed packets not yet written */
+  pbuf pkt, ev, sub, sub2, interned;
+  strtab names, cats;
+  /* Interned on this sequence: stack ids (value 1, or 2 for an empty
+   * stack), and function names, source paths (by the reader's string
+   * pointer) and frames (by pc) to their iids. */
+  u64map stacks, funcs, files, frames;
+  uint64_t nfuncs, nfiles, nframes;
+} pf;
 
-static uint64_t uuid(const ectx *c, int kind, uint64_t id) {
-  return (uint64_t)c->pid << 48 | id << 8 | (uint64_t)kind;
+/* Track uuids: the kind in the low 4 bits and the id above, times the
+ * number of traces plus the trace's position, so that traces share one
+ * file without sharing tracks; small, as every event names its track. */
+static uint64_t uuid(const pf *p, int kind, uint64_t id) {
+  return ((id << 4 | (uint64_t)kind) * p->s->count + p->s->index) + 1;
 }
 
-/* Frames the packet built in c->pkt into the output. */
-static void flush_packet(ectx *c) {
-  pbuf frame = {0};
-  pb_uint(&c->pkt, PACKET_SEQUENCE_ID, 1);
-  pb_msg(&frame, TRACE_PACKET, &c->pkt);
-  if (frame.oom || fwrite(frame.b, 1, frame.len, c->out) != frame.len) c->werr = true;
-  free(frame.b);
+/* Writes the framed packets once there are many, or all. */
+static void drain(pf *p, bool all) {
+  if (p->out.len < (all ? 1 : 1u << 16)) return;
+  if (p->out.oom) p->e.oom = true;
+  else if (fwrite(p->out.b, 1, p->out.len, p->e.out) != p->out.len) p->e.werr = true;
+  p->out.len = 0;
 }
 
-static void describe(ectx *c, uint64_t u, uint64_t parent, const char *name, int what,
-                     uint64_t tid) {
-  /* what: 0 plain, 1 process, 2 thread, 3 counter */
-  pb_uint(&c->sub, TD_UUID, u);
-  if (parent) pb_uint(&c->sub, TD_PARENT_UUID, parent);
-  if (what == 1) {
-    pb_uint(&c->sub2, PD_PID, c->pid);
-    pb_str(&c->sub2, PD_PROCESS_NAME, name);
-    pb_msg(&c->sub, TD_PROCESS, &c->sub2);
-  } else if (what == 2) {
-    pb_uint(&c->sub2, THD_PID, c->pid);
-    pb_uint(&c->sub2, THD_TID, tid);
-    pb_str(&c->sub2, THD_THREAD_NAME, name);
-    pb_msg(&c->sub, TD_THREAD, &c->sub2);
-  } else {
-    pb_str(&c->sub, TD_NAME, name);
-    if (what == 3) pb_msg(&c->sub, TD_COUNTER, &c->sub2); /* an empty CounterDescriptor */
+/* Frames the packet built in p->pkt into the output. */
+static void flush(pf *p) {
+  pb_uint(&p->pkt, PACKET_SEQUENCE_ID, p->s->index + 1);
+  pb_msg(&p->out, TRACE_PACKET, &p->pkt);
+  drain(p, false);
+}
+
+/* The iid of a name in t (0: write it inline), interned into field of
+ * p->interned when new. */
+static uint64_t intern_name(pf *p, strtab *t, int field, const char *s) {
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) h = (h ^ *c) * 1099511628211ull;
+  uint64_t *v = ctrace__map_get(&t->ids, h);
+  if (v) return strcmp(t->strs[*v - 1], s) == 0 ? *v : 0;
+  if (t->n == NAMES_MAX) return 0;
+  if (!t->strs && !(t->strs = malloc(NAMES_MAX * sizeof *t->strs))) return 0;
+  char *copy = strdup(s);
+  if (!copy || !(v = ctrace__map_put(&t->ids, h, NULL))) {
+    free(copy);
+    return 0;
   }
-  pb_msg(&c->pkt, PACKET_TRACK_DESCRIPTOR, &c->sub);
-  flush_packet(c);
+  t->strs[t->n++] = copy;
+  *v = t->n;
+  pb_uint(&p->sub2, EN_IID, *v);
+  pb_str(&p->sub2, EN_NAME, s);
+  pb_msg(&p->interned, field, &p->sub2);
+  return *v;
 }
 
-/* A TrackEvent; flow_out/flow_in 0 for none, name NULL for a slice end. */
-static void event(ectx *c, int64_t ts, uint64_t track, int type, const char *cat,
-                  const char *name, uint64_t flow_out, uint64_t flow_in, int64_t counter) {
-  pb_uint(&c->pkt, PACKET_TIMESTAMP, (uint64_t)ts);
-  pb_uint(&c->sub, TE_TYPE, (uint64_t)type);
-  pb_uint(&c->sub, TE_TRACK_UUID, track);
-  if (cat) pb_str(&c->sub, TE_CATEGORIES, cat);
-  if (name) pb_str(&c->sub, TE_NAME, name);
-  if (type == TYPE_COUNTER) pb_uint(&c->sub, TE_COUNTER_VALUE, (uint64_t)counter);
-  if (flow_out) pb_fixed64(&c->sub, TE_FLOW_IDS, flow_out);
-  if (flow_in) pb_fixed64(&c->sub, TE_TERMINATING_FLOW_IDS, flow_in);
-  pb_msg(&c->pkt, PACKET_TRACK_EVENT, &c->sub);
-  flush_packet(c);
+static void strtab_free(strtab *t) {
+  for (size_t i = 0; i < t->n; i++) free(t->strs[i]);
+  free(t->strs);
+  ctrace__map_free(&t->ids);
+  *t = (strtab){0};
 }
 
-static gstate *gget(ectx *c, uint64_t g, uint64_t create_stack) {
+/* The iid of a string on the sequence, interned into field of p->interned
+ * when new. */
+static uint64_t intern_str(pf *p, u64map *m, uint64_t *n, int field, const char *s) {
   bool fresh;
-  gstate *gs = ctrace__map_slot(&c->gix, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
-  if (!gs) return NULL;
-  if (!gs->described) {
-    /* Named by start function and id, as the issue asks. */
-    const ctrace_frame *fr;
-    const char *fn = "";
-    if (create_stack && ctrace_reader_stack(c->r, create_stack, &fr)) fn = fr[0].func ? fr[0].func : "";
-    char name[512];
-    snprintf(name, sizeof name, "%s%sG%llu", fn, fn[0] ? " " : "", (unsigned long long)g);
-    describe(c, uuid(c, K_GOROUTINE, g), uuid(c, K_PROCESS, 0), name, 2, g);
-    gs->described = true;
+  uint64_t *v = ctrace__map_put(m, (uint64_t)(uintptr_t)s, &fresh);
+  if (!v) {
+    p->e.oom = true;
+    return 0;
   }
-  return gs;
-}
-
-/* Ends the goroutine's current state slice and begins the next (NULL: none). */
-static void gslice(ectx *c, uint64_t g, gstate *gs, int64_t ts, const char *next, uint64_t flow_in) {
-  uint64_t t = uuid(c, K_GOROUTINE, g);
-  if (gs->in_slice) event(c, ts, t, TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
-  gs->in_slice = next != NULL;
-  if (next) event(c, ts, t, TYPE_SLICE_BEGIN, "goroutine", next, 0, flow_in, 0);
-}
-
-static const char *wait_name(uint8_t type) {
-  switch (type) {
-  case CTRACE_EV_GoBlockSend: return "waiting: chan send";
-  case CTRACE_EV_GoBlockRecv: return "waiting: chan receive";
-  case CTRACE_EV_GoBlockSelect: return "waiting: select";
-  case CTRACE_EV_GoBlockSync: return "waiting: sync";
-  case CTRACE_EV_GoBlockCond: return "waiting: sync.Cond";
-  case CTRACE_EV_GoBlockNet: return "waiting: network";
-  case CTRACE_EV_GoSleep: return "waiting: sleep";
-  case CTRACE_EV_GoBlockGC: return "waiting: GC assist";
-  case CTRACE_EV_GoBlock: return "waiting: forever";
-  default: return NULL;
-  }
-}
-
-/* The goroutine on P p stops running there. */
-static void p_stop(ectx *c, int64_t p, int64_t ts) {
-  uint64_t *v = ctrace__map_get(&c->prun, (uint64_t)p + 1);
-  if (!v || !*v) return;
-  event(c, ts, uuid(c, K_PROC, (uint64_t)p), TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
-  *v = 0;
-}
-
-static void p_start(ectx *c, int64_t p, uint64_t g, int64_t ts) {
-  if (p < 0 || p >= CTRACE_P_TIMER) return;
-  bool fresh;
-  if (!ctrace__map_put(&c->pdesc, (uint64_t)p, &fresh)) return;
   if (fresh) {
-    char name[32];
-    snprintf(name, sizeof name, "P%lld", (long long)p);
-    describe(c, uuid(c, K_PROC, (uint64_t)p), uuid(c, K_PROCESS, 0), name, 0, 0);
+    *v = ++*n;
+    pb_uint(&p->sub2, IS_IID, *v);
+    pb_str(&p->sub2, IS_STR, s);
+    pb_msg(&p->interned, field, &p->sub2);
   }
-  p_stop(c, p, ts);
-  uint64_t *v = ctrace__map_put(&c->prun, (uint64_t)p + 1, NULL);
-  if (!v) return;
-  *v = g + 1;
-  char name[32];
-  snprintf(name, sizeof name, "G%llu", (unsigned long long)g);
-  event(c, ts, uuid(c, K_PROC, (uint64_t)p), TYPE_SLICE_BEGIN, "proc", name, 0, 0, 0);
+  return *v;
 }
 
-int ctrace_export_perfetto(ctrace_reader *r, FILE *out, const char *process_name, uint32_t pid,
-                           char *err, size_t errlen) {
-  ectx c = {.r = r, .out = out, .pid = pid ? pid : 1};
-  int rc = 0;
-  /* The first packet clears incremental state for the sequence. */
-  pb_uint(&c.pkt, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-  flush_packet(&c);
-  describe(&c, uuid(&c, K_PROCESS, 0), 0, process_name, 1, 0);
-  ctrace_reader_rewind(r);
-  ctrace_event ev;
-  int64_t last = 0;
-  while (!c.werr && ctrace_reader_next(r, &ev)) {
-    last = ev.ts;
-    gstate *gs;
-    const char *w;
-    switch (ev.type) {
-    case CTRACE_EV_GoCreate: {
-      uint64_t flow = ++c.next_flow;
-      if (ev.g && (gs = gget(&c, ev.g, 0)))
-        event(&c, ev.ts, uuid(&c, K_GOROUTINE, ev.g), TYPE_INSTANT, "goroutine", "create", flow, 0, 0);
-      else
-        flow = 0;
-      if (!(gs = gget(&c, ev.args[0], ev.args[1]))) goto oom;
-      gs->flow_in = flow;
-      gslice(&c, ev.args[0], gs, ev.ts, "runnable", 0);
-      break;
+static uint64_t intern_frame(pf *p, const ctrace_frame *f) {
+  bool fresh = true;
+  uint64_t *v = NULL, iid;
+  if (f->pc) { /* a frame without a pc is not shared */
+    if (!(v = ctrace__map_put(&p->frames, f->pc, &fresh))) {
+      p->e.oom = true;
+      return 0;
     }
-    case CTRACE_EV_GoStart:
-    case CTRACE_EV_GoStartLabel:
-      if (!(gs = gget(&c, ev.g, 0))) goto oom;
-      gslice(&c, ev.g, gs, ev.ts, "running", gs->flow_in);
-      gs->flow_in = 0;
-      p_start(&c, ev.p, ev.g, ev.ts);
-      break;
-    case CTRACE_EV_GoEnd:
-    case CTRACE_EV_GoStop:
-      if (!(gs = gget(&c, ev.g, 0))) goto oom;
-      gslice(&c, ev.g, gs, ev.ts, NULL, 0);
-      p_stop(&c, ev.p, ev.ts);
-      break;
-    case CTRACE_EV_GoSched:
-    case CTRACE_EV_GoPreempt:
-      if (!(gs = gget(&c, ev.g, 0))) goto oom;
-      gslice(&c, ev.g, gs, ev.ts, "runnable", 0);
-      p_stop(&c, ev.p, ev.ts);
-      break;
-    case CTRACE_EV_GoSysBlock:
-      if (!(gs = gget(&c, ev.g, 0))) goto oom;
-      gslice(&c, ev.g, gs, ev.ts, "syscall", 0);
-      p_stop(&c, ev.p, ev.ts);
-      break;
-    case CTRACE_EV_GoSysExit:
-      if (!(gs = gget(&c, ev.g, 0))) goto oom;
-      gslice(&c, ev.g, gs, ev.ts, "runnable", 0);
-      break;
-    case CTRACE_EV_GoWaiting:
-    case CTRACE_EV_GoInSyscall:
-      if (!(gs = gget(&c, ev.g, 0))) goto oom;
-      gslice(&c, ev.g, gs, ev.ts, ev.type == CTRACE_EV_GoWaiting ? "waiting: unknown" : "syscall", 0);
-      break;
-    case CTRACE_EV_GoUnblock: {
-      uint64_t flow = 0;
-      if (ev.g && gget(&c, ev.g, 0)) {
-        flow = ++c.next_flow;
-        event(&c, ev.ts, uuid(&c, K_GOROUTINE, ev.g), TYPE_INSTANT, "goroutine", "unblock", flow, 0, 0);
-      }
-      if (!(gs = gget(&c, ev.args[0], 0))) goto oom;
-      gs->flow_in = flow;
-      gslice(&c, ev.args[0], gs, ev.ts, "runnable", 0);
-      break;
-    }
-    case CTRACE_EV_UserRegion: {
-      if (!ev.g || !(gs = gget(&c, ev.g, 0))) break;
-      uint64_t t = uuid(&c, K_REGIONS, ev.g);
-      if (!gs->regions_described) {
-        char name[64];
-        snprintf(name, sizeof name, "G%llu regions", (unsigned long long)ev.g);
-        describe(&c, t, uuid(&c, K_GOROUTINE, ev.g), name, 0, 0);
-        gs->regions_described = true;
-      }
-      if (ev.args[1] == 0) {
-        event(&c, ev.ts, t, TYPE_SLICE_BEGIN, "region", ev.sargs[0] ? ev.sargs[0] : "", 0, 0, 0);
-        gs->regions_open++;
-      } else if (gs->regions_open > 0) { /* an end whose start is in the trace */
-        event(&c, ev.ts, t, TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
-        gs->regions_open--;
-      }
-      break;
-    }
-    case CTRACE_EV_GCStart:
-    case CTRACE_EV_GCDone:
-    case CTRACE_EV_GCSTWStart:
-    case CTRACE_EV_GCSTWDone: {
-      if (!c.gc_described) {
-        describe(&c, uuid(&c, K_GC, 0), uuid(&c, K_PROCESS, 0), "GC", 0, 0);
-        describe(&c, uuid(&c, K_STW, 0), uuid(&c, K_PROCESS, 0), "stop-the-world", 0, 0);
-        c.gc_described = true;
-      }
-      bool stw = ev.type == CTRACE_EV_GCSTWStart || ev.type == CTRACE_EV_GCSTWDone;
-      bool begin = ev.type == CTRACE_EV_GCStart || ev.type == CTRACE_EV_GCSTWStart;
-      bool *open = stw ? &c.stw_open : &c.gc_open;
-      uint64_t t = uuid(&c, stw ? K_STW : K_GC, 0);
-      if (begin) {
-        event(&c, ev.ts, t, TYPE_SLICE_BEGIN, "gc", stw ? "STW" : "GC", 0, 0, 0);
-        *open = true;
-      } else if (*open) {
-        event(&c, ev.ts, t, TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
-        *open = false;
-      }
-      break;
-    }
-    case CTRACE_EV_HeapAlloc:
-      if (!c.heap_described) {
-        describe(&c, uuid(&c, K_HEAP, 0), uuid(&c, K_PROCESS, 0), "heap bytes", 3, 0);
-        c.heap_described = true;
-      }
-      event(&c, ev.ts, uuid(&c, K_HEAP, 0), TYPE_COUNTER, NULL, NULL, 0, 0, (int64_t)ev.args[0]);
-      break;
-    default:
-      if ((w = wait_name(ev.type))) {
-        if (!(gs = gget(&c, ev.g, 0))) goto oom;
-        gslice(&c, ev.g, gs, ev.ts, w, 0);
-        p_stop(&c, ev.p, ev.ts);
-      }
-      break;
-    }
-    if (c.pkt.oom || c.sub.oom || c.sub2.oom) goto oom;
   }
-  /* What is still open ends with the trace. */
-  for (size_t i = 0; i < c.gix.cap; i++) {
-    if (!c.gix.used[i]) continue;
-    gstate *gs = &c.gs[c.gix.vals[i] - 1];
-    gslice(&c, c.gix.keys[i], gs, last, NULL, 0);
-    for (; gs->regions_open > 0; gs->regions_open--)
-      event(&c, last, uuid(&c, K_REGIONS, c.gix.keys[i]), TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
+  if (!fresh) return *v;
+  iid = ++p->nframes;
+  if (v) *v = iid;
+  uint64_t fn = intern_str(p, &p->funcs, &p->nfuncs, ID_FUNCTION_NAMES, f->func ? f->func : "");
+  uint64_t file = f->file && f->file[0] ? intern_str(p, &p->files, &p->nfiles, ID_SOURCE_PATHS, f->file) : 0;
+  pb_uint(&p->sub2, FRAME_IID, iid);
+  pb_uint(&p->sub2, FRAME_FUNCTION_NAME_ID, fn);
+  if (file) pb_uint(&p->sub2, FRAME_SOURCE_PATH_IID, file);
+  if (f->line) pb_uint(&p->sub2, FRAME_LINE_NUMBER, f->line);
+  pb_msg(&p->interned, ID_FRAMES, &p->sub2);
+  return iid;
+}
+
+/* The callstack iid of a stack (0 for none), interned when new. */
+static uint64_t intern_stack(pf *p, uint64_t stack) {
+  bool fresh;
+  uint64_t *v = ctrace__map_put(&p->stacks, stack, &fresh);
+  if (!v) {
+    p->e.oom = true;
+    return 0;
   }
-  for (size_t i = 0; i < c.prun.cap; i++)
-    if (c.prun.used[i]) p_stop(&c, (int64_t)c.prun.keys[i] - 1, last);
-  if (c.gc_open) event(&c, last, uuid(&c, K_GC, 0), TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
-  if (c.stw_open) event(&c, last, uuid(&c, K_STW, 0), TYPE_SLICE_END, NULL, NULL, 0, 0, 0);
-  if (c.werr || fflush(out) || ferror(out)) {
-    snprintf(err, errlen, "write error: %s", strerror(errno));
-    rc = -1;
+  if (!fresh) return *v == 1 ? stack : 0;
+  const ctrace_frame *fr;
+  size_t n = ctrace_reader_stack(p->s->r, stack, &fr);
+  *v = n ? 1 : 2;
+  if (!n) return 0;
+  /* The frames' iids first (each may intern its own), then the callstack,
+   * root first as Perfetto wants it; the reader's are leaf first. */
+  pbuf ids = {0};
+  for (size_t i = n; i-- > 0;) pb_uint(&ids, CS_FRAME_IDS, intern_frame(p, &fr[i]));
+  pb_uint(&p->sub2, CS_IID, stack);
+  pb_put(&p->sub2, ids.b, ids.len);
+  if (ids.oom) p->e.oom = true;
+  free(ids.b);
+  pb_msg(&p->interned, ID_CALLSTACKS, &p->sub2);
+  return stack;
+}
+
+static void track(pf *p, const ex_rec *r) {
+  uint64_t u = uuid(p, r->kind, r->id);
+  if (r->kind == EX_COUNTER) { /* a track per series, named "GROUP SERIES" */
+    for (int i = 0; i < r->nseries; i++) {
+      char name[128];
+      snprintf(name, sizeof name, "%s %s", r->name, r->series[i]);
+      pb_uint(&p->sub, TD_UUID, uuid(p, EX_COUNTER, r->id << 3 | (uint64_t)i));
+      pb_uint(&p->sub, TD_PARENT_UUID, uuid(p, EX_PROCESS, 0));
+      pb_str(&p->sub, TD_NAME, name);
+      pb_msg(&p->sub, TD_COUNTER, &p->sub2); /* an empty CounterDescriptor */
+      pb_msg(&p->pkt, PACKET_TRACK_DESCRIPTOR, &p->sub);
+      flush(p);
+    }
+    return;
   }
-  goto out;
-oom:
-  snprintf(err, errlen, "out of memory");
-  rc = -1;
-out:
-  free(c.pkt.b);
-  free(c.sub.b);
-  free(c.sub2.b);
-  free(c.gs);
-  ctrace__map_free(&c.gix);
-  ctrace__map_free(&c.prun);
-  ctrace__map_free(&c.pdesc);
-  return rc;
+  pb_uint(&p->sub, TD_UUID, u);
+  if (r->kind == EX_PROCESS) {
+    pb_uint(&p->sub2, PD_PID, p->s->pid);
+    pb_str(&p->sub2, PD_PROCESS_NAME, r->name);
+    pb_msg(&p->sub, TD_PROCESS, &p->sub2);
+  } else if (r->kind == EX_GOROUTINE) {
+    pb_uint(&p->sub, TD_PARENT_UUID, uuid(p, EX_PROCESS, 0));
+    pb_uint(&p->sub2, THD_PID, p->s->pid);
+    pb_uint(&p->sub2, THD_TID, r->id);
+    pb_str(&p->sub2, THD_THREAD_NAME, r->name);
+    pb_msg(&p->sub, TD_THREAD, &p->sub2);
+  } else if (r->kind == EX_TASK) {
+    char name[512];
+    snprintf(name, sizeof name, "%s %llu", r->task_type[0] ? r->task_type : "task",
+             (unsigned long long)r->id);
+    pb_uint(&p->sub, TD_PARENT_UUID, uuid(p, EX_PROCESS, 0));
+    pb_str(&p->sub, TD_NAME, name);
+  } else {
+    pb_uint(&p->sub, TD_PARENT_UUID,
+            r->kind == EX_REGIONS ? uuid(p, EX_GOROUTINE, r->id) : uuid(p, EX_PROCESS, 0));
+    pb_str(&p->sub, TD_NAME, r->name);
+  }
+  pb_msg(&p->pkt, PACKET_TRACK_DESCRIPTOR, &p->sub);
+  flush(p);
+}
+
+/* A TrackEvent of type on track, with what r gives. */
+static void event(pf *p, const ex_rec *r, int type, uint64_t track) {
+  uint64_t cs = r->stack ? intern_stack(p, r->stack) : 0;
+  pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)r->ts);
+  pb_uint(&p->ev, TE_TYPE, (uint64_t)type);
+  pb_uint(&p->ev, TE_TRACK_UUID, track);
+  bool interned = cs != 0;
+  if (type != TYPE_SLICE_END) {
+    uint64_t iid;
+    if (r->cat && r->cat[0]) {
+      if ((iid = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat))) pb_uint(&p->ev, TE_CATEGORY_IIDS, iid);
+      else pb_str(&p->ev, TE_CATEGORIES, r->cat);
+      interned |= iid != 0;
+    }
+    if ((iid = intern_name(p, &p->names, ID_EVENT_NAMES, r->name))) pb_uint(&p->ev, TE_NAME_IID, iid);
+    else pb_str(&p->ev, TE_NAME, r->name);
+    interned |= iid != 0;
+  }
+  if (r->flow_out) pb_fixed64(&p->ev, TE_FLOW_IDS, r->flow_out);
+  if (r->flow_in) pb_fixed64(&p->ev, TE_TERMINATING_FLOW_IDS, r->flow_in);
+  if (cs) pb_uint(&p->ev, TE_CALLSTACK_IID, cs);
+  /* What is interned is the sequence's incremental state. */
+  if (interned) pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+  pb_msg(&p->pkt, PACKET_TRACK_EVENT, &p->ev);
+  if (p->interned.len) pb_msg(&p->pkt, PACKET_INTERNED_DATA, &p->interned);
+  flush(p);
+}
+
+static void counter(pf *p, const ex_rec *r) {
+  for (int i = 0; i < r->nseries; i++) {
+    if (!(r->changed & 1u << i)) continue;
+    pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)r->ts);
+    pb_uint(&p->ev, TE_TYPE, TYPE_COUNTER);
+    pb_uint(&p->ev, TE_TRACK_UUID, uuid(p, EX_COUNTER, r->id << 3 | (uint64_t)i));
+    pb_uint(&p->ev, TE_COUNTER_VALUE, (uint64_t)r->values[i]);
+    pb_msg(&p->pkt, PACKET_TRACK_EVENT, &p->ev);
+    flush(p);
+  }
+}
+
+static void pf_rec(ex_enc *e, const ex_rec *r) {
+  pf *p = (pf *)e;
+  uint64_t t = uuid(p, r->kind, r->id);
+  switch (r->type) {
+  case EX_TRACK: track(p, r); break;
+  case EX_BEGIN: event(p, r, TYPE_SLICE_BEGIN, t); break;
+  case EX_END: event(p, r, TYPE_SLICE_END, t); break;
+  case EX_INSTANT: event(p, r, TYPE_INSTANT, t); break;
+  case EX_COUNTER_VALUES: counter(p, r); break;
+  }
+  if (p->out.oom || p->pkt.oom || p->ev.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
+}
+
+static void pf_begin(ex_enc *e, const ex_source *s) {
+  pf *p = (pf *)e;
+  p->s = s;
+  ctrace__map_free(&p->stacks);
+  ctrace__map_free(&p->funcs);
+  ctrace__map_free(&p->files);
+  ctrace__map_free(&p->frames);
+  strtab_free(&p->names);
+  strtab_free(&p->cats);
+  p->nfuncs = p->nfiles = p->nframes = 0;
+  /* The sequence's first packet clears its incremental state. */
+  pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+  flush(p);
+}
+
+static void pf_finish(ex_enc *e) { drain((pf *)e, true); }
+
+static void pf_free(ex_enc *e) {
+  pf *p = (pf *)e;
+  free(p->out.b);
+  free(p->pkt.b);
+  free(p->ev.b);
+  free(p->sub.b);
+  free(p->sub2.b);
+  free(p->interned.b);
+  ctrace__map_free(&p->stacks);
+  ctrace__map_free(&p->funcs);
+  ctrace__map_free(&p->files);
+  ctrace__map_free(&p->frames);
+  strtab_free(&p->names);
+  strtab_free(&p->cats);
+  free(p);
+}
+
+ex_enc *ctrace__ex_perfetto(FILE *out) {
+  pf *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->e = (ex_enc){.begin = pf_begin, .rec = pf_rec, .finish = pf_finish, .free = pf_free, .out = out};
+  return &p->e;
 }

@@ -1,4 +1,5 @@
-/* ctrace export: a trace for Perfetto (src/export/). */
+/* ctrace export: traces as one timeline for Perfetto or Chrome's viewer
+ * (src/export/). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,53 +12,115 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace export [--perfetto] [-o FILE] TRACE\n"
+          "usage: ctrace export [-f perfetto|json] [-o FILE] TRACE...\n"
           "\n"
-          "Writes the trace TRACE in Perfetto's protobuf trace format (open it in\n"
-          "ui.perfetto.dev or trace_processor) to FILE, or to standard output when it\n"
-          "is not a terminal: a track per goroutine with its states as slices (running,\n"
-          "runnable, syscall, waiting and why) and its user regions, a track per P, GC\n"
-          "and stop-the-world slices, the heap as a counter, and flows from creator to\n"
-          "created and from waker to woken. See docs/analyse.md.\n"
+          "Writes the traces TRACE... as one timeline to FILE, or to standard output\n"
+          "when it is not a terminal, in Perfetto's protobuf trace format (the default;\n"
+          "open it in ui.perfetto.dev or trace_processor) or in the JSON trace event\n"
+          "format of Chrome's viewer (for tools that read only JSON).\n"
           "\n"
-          "  --perfetto   the format (the default and, for now, the only one)\n"
+          "Each trace is a process: pid N when its name ends in .pid<N> (the files\n"
+          "of `ctrace run -f`), else 1, 2, ... (a number no other trace has), named\n"
+          "after the file. Each trace's first event is at time 0: traces of separate\n"
+          "processes are not aligned to one clock. In each process: a track per\n"
+          "goroutine with its states as slices (running, runnable, syscall, waiting\n"
+          "and why) and its user regions, a track per P, GC and stop-the-world slices,\n"
+          "a track per user task (creation to end) with its logs (category, message),\n"
+          "counters of goroutines by state, of threads (holding a P, in a syscall) and\n"
+          "of the heap, flows from creator to created and from waker to woken, and the\n"
+          "call stacks of creations, blocks and system calls. See docs/analyse.md.\n"
+          "\n"
+          "  -f FORMAT    perfetto (the default) or json\n"
+          "  --perfetto   the same as -f perfetto\n"
           "  -o FILE      write to FILE (replaced only once the export is complete)\n"
           "\n"
-          "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
+          "Go 1.22 and later traces are not exported yet.\n"
+          "\n"
+          "Exit status 0, 1 if a trace is bad (the error names its byte offset), 2 on\n"
           "bad usage.\n");
 }
 
+/* N of a name ending in ".pid<N>", or 0. */
+static uint32_t pid_of(const char *name) {
+  const char *p = strstr(name, ".pid"), *q;
+  while (p && (q = strstr(p + 1, ".pid"))) p = q;
+  if (!p || !p[4]) return 0;
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(p + 4, &end, 10);
+  return *end || errno || p[4] < '0' || p[4] > '9' || v > UINT32_MAX ? 0 : (uint32_t)v;
+}
+
+static bool pid_used(const ctrace_export_trace *t, size_t n, uint32_t pid) {
+  for (size_t i = 0; i < n; i++)
+    if (t[i].pid == pid) return true;
+  return false;
+}
+
 int ctrace__cmd_export(int argc, char **argv) {
-  const char *out = NULL, *trace = NULL;
+  const char *out = NULL, *format = "perfetto";
+  const char **files = calloc((size_t)argc, sizeof *files);
+  ctrace_export_trace *traces = calloc((size_t)argc, sizeof *traces);
+  size_t n = 0;
+  int rc = 2;
+  if (!files || !traces) {
+    fprintf(stderr, "ctrace export: out of memory\n");
+    rc = 1;
+    goto done;
+  }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
-      return 0;
-    } else if (strcmp(a, "--perfetto") == 0 || strcmp(a, "-f=perfetto") == 0) {
-    } else if (strcmp(a, "-f") == 0 && i + 1 < argc && strcmp(argv[i + 1], "perfetto") == 0) {
-      i++;
+      rc = 0;
+      goto done;
+    } else if (strcmp(a, "--perfetto") == 0) {
+      format = "perfetto";
+    } else if (strcmp(a, "-f") == 0 && i + 1 < argc) {
+      format = argv[++i];
+    } else if (strncmp(a, "-f=", 3) == 0) {
+      format = a + 3;
     } else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
       out = argv[++i];
     } else if (strncmp(a, "-o=", 3) == 0) {
       out = a + 3;
-    } else if (!ctrace__tool_operand("export", a, &trace)) {
-      return 2;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "ctrace export: unknown option %s\nrun 'ctrace export --help' for usage\n", a);
+      goto done;
+    } else {
+      files[n++] = a;
     }
   }
-  if (!trace) {
+  bool json = strcmp(format, "json") == 0;
+  if (!json && strcmp(format, "perfetto") != 0) {
+    fprintf(stderr, "ctrace export: unknown format %s (perfetto or json)\n", format);
+    goto done;
+  }
+  if (!n) {
     usage(stderr);
-    return 2;
+    goto done;
   }
   if (!out && isatty(1)) {
-    fprintf(stderr, "ctrace export: not writing a binary trace to a terminal: use -o FILE\n");
-    return 2;
+    fprintf(stderr, "ctrace export: not writing a trace export to a terminal: use -o FILE\n");
+    goto done;
   }
-  ctrace_reader *r = ctrace__tool_open_analysed("export", trace, NULL);
-  if (!r) return 1;
+  /* Every trace is read through before anything is written: a bad one
+   * leaves no output. */
+  rc = 1;
+  for (size_t i = 0; i < n; i++) {
+    const char *base = strrchr(files[i], '/');
+    traces[i].name = base ? base + 1 : files[i];
+    if (!(traces[i].reader = ctrace__tool_open_analysed("export", files[i], NULL))) goto done;
+    uint32_t pid = pid_of(traces[i].name);
+    traces[i].pid = pid && !pid_used(traces, i, pid) ? pid : 0;
+  }
+  for (size_t i = 0, next = 1; i < n; i++) {
+    if (traces[i].pid) continue;
+    while (pid_used(traces, n, (uint32_t)next)) next++;
+    traces[i].pid = (uint32_t)next;
+  }
   FILE *f = stdout;
   char *tmp = NULL;
-  int rc = 1;
   if (out) {
     /* Written beside the target and renamed: no half export under its name. */
     size_t len = strlen(out) + 16;
@@ -71,14 +134,14 @@ int ctrace__cmd_export(int argc, char **argv) {
       fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(errno));
       if (fd >= 0) close(fd), unlink(tmp);
       free(tmp);
-      ctrace_reader_close(r);
-      return 1;
+      goto done;
     }
   }
-  const char *base = strrchr(trace, '/');
-  char err[256];
-  if (ctrace_export_perfetto(r, f, base ? base + 1 : trace, 1, err, sizeof err) == 0) rc = 0;
-  else fprintf(stderr, "ctrace export: %s: %s\n", trace, err);
+  char err[512];
+  if (ctrace_export(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, f, err, sizeof err) == 0)
+    rc = 0;
+  else
+    fprintf(stderr, "ctrace export: %s\n", err);
   if (out) {
     if (fclose(f) && rc == 0) {
       fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(errno));
@@ -91,6 +154,10 @@ int ctrace__cmd_export(int argc, char **argv) {
     if (rc) unlink(tmp);
     free(tmp);
   }
-  ctrace_reader_close(r);
+done:
+  for (size_t i = 0; traces && i < n; i++)
+    if (traces[i].reader) ctrace_reader_close(traces[i].reader);
+  free(files);
+  free(traces);
   return rc;
 }

@@ -1,0 +1,137 @@
+# perfetto_flat.awk - `protoc --decode` text of a Perfetto export (with
+# perfetto_min.proto) as flat lines, one per record, with every interned
+# name and stack resolved, for export_check.sh (json_flat.jq writes the
+# same lines from a JSON export):
+#
+#   PID|TYPE|TS|TRACK|TKIND|NAME|CAT|VALUE|STACK
+#
+# TYPE: D (a track described: NAME its name; VALUE a thread's tid), B, E, I
+# (slice begin, end, instant), C (a counter's VALUE), S, F (a flow's start
+# and end: VALUE its id). TRACK is the track's name, TKIND process, thread,
+# regions (a child of a thread), counter or track. STACK: the function
+# names, leaf first, joined by ";". Broken wire rules (an iid used before
+# the sequence defines it, a packet using interned data without
+# SEQ_NEEDS_INCREMENTAL_STATE, a sequence whose first packet does not clear
+# its incremental state) print "ERR|what".
+function unq(s) { sub(/^"/, "", s); sub(/"$/, "", s); gsub(/\\"/, "\"", s); gsub(/\\\\/, "\\", s); return s }
+function err(what) { print "ERR|" what " (packet " npk ")" }
+function reset() {
+    ts = ""; seq = ""; flags = 0; te = 0; td = 0
+    etype = ""; track = ""; ncat = 0; name = ""; name_iid = ""; cv = ""; nfl = 0; ntfl = 0; cs = ""
+    uuid = ""; tname = ""; parent = ""; kind = ""; pid = ""; tid = ""
+    split("", cats); split("", fl); split("", tfl)
+}
+function stackof(s, iid,    n, a, i, out) {
+    if (!((s, iid) in cstack)) { err("callstack " iid " undefined"); return "?" }
+    n = split(cstack[s, iid], a, " ")
+    out = ""
+    for (i = n; i >= 1; i--) {
+        if (!((s, a[i]) in ffunc)) { err("frame " a[i] " undefined"); continue }
+        if (!((s, ffunc[s, a[i]]) in fname)) err("function name " ffunc[s, a[i]] " undefined")
+        out = out (out == "" ? "" : ";") fname[s, ffunc[s, a[i]]]
+    }
+    return out
+}
+function line(type, value, stack) {
+    print tpid[track] "|" type "|" ts "|" tnm[track] "|" tkd[track] "|" name "|" catstr "|" value "|" stack
+}
+function packet_end(    i, c, st) {
+    npk++
+    if (!(seq in seen)) {
+        seen[seq] = 1
+        if (flags % 2 != 1) err("sequence " seq " does not begin by clearing its incremental state")
+    }
+    if (td) {
+        if (kind == "process") { tpid[uuid] = pid; tkd[uuid] = "process"; tnm[uuid] = tname }
+        else if (kind == "thread") { tpid[uuid] = pid; tkd[uuid] = "thread"; tnm[uuid] = tname }
+        else {
+            tpid[uuid] = tpid[parent]; tnm[uuid] = tname
+            tkd[uuid] = kind == "counter" ? "counter" : tkd[parent] == "thread" ? "regions" : "track"
+        }
+        print tpid[uuid] "|D||" tnm[uuid] "|" tkd[uuid] "|" tnm[uuid] "||" tid "|"
+    }
+    if (!te) return
+    uses = name_iid != "" || cs != "" || ncat_iid > 0
+    if (uses && int(flags / 2) % 2 != 1) err("interned data used without SEQ_NEEDS_INCREMENTAL_STATE")
+    if (!(track in tnm)) err("track " track " used before it is described")
+    if (name_iid != "") {
+        if (!((seq, name_iid) in ename)) err("event name " name_iid " undefined")
+        name = ename[seq, name_iid]
+    }
+    catstr = ""
+    for (i = 1; i <= ncat; i++) {
+        c = cats[i]
+        if (c ~ /^iid:/) {
+            c = substr(c, 5)
+            if (!((seq, c) in ecat)) err("category " c " undefined")
+            c = ecat[seq, c]
+        }
+        catstr = catstr (catstr == "" ? "" : ",") c
+    }
+    st = cs != "" ? stackof(seq, cs) : ""
+    if (etype == "TYPE_SLICE_BEGIN") line("B", "", st)
+    else if (etype == "TYPE_SLICE_END") line("E", "", st)
+    else if (etype == "TYPE_INSTANT") line("I", "", st)
+    else if (etype == "TYPE_COUNTER") line("C", cv, st)
+    for (i = 1; i <= nfl; i++) { name = ""; catstr = ""; line("S", fl[i], "") }
+    for (i = 1; i <= ntfl; i++) { name = ""; catstr = ""; line("F", tfl[i], "") }
+}
+BEGIN { depth = 0; npk = 0 }
+/^packet {$/ { reset(); ncat_iid = 0; depth = 1; path[1] = "packet"; next }
+/{$/ {
+    depth++; path[depth] = $1
+    if ($1 == "track_event") te = 1
+    else if ($1 == "track_descriptor") td = 1
+    else if ($1 == "process" || $1 == "thread") kind = $1
+    else if ($1 == "counter") kind = "counter"
+    ent_iid = ""; ent_val = ""; ent_fn = ""; ent_ids = ""
+    next
+}
+/^ *}$/ {
+    # An interned entry ends: into the sequence's tables.
+    p = path[depth]
+    if (path[depth - 1] == "interned_data") {
+        if (p == "event_names") ename[seq, ent_iid] = ent_val
+        else if (p == "event_categories") ecat[seq, ent_iid] = ent_val
+        else if (p == "function_names") fname[seq, ent_iid] = ent_val
+        else if (p == "frames") ffunc[seq, ent_iid] = ent_fn
+        else if (p == "callstacks") cstack[seq, ent_iid] = ent_ids
+    }
+    depth--
+    if (depth == 0) packet_end()
+    next
+}
+/counter {}/ { kind = "counter"; next }
+{
+    k = $1; sub(/:$/, "", k); v = $0; sub(/^[^:]*: /, "", v)
+    p = path[depth]
+    if (p == "packet") {
+        if (k == "timestamp") ts = v
+        else if (k == "trusted_packet_sequence_id") seq = v
+        else if (k == "sequence_flags") flags = v
+    } else if (p == "track_event") {
+        if (k == "type") etype = v
+        else if (k == "track_uuid") track = v
+        else if (k == "categories") cats[++ncat] = unq(v)
+        else if (k == "category_iids") { cats[++ncat] = "iid:" v; ncat_iid++ }
+        else if (k == "name") name = unq(v)
+        else if (k == "name_iid") name_iid = v
+        else if (k == "counter_value") cv = v
+        else if (k == "flow_ids") fl[++nfl] = v
+        else if (k == "terminating_flow_ids") tfl[++ntfl] = v
+        else if (k == "callstack_iid") cs = v
+    } else if (p == "track_descriptor") {
+        if (k == "uuid") uuid = v
+        else if (k == "name") tname = unq(v)
+        else if (k == "parent_uuid") parent = v
+    } else if (p == "process" || p == "thread") {
+        if (k == "pid") pid = v
+        else if (k == "tid") tid = v
+        else if (k == "process_name" || k == "thread_name") tname = unq(v)
+    } else if (path[depth - 1] == "interned_data") {
+        if (k == "iid") ent_iid = v
+        else if (k == "name" || k == "str") ent_val = unq(v)
+        else if (k == "function_name_id") ent_fn = v
+        else if (k == "frame_ids") ent_ids = ent_ids (ent_ids == "" ? "" : " ") v
+    }
+}
