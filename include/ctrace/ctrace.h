@@ -35,7 +35,8 @@ extern "C" {
   X(ENOMEM, -4, "out of memory")                             \
   X(EIO, -5, "writing the trace failed")                     \
   X(EREADER, -6, "another reader is active")                \
-  X(EFDCHANGED, -7, "the trace's descriptor was closed or replaced by the program")
+  X(EFDCHANGED, -7, "the trace's descriptor was closed or replaced by the program") \
+  X(ECAPPED, -8, "the trace ended early: its reader fell max_pending bytes behind")
 
 enum {
 #define CTRACE__ERR_ENUM(name, val, msg) CTRACE_##name = val,
@@ -65,6 +66,11 @@ typedef struct ctrace_options {
                          (the `go 1.19 trace` header), 1..10000; 0: the
                          CTRACE_CPU_HZ environment variable, else off */
   int unwind;         /* CTRACE_UNWIND_*; 0 is AUTO */
+  size_t max_pending; /* bytes of full buffers held for a reader that falls
+                         behind; past them the trace ends early, whole
+                         (ctrace_stop returns CTRACE_ECAPPED). 0: the
+                         CTRACE_MAX_PENDING_MB environment variable, else
+                         256 MiB. At least 1 MiB. */
 } ctrace_options;
 
 /* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY
@@ -111,6 +117,8 @@ typedef struct ctrace_stats {
   uint64_t unwritten;      /* of those, bytes the writer of ctrace_start_fd/_file
                               could not write (a write error, or its descriptor
                               taken away: see ctrace_start_fd) */
+  uint64_t capped;         /* traces ended early: their reader fell
+                              max_pending bytes behind (ctrace_options) */
 } ctrace_stats;
 void ctrace_stats_get(ctrace_stats *out);
 

@@ -153,6 +153,7 @@ typedef struct ctrace__config {
   size_t buffer_size;
   int cpu_hz; /* 0: no CPU samples */
   int unwind; /* CTRACE_UNWIND_* */
+  size_t max_pending; /* bytes queued for the reader past which the trace ends */
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
 
@@ -162,11 +163,15 @@ CTRACE__INLINE size_t ctrace__buf_capacity(void) {
 }
 
 typedef struct ctrace__counters {
-  _Atomic uint64_t events, lost, truncated, buffers, bytes, unwritten;
+  _Atomic uint64_t events, lost, truncated, buffers, bytes, unwritten, capped;
 } ctrace__counters;
 extern ctrace__counters ctrace__stats CTRACE__HIDDEN;
 
 bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) CTRACE__HIDDEN;
+
+/* The reader fell max_pending bytes behind (reader.c): tracing goes off
+ * at once, and the next ctrace_stop ends the trace as it would have. */
+void ctrace__trace_capped(void) CTRACE__HIDDEN;
 
 /* ctrace_start; writer (writer.c), if any, is the trace's reader thread,
  * which stop joins with ctrace__writer_join, returning its error. */

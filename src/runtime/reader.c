@@ -2,7 +2,16 @@
  * were queued, the frequency footer, then the end.
  *
  * Buffers are queued FIFO; a P's batches therefore reach the file in time
- * order, which Go's reader requires. The buffer last returned to the
+ * order, which Go's reader requires.
+ *
+ * A reader that falls behind (a slow pipe, a stalled consumer) would make
+ * the queue, and the traced program's memory, grow without bound. Past
+ * max_pending bytes queued the trace ends early instead: tracing goes off
+ * at once (ctrace__trace_capped), nothing more is recorded, and the next
+ * ctrace_stop closes it as usual, so the trace stays whole and valid, and
+ * says so (CTRACE_ECAPPED, ctrace_stats.capped). The classic format cannot
+ * drop a stretch from its middle: its readers need every event since the
+ * start to follow each goroutine's state. The buffer last returned to the
  * reader goes back to the pool on its next call (so the caller's pointer
  * stays valid until then).
  */
@@ -16,6 +25,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
 static ctrace__buf *head, *tail;   /* full buffers */
+static size_t pending;             /* their bytes */
+static bool capped;                /* pending passed max_pending this trace */
 static ctrace__buf *reading;       /* returned by the last read */
 static bool open_;                 /* a trace is being produced or drained */
 static bool header_due, closing, footer_done, drained;
@@ -31,15 +42,19 @@ void ctrace__queue_full(ctrace__buf *b) {
   else
     head = b;
   tail = b;
+  pending += b->size;
+  bool cap_now = !capped && pending > ctrace__cfg.max_pending;
+  if (cap_now) capped = true;
   pthread_cond_signal(&cv);
   pthread_mutex_unlock(&mu);
+  if (cap_now) ctrace__trace_capped();
 }
 
 void ctrace__reader_open(void) {
   pthread_mutex_lock(&mu);
   open_ = true;
   header_due = true;
-  closing = footer_done = drained = false;
+  closing = footer_done = drained = capped = false;
   pthread_mutex_unlock(&mu);
 }
 
@@ -60,7 +75,8 @@ void ctrace__reader_fork_child(void) {
   pthread_cond_init(&cv, NULL);
   pthread_cond_init(&done_cv, NULL);
   head = tail = reading = NULL;
-  open_ = header_due = closing = footer_done = drained = reader_active = false;
+  pending = 0;
+  open_ = header_due = closing = footer_done = drained = reader_active = capped = false;
 }
 
 const void *ctrace_read(size_t *len) {
@@ -88,6 +104,7 @@ const void *ctrace_read(size_t *len) {
       ctrace__buf *b = head;
       head = b->link;
       if (!head) tail = NULL;
+      pending -= b->size;
       size_t n = (size_t)(b->pos - b->data);
       if (n == 0) { /* nothing was written into it */
         ctrace__buf_put(b);

@@ -27,7 +27,7 @@ __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t ctrace__state = 2;
 bool ctrace__light_fence;
 ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0,
-                              CTRACE_UNWIND_AUTO};
+                              CTRACE_UNWIND_AUTO, 256u << 20};
 ctrace__counters ctrace__stats;
 
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -55,6 +55,9 @@ const char *ctrace_strerror(int err) {
   }
   return "unknown error";
 }
+
+/* The state of a trace that ended early, until its stop; 0 for none. */
+static _Atomic uint64_t capped_state;
 
 static void thread_exit(void *arg);
 
@@ -188,10 +191,15 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   if (o.stack_depth < 0 || o.stack_depth > CTRACE_MAX_STACK_DEPTH) return CTRACE_EINVAL;
   if (o.buffer_size && (o.buffer_size < 8192 || o.buffer_size > (16u << 20))) return CTRACE_EINVAL;
   if (o.unwind < CTRACE_UNWIND_AUTO || o.unwind > CTRACE_UNWIND_TABLES) return CTRACE_EINVAL;
+  if (!o.max_pending) {
+    const char *mb = getenv("CTRACE_MAX_PENDING_MB");
+    o.max_pending = (mb ? strtoull(mb, NULL, 10) : 256) << 20;
+  }
+  if (o.max_pending < (1u << 20)) return CTRACE_EINVAL;
   pthread_once(&once, init_once);
   pthread_mutex_lock(&ctl_mu);
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
-  if (s & 1) {
+  if (s & 1 || atomic_load(&capped_state)) { /* a trace ended early, not yet stopped */
     pthread_mutex_unlock(&ctl_mu);
     return CTRACE_EBUSY;
   }
@@ -210,6 +218,7 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   }
   ctrace__cfg.cpu_hz = o.cpu_hz;
   ctrace__cfg.unwind = o.unwind;
+  ctrace__cfg.max_pending = o.max_pending;
   /* The loader's list now, not in the first event that needs it. */
   if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
   ctrace__pool_trim(ctrace__cfg.buffer_size);
@@ -256,9 +265,30 @@ static void wait_quiescent(ctrace__thread *t) {
   }
 }
 
+/* capped_state is set before tracing goes off, for a stop that finds it
+ * off; where a stop turned it off first, that stop ends the trace as any
+ * other and capped_state is taken back. */
+void ctrace__trace_capped(void) {
+  uint64_t s = atomic_load(&ctrace__state), cur = s;
+  if (!(s & 1)) return; /* stopped meanwhile */
+  atomic_store(&capped_state, s);
+  if (atomic_compare_exchange_strong(&ctrace__state, &cur, s & ~(uint64_t)1)) {
+    atomic_fetch_add(&ctrace__stats.capped, 1);
+  } else {
+    cur = s;
+    atomic_compare_exchange_strong(&capped_state, &cur, 0);
+  }
+}
+
+/* 0, CTRACE_ECAPPED for a trace that ended early, or CTRACE_ENOTRACE. */
 static int stop_locked(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
-  if (!(s & 1)) return CTRACE_ENOTRACE;
+  int rc = 0;
+  if (!(s & 1)) {
+    s = atomic_exchange(&capped_state, 0);
+    if (!s) return CTRACE_ENOTRACE;
+    rc = CTRACE_ECAPPED;
+  }
   atomic_store_explicit(&ctrace__state, s & ~(uint64_t)1, memory_order_seq_cst);
   heavy_barrier();
 
@@ -295,13 +325,16 @@ static int stop_locked(void) {
   if (dump) ctrace__queue_full(dump);
   ctrace__tables_reset();
   ctrace__reader_close_and_wait(frequency());
-  return 0;
+  return rc;
 }
 
 int ctrace_stop(void) {
   pthread_mutex_lock(&ctl_mu);
   int err = stop_locked();
-  if (!err && trace_writer) err = ctrace__writer_join(trace_writer);
+  if ((!err || err == CTRACE_ECAPPED) && trace_writer) {
+    int werr = ctrace__writer_join(trace_writer);
+    if (werr) err = werr; /* the writer's error first: the trace is not whole */
+  }
   trace_writer = NULL;
   pthread_mutex_unlock(&ctl_mu);
   return err;
@@ -352,4 +385,5 @@ void ctrace_stats_get(ctrace_stats *out) {
   out->buffers = atomic_load(&ctrace__stats.buffers);
   out->bytes = atomic_load(&ctrace__stats.bytes);
   out->unwritten = atomic_load(&ctrace__stats.unwritten);
+  out->capped = atomic_load(&ctrace__stats.capped);
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# cap_check.sh - a trace that ended early at max_pending is whole.
+#
+# Usage: tests/cap_check.sh TEST_CAP CTRACE DIR
+#
+# Runs TEST_CAP DIR (tests/test_cap.c: a reader that falls behind, resident
+# memory held under the cap), then holds DIR/cap.trace to it: ctrace check
+# accepts it, ctrace dump prints exactly the events the library counted,
+# and every Go version opens it (tests/go_compat.sh, parse only).
+# Exit status: 0 pass, 1 failure, 2 usage error.
+set -euo pipefail
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -eq 3 ] || { echo "usage: $prog TEST_CAP CTRACE DIR" >&2; exit 2; }
+test_cap=$1
+ctrace=$2
+dir=$3
+rm -rf "$dir"
+mkdir -p "$dir"
+"$test_cap" "$dir" >"$dir/out" || { cat "$dir/out"; echo "$prog: test_cap failed" >&2; exit 1; }
+cat "$dir/out"
+want=$(sed -n 's/^events=//p' "$dir/out")
+"$ctrace" check "$dir/cap.trace" || { echo "$prog: ctrace check rejects the trace" >&2; exit 1; }
+got=$("$ctrace" dump "$dir/cap.trace" | wc -l)
+[ "$got" -eq "$want" ] || { echo "$prog: ctrace dump prints $got events, the library counted $want" >&2; exit 1; }
+GO_COMPAT_PARSE_ONLY=1 bash "$here/go_compat.sh" "$dir/cap.trace"
+echo "$prog: a trace ended at the cap is whole: $got events"
+rm -rf "$dir"
