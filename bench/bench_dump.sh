@@ -14,6 +14,11 @@
 # counted), each under GNU time: wall seconds and peak RSS. One line per
 # comparison, from the medians:
 #   BENCH name=dump-vs-go speedup=<go wall / ctrace wall> memory_ratio=<ctrace RSS / go RSS> ...
+# In the same rounds, the analyses that read the whole trace, each against
+# ctrace dump (the reader's own cost) on the same file: `ctrace export` in
+# both formats and `ctrace pprof -t sync`, to /dev/null as dump is (out_bytes:
+# what they would write):
+#   BENCH name=export-perfetto ratio_to_dump=<wall / dump wall> s=.. dump_s=.. rss_mb=.. dump_rss_mb=.. ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -77,11 +82,14 @@ measure() {
   echo "bench_dump: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB, cpu %.2f s", $1, $2 / 1024, $3 + $4}')" >&2
 }
 
-rm -f "$dir"/{dump,check,go}.times
+rm -f "$dir"/{dump,check,go,export-perfetto,export-json,pprof-sync}.times
 for r in $(seq 1 "$rounds"); do
   measure dump "$ctrace" dump "$trace"
   measure check "$ctrace" check "$trace"
   measure go "$gotrace" -d "$trace"
+  measure export-perfetto "$ctrace" export -f perfetto "$trace"
+  measure export-json "$ctrace" export -f json "$trace"
+  measure pprof-sync "$ctrace" pprof -t sync "$trace"
 done
 
 # median COLUMN FILE (column 5: user + sys)
@@ -101,5 +109,24 @@ for name in dump check; do
     if (w < 0.01) w = 0.01
     printf "BENCH name=%s-vs-go speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_cpu_s=%.2f go_cpu_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f trace_mb=%s events=%s rounds=%s%s\n",
       n, gw / w, r / gr, w, gw, c, gc, r / 1024, gr / 1024, mb, ev, k, x
+  }'
+done
+
+# ---- the analyses against dump ----------------------------------------------------
+dump_wall=$(median 1 "$dir/dump.times")
+dump_rss=$(median 2 "$dir/dump.times")
+dump_cpu=$(median 5 "$dir/dump.times")
+for name in export-perfetto export-json pprof-sync; do
+  case $name in
+  export-*) out=$("$ctrace" export -f "${name#export-}" "$trace" | wc -c) ;;
+  *) out=$("$ctrace" pprof -t sync "$trace" | wc -c) ;;
+  esac
+  awk -v n="$name" -v w="$(median 1 "$dir/$name.times")" -v r="$(median 2 "$dir/$name.times")" \
+      -v c="$(median 5 "$dir/$name.times")" -v dw="$dump_wall" -v dr="$dump_rss" -v dc="$dump_cpu" \
+      -v o="$out" -v k="$rounds" 'BEGIN {
+    if (w < 0.01) w = 0.01
+    if (dw < 0.01) dw = 0.01
+    printf "BENCH name=%s ratio_to_dump=%.2f cpu_ratio_to_dump=%.2f s=%.2f dump_s=%.2f cpu_s=%.2f dump_cpu_s=%.2f rss_mb=%.1f dump_rss_mb=%.1f out_bytes=%s rounds=%s\n",
+      n, w / dw, (dc > 0 ? c / dc : 0), w, dw, c, dc, r / 1024, dr / 1024, o, k
   }'
 done

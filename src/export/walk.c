@@ -70,7 +70,10 @@ static const char *task_type(walk *w, uint64_t v) {
  * memory. */
 static uint64_t *task(walk *w, uint64_t id, uint64_t type) {
   uint64_t *v = ctrace__map_put(&w->tasks, id, NULL);
-  if (!v) return NULL;
+  if (!v) {
+    w->oom = true;
+    return NULL;
+  }
   if (!(*v & T_DESCRIBED)) {
     *v = type << T_SHIFT | T_DESCRIBED;
     put(w, &(ex_rec){.type = EX_TRACK, .kind = EX_TASK, .id = id, .task_type = task_type(w, *v)});

@@ -23,7 +23,7 @@ const ctrace__cmd ctrace__cmds[] = {
     {"help", cmd_help, "print this help, or a command's (ctrace help COMMAND)"},
     {"check", ctrace__cmd_check, "validate a trace and sum it up"},
     {"dump", ctrace__cmd_dump, "print every event as `go tool trace -d` does"},
-    {"export", ctrace__cmd_export, "write a trace for Perfetto (ui.perfetto.dev, trace_processor)"},
+    {"export", ctrace__cmd_export, "write traces for Perfetto or as Chrome JSON, one timeline"},
     {"pprof", ctrace__cmd_pprof, "write a pprof profile of a trace: net, sync, syscall, sched, wall"},
     {"run", ctrace__cmd_run, "run a program and trace it, unmodified (ctrace run -- PROG)"},
     {"stats", ctrace__cmd_stats, "the numbers of a trace: goroutines, waits, tasks, regions, MMU"},

@@ -207,7 +207,8 @@ check() {
     awk '$2 == "GoCreate" && $3 != 0 { k = "create" }
         $2 == "GoSysCall" { k = "syscall" }
         $2 ~ /^GoBlock/ || $2 == "GoSleep" { k = "waiting" }
-        k != "" { print $1 "|G" $3 "|" k "|" $4 } { k = "" }' "$o.stacks" | sort >"$o.stk.want"
+        k != "" { s = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", s); print $1 "|G" $3 "|" k "|" s } { k = "" }' "$o.stacks" |
+        sort >"$o.stk.want"
     awk -F'|' -v gname="$o.gname" 'BEGIN { while ((getline t <gname) > 0) { split(t, a, "|"); gn[a[1]] = a[2] } }
         $9 != "" { k = $6; if ($2 == "B" && k ~ /^waiting: /) k = "waiting"; print $3 "|" ($4 in gn ? gn[$4] : $4) "|" k "|" $9 }' "$f" |
         sort >"$o.stk.got"

@@ -2,7 +2,8 @@
  * for export_check.sh to hold `ctrace export` to (ctrace dump prints stack
  * ids only, as Go's -d does). One line per event with a non-empty stack:
  *
- *   TS TYPE G FUNC;FUNC;...      (leaf first, as the reader gives them)
+ *   TS TYPE G FUNC;FUNC;...      (leaf first, as the reader gives them;
+ *                                a C++ name may hold spaces)
  *
  *   export_stacks TRACE */
 #include <stdio.h>
