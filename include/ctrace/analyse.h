@@ -66,8 +66,10 @@ void ctrace_profile_free(ctrace_profile *p);
 
 /* ---- statistics (ctrace stats) ------------------------------------------- */
 
-/* Why a goroutine waited: Go 1.23's reasons for the classic events (the
- * reason strings of its goroutine pages), index and name. */
+/* Why a goroutine waited: Go 1.23's reasons for the classic events and
+ * those its runtime writes in Go 1.22+ traces (the reason strings of its
+ * goroutine pages), index and name. OTHER: GoBlock, a goroutine waiting
+ * when the trace began, and a reason not listed. */
 #define CTRACE_BLOCK_REASONS(X)                 \
   X(SLEEP, "sleep")                             \
   X(CHAN_SEND, "chan send")                     \
@@ -77,6 +79,14 @@ void ctrace_profile_free(ctrace_profile *p);
   X(COND, "sync.(*Cond).Wait")                  \
   X(NET, "network")                             \
   X(GC, "GC mark assist wait for work")         \
+  /* Go 1.22+ runtimes name these too */        \
+  X(UNSPECIFIED, "unspecified")                 \
+  X(GC_SWEEP, "GC background sweeper wait")     \
+  X(SYSTEM, "system goroutine wait")            \
+  X(PREEMPTED, "preempted")                     \
+  X(DEBUG_CALL, "wait for debug call")          \
+  X(UNTIL_GC_ENDS, "wait until GC ends")        \
+  X(GC_WEAK, "GC weak to strong wait")          \
   X(OTHER, "")
 
 enum ctrace_block_reason {

@@ -10,6 +10,26 @@
 #include "ctrace/analyse.h"
 #include "parse/map.h"
 
+/* The classic event model for every trace (classic.c): what the analyses
+ * read instead of ctrace_reader_next. For a trace before Go 1.22 it is the
+ * reader's stream; for a Go 1.22+ trace, each event turned into the classic
+ * events Go 1.23's oldtrace.go would turn back into it. Besides the classic
+ * meaning of fields, on a 1.22+ trace:
+ *   - GoCreate args[2] is 1 for a goroutine first met in a status event
+ *     (there before, with no creation in the trace);
+ *   - GoBlock carries Go's reason in sargs[0] when no classic kind names it;
+ *   - tstack is the stack Go 1.23's summary names a goroutine from;
+ *   - CTRACE_EV122_Sync (format 1) passes at each generation's end.
+ * Stack and string ids are the adapter's, the same for the whole trace:
+ * resolve them with ctrace__an_stack and ctrace__an_string. 1 with *ev
+ * set, 0 at the end (or out of memory: ctrace__an_oom). */
+int ctrace__an_next(ctrace_reader *r, ctrace_event *ev);
+/* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
+void ctrace__an_rewind(ctrace_reader *r);
+size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
+const char *ctrace__an_string(const ctrace_reader *r, uint64_t id);
+bool ctrace__an_oom(const ctrace_reader *r);
+
 typedef struct an_interval {
   int64_t begin, end;
 } an_interval;

@@ -13,7 +13,7 @@
 
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack) {
   const ctrace_frame *fr;
-  if (ctrace_reader_stack(r, create_stack, &fr) == 0) return "";
+  if (ctrace__an_stack(r, create_stack, &fr) == 0) return "";
   return fr[0].func ? fr[0].func : "";
 }
 
@@ -86,10 +86,10 @@ int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt,
   int rc = -1;
   bool oom = false;
 
-  ctrace_reader_rewind(r);
+  ctrace__an_rewind(r);
   ctrace_event ev;
   int64_t last = 0;
-  while (ctrace_reader_next(r, &ev) && !oom) {
+  while (ctrace__an_next(r, &ev) && !oom) {
     last = ev.ts;
     uint64_t g = ev.g;
     if (ev.type == CTRACE_EV_GoCreate) g = ev.args[0];

@@ -70,7 +70,7 @@ typedef struct ctx {
 static int linked(ctx *c, const pending *pe, int64_t ts) {
   if (!counted(c->kind, pe->type) || pe->stack == 0) return 0;
   const ctrace_frame *fr;
-  size_t n = ctrace_reader_stack(c->r, pe->stack, &fr);
+  size_t n = ctrace__an_stack(c->r, pe->stack, &fr);
   if (n == 0) return 0;
   int64_t d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
   if (d <= 0) return 0;
@@ -98,8 +98,8 @@ static int go_profile(ctx *c) {
   pstate s = {0};
   int rc = 0;
   ctrace_event ev;
-  ctrace_reader_rewind(c->r);
-  while (rc == 0 && ctrace_reader_next(c->r, &ev)) {
+  ctrace__an_rewind(c->r);
+  while (rc == 0 && ctrace__an_next(c->r, &ev)) {
     pending *pe;
     switch (ev.type) {
     case CTRACE_EV_GoCreate:

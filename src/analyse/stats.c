@@ -94,7 +94,7 @@ static gst *gfind(sctx *c, uint64_t g, bool create) {
 static void name_from(sctx *c, gst *g, uint64_t stack) {
   if (g->s.name[0] || !stack) return;
   const ctrace_frame *fr;
-  size_t n = ctrace_reader_stack(c->r, stack, &fr);
+  size_t n = ctrace__an_stack(c->r, stack, &fr);
   if (n && fr[n - 1].func) g->s.name = fr[n - 1].func;
 }
 
@@ -166,6 +166,16 @@ static int block_reason(uint8_t type) {
   case CTRACE_EV_GoBlock: return CTRACE_BLOCK_OTHER;
   default: return -1;
   }
+}
+
+/* A block's reason: its kind's, or for a GoBlock of a 1.22+ trace the
+ * reason Go wrote (classic.c), by name. */
+static int block_reason_of(const ctrace_event *ev) {
+  int br = block_reason(ev->type);
+  if (br == CTRACE_BLOCK_OTHER && ev->sargs[0])
+    for (int k = 0; k < CTRACE_BLOCK_OTHER; k++)
+      if (strcmp(ev->sargs[0], ctrace_block_reason_names[k]) == 0) return k;
+  return br;
 }
 
 /* The goroutine's earlier GoSysCall did not block: as Go 1.23 converts it,
@@ -315,17 +325,25 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   if (!st) goto oom;
   st->info = *info;
 
-  ctrace_reader_rewind(r);
+  ctrace__an_rewind(r);
   ctrace_event ev;
   /* Go 1.23 skips the creations of goroutines there before the trace (it
    * gives them a status instead) and GoSysBlock: its first event, which
    * goroutines there before the trace date from, is the first other one. */
   int64_t t0 = -1;
-  while (!c.oom && ctrace_reader_next(r, &ev)) {
+  /* Goroutines met in a status date from the last generation's end (Go's
+   * summary's syncTs): t0 until a 1.22+ trace's first Sync. */
+  int64_t sync_ts = -1;
+  while (!c.oom && ctrace__an_next(r, &ev)) {
     last = ev.ts;
     if (t0 < 0 && !(preinit && ev.type == CTRACE_EV_GoCreate) && ev.type != CTRACE_EV_GoSysBlock)
       t0 = ev.ts;
+    if (sync_ts < 0) sync_ts = t0;
+    if (ev.format == 1 && ev.type == CTRACE_EV122_Sync) sync_ts = ev.ts;
     gst *g;
+    /* Go 1.23 names a goroutine from the first stack a change of its
+     * state gives (1.22+ traces: tstack, classic.c). */
+    if (ev.tstack && ev.type != CTRACE_EV_GoCreate && (g = gfind(&c, ev.g, false))) name_from(&c, g, ev.tstack);
     /* A pending GoSysCall is decided by the goroutine's next event. */
     if (ev.g && (g = gfind(&c, ev.g, false)) && g->sys_pending) {
       if (ev.type == CTRACE_EV_GoSysBlock) {
@@ -373,7 +391,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
         g->preinit = true; /* there before the trace: its status comes later */
         break;
       }
-      g->s.creation = ev.ts;
+      g->s.creation = ev.args[2] ? sync_ts : ev.ts; /* args[2]: there before (classic.c) */
       g->state = G_NONE;
       name_from(&c, g, ev.args[1]);
       enter(&c, g, G_RUNNABLE, ev.ts, 0);
@@ -383,7 +401,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
       if (!(g = gfind(&c, ev.g, true))) goto oom;
       if (preinit || g->state == G_NONE) { /* a status: running since the trace began */
         g->preinit = false;
-        g->s.creation = t0;
+        g->s.creation = sync_ts;
         g->state = G_NONE;
         enter(&c, g, G_RUNNING, ev.ts, 0);
       } else {
@@ -395,7 +413,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
     case CTRACE_EV_GoInSyscall:
       if (!(g = gfind(&c, ev.g, true))) goto oom;
       g->preinit = false;
-      g->s.creation = t0;
+      g->s.creation = sync_ts;
       g->state = G_NONE;
       if (ev.type == CTRACE_EV_GoWaiting) {
         enter(&c, g, G_WAITING, ev.ts, CTRACE_BLOCK_OTHER);
@@ -518,7 +536,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
       break;
     }
     default:
-      if ((br = block_reason(ev.type)) >= 0 && (g = gfind(&c, ev.g, false)))
+      if ((br = block_reason_of(&ev)) >= 0 && (g = gfind(&c, ev.g, false)))
         to(&c, g, G_WAITING, ev.ts, br, ev.stack);
       break;
     }
@@ -581,7 +599,9 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_lat_name);
   qsort(st->regions, st->nregions, sizeof *st->regions, cmp_lat_name);
 
-  st->threads = threads.len;
+  /* A 1.22+ trace names the thread of every event: the reader's count of
+   * them, as ctrace check gives it, not only those that started a P. */
+  st->threads = info->version >= 1022 ? info->threads : threads.len;
   prefix = calloc(nstw + 1, sizeof *prefix);
   if (!prefix) goto oom;
   for (size_t i = 0; i < nstw; i++) prefix[i + 1] = prefix[i] + stw[i].end - stw[i].begin;

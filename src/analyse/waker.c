@@ -73,7 +73,7 @@ static void name_from(wctx *c, uint64_t g, uint64_t stack) {
   const ctrace_frame *fr;
   size_t n;
   wgo *w = go_of(c, g);
-  if (!w || w->name[0] || !stack || !(n = ctrace_reader_stack(c->r, stack, &fr))) return;
+  if (!w || w->name[0] || !stack || !(n = ctrace__an_stack(c->r, stack, &fr))) return;
   if (fr[n - 1].func) w->name = fr[n - 1].func;
 }
 
@@ -85,8 +85,8 @@ static void name_from(wctx *c, uint64_t g, uint64_t stack) {
 static void names(wctx *c) {
   bool preinit = true;
   ctrace_event ev;
-  ctrace_reader_rewind(c->r);
-  while (!c->oom && ctrace_reader_next(c->r, &ev)) {
+  ctrace__an_rewind(c->r);
+  while (!c->oom && ctrace__an_next(c->r, &ev)) {
     switch (ev.type) {
     case CTRACE_EV_Gomaxprocs:
       preinit = false;
@@ -149,7 +149,7 @@ static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
     s = &c->p->samples[*ix - 1];
   } else {
     const ctrace_frame *fr = NULL;
-    size_t n = wk ? ctrace_reader_stack(c->r, ev->stack, &fr) : 0;
+    size_t n = wk ? ctrace__an_stack(c->r, ev->stack, &fr) : 0;
     if (n > c->caplocs || c->caplocs == 0) {
       size_t cap = n ? n : 1;
       void *m = realloc(c->locs, cap * sizeof *c->locs);
@@ -186,11 +186,11 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
   c.no_waker_loc = ctrace__prof_synthetic(p, "[no waker known]");
   c.no_stack_loc = ctrace__prof_synthetic(p, "[no stack]");
   names(&c);
-  ctrace_reader_rewind(r);
+  ctrace__an_rewind(r);
   ctrace_event ev;
   wgo *w;
   int64_t last = 0;
-  while (!c.oom && !p->oom && ctrace_reader_next(r, &ev)) {
+  while (!c.oom && !p->oom && ctrace__an_next(r, &ev)) {
     last = ev.ts;
     switch (ev.type) {
     case CTRACE_EV_GoBlock:

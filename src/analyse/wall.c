@@ -93,7 +93,7 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
     s = &c->p->samples[*ix - 1];
   } else {
     const ctrace_frame *fr;
-    size_t n = ctrace_reader_stack(c->r, stack, &fr);
+    size_t n = ctrace__an_stack(c->r, stack, &fr);
     if (n + 1 > c->caplocs) {
       void *m = realloc(c->locs, (n + 1) * sizeof *c->locs);
       if (!m) goto oom;
@@ -148,10 +148,10 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
     c.state_loc[i] = ctrace__prof_synthetic(p, name);
     c.state_str[i] = ctrace__prof_string(p, state_names[i]);
   }
-  ctrace_reader_rewind(r);
+  ctrace__an_rewind(r);
   ctrace_event ev;
   int64_t last = 0;
-  while (!c.oom && !p->oom && ctrace_reader_next(r, &ev)) {
+  while (!c.oom && !p->oom && ctrace__an_next(r, &ev)) {
     last = ev.ts;
     gwall *gw;
     int w;

@@ -9,11 +9,6 @@
 
 int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_format format, FILE *out,
                   char *err, size_t errlen) {
-  for (size_t i = 0; i < n; i++)
-    if (ctrace_reader_version(traces[i].reader) >= 1022) {
-      snprintf(err, errlen, "%s: Go 1.22+ traces are not exported yet", traces[i].name);
-      return -1;
-    }
   ex_enc *e = format == CTRACE_EXPORT_JSON ? ctrace__ex_json(out) : ctrace__ex_perfetto(out);
   if (!e) {
     snprintf(err, errlen, "out of memory");

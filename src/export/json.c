@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "analyse/pb.h"
+#include "analyse/analyse.h"
 #include "export/model.h"
 
 enum { TID_REGIONS = 1000000000, TID_PROC = 2000000000, TID_GC = 2100000000, TID_STW = 2100000001 };
@@ -130,7 +131,7 @@ static uint64_t tid(const ex_rec *r) {
 
 static void stack(js *j, uint64_t id) {
   const ctrace_frame *fr;
-  size_t n = ctrace_reader_stack(j->s->r, id, &fr);
+  size_t n = ctrace__an_stack(j->s->r, id, &fr);
   lit(j, "\"stack\":[");
   for (size_t i = 0; i < n; i++) {
     if (i) lit(j, ",");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/analyse.h"
 #include "export/model.h"
 #include "parse/map.h"
 
@@ -63,7 +64,7 @@ static void end(walk *w, int64_t ts, int kind, uint64_t id) {
 
 /* The type of a task of value v. */
 static const char *task_type(walk *w, uint64_t v) {
-  return v >> T_SHIFT ? ctrace_reader_string(w->s->r, v >> T_SHIFT) : "";
+  return v >> T_SHIFT ? ctrace__an_string(w->s->r, v >> T_SHIFT) : "";
 }
 
 /* The task's value, its track described on first sight. NULL if out of
@@ -93,7 +94,7 @@ static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
     /* Named by start function and id, as Go's viewer names goroutines. */
     const ctrace_frame *fr;
     const char *fn = "";
-    if (create_stack && ctrace_reader_stack(w->s->r, create_stack, &fr)) fn = fr[0].func ? fr[0].func : "";
+    if (create_stack && ctrace__an_stack(w->s->r, create_stack, &fr)) fn = fr[0].func ? fr[0].func : "";
     char name[512];
     snprintf(name, sizeof name, "%s%sG%llu", fn, fn[0] ? " " : "", (unsigned long long)g);
     track(w, EX_GOROUTINE, g, name);
@@ -356,10 +357,10 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   walk w = {.s = s, .e = e, .flow_base = (uint64_t)(s->index + 1) << 40};
   e->begin(e, s);
   track(&w, EX_PROCESS, 0, s->name);
-  ctrace_reader_rewind(s->r);
+  ctrace__an_rewind(s->r);
   ctrace_event ev;
   int64_t last = 0;
-  while (!w.oom && !e->oom && !e->werr && ctrace_reader_next(s->r, &ev)) {
+  while (!w.oom && !e->oom && !e->werr && ctrace__an_next(s->r, &ev)) {
     last = ev.ts;
     event(&w, &ev);
   }

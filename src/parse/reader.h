@@ -203,6 +203,11 @@ struct ctrace_reader {
   void *progress_arg;
   uint64_t progress_next;
   g2reader *g2; /* Go 1.22+ traces: the streaming reader (go122/) */
+  /* The analyses' state kept with the reader (src/analyse/classic.c: their
+   * classic view of a Go 1.22+ trace, whose stacks must outlive the
+   * reader's generations), freed by ctrace_reader_close. */
+  void *an;
+  void (*an_free)(void *);
 };
 
 /* Writes an error into err (printf-style); returns -1. */

@@ -27,15 +27,8 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
 }
 
 ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctrace_trace_info *info) {
-  ctrace_reader *r = ctrace__tool_open_info(path, info);
-  if (r && ctrace_reader_version(r) >= 1022) {
-    int v = ctrace_reader_version(r);
-    fprintf(stderr, "ctrace %s: %s: a go %d.%d trace: not analysed yet (ctrace check and dump read it)\n",
-            cmd, path, v / 1000, v % 1000);
-    ctrace_reader_close(r);
-    return NULL;
-  }
-  return r;
+  (void)cmd; /* every format is analysed now (src/analyse/classic.c) */
+  return ctrace__tool_open_info(path, info);
 }
 
 /* Checks an open reader (closed on failure), with progress on a terminal. */

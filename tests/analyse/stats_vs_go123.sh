@@ -4,7 +4,8 @@
 # Usage: tests/analyse/stats_vs_go123.sh CTRACE BINDIR WORKDIR
 #
 # For traces Go 1.23 reads (Go's 1.11 and 1.19 corpus traces, ex_threads'
-# trace, a `ctrace run` trace of tests/run/pingpong), runs `go tool trace -http` of Go 1.23
+# trace, a `ctrace run` trace of tests/run/pingpong, and traces Go 1.22 and
+# 1.23 write, built at test time by gotrace_build.sh), runs `go tool trace -http` of Go 1.23
 # (GO123, default /usr/lib/go-1.23/bin/go), reads its /goroutines page (the
 # groups by start function and their execution time) and the
 # /goroutine?name=NAME page of every group (per goroutine: total, execution,
@@ -24,6 +25,9 @@
 # bound moved at most S in all, so it may differ by at most 2*S ns; a
 # group's time, the sum over its goroutines, by 2*S*count. Nothing else may
 # differ: every goroutine and group must be there, with the same name.
+# Traces Go 1.22+ writes are not converted: Go moves nothing there (the
+# reader makes the 1 ns fix-ups Go's own reader makes), so the tolerance is
+# 0 ns (NATIVE_BUDGET to loosen it).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
@@ -124,6 +128,13 @@ ours() {
             else if (n == "block_cond_ns") print $1, "Block time (sync.(*Cond).Wait)", v
             else if (n == "block_net_ns") print $1, "Block time (network)", v
             else if (n == "block_gc_ns") print $1, "Block time (GC mark assist wait for work)", v
+            else if (n == "block_unspecified_ns") print $1, "Block time (unspecified)", v
+            else if (n == "block_gc_sweep_ns") print $1, "Block time (GC background sweeper wait)", v
+            else if (n == "block_system_ns") print $1, "Block time (system goroutine wait)", v
+            else if (n == "block_preempted_ns") print $1, "Block time (preempted)", v
+            else if (n == "block_debug_call_ns") print $1, "Block time (wait for debug call)", v
+            else if (n == "block_until_gc_ends_ns") print $1, "Block time (wait until GC ends)", v
+            else if (n == "block_gc_weak_ns") print $1, "Block time (GC weak to strong wait)", v
             else if (n == "block_other_ns") print $1, "Block time ()", v
         }
     }' "$1"
@@ -132,8 +143,12 @@ ours() {
 check() {
     local name=$1 file=$2 out=$run/$1 log url pid budget
     "$ctrace" stats --format=csv "$file" >"$out.csv" 2>"$out.err" || { fail "$name" "ctrace stats failed"; sed 's/^/  | /' "$out.err" >&2; return; }
-    "$ctrace" dump "$file" >"$out.dump"
-    budget=$(shift_budget "$out.dump")
+    if [ "${3:-}" = native ]; then
+        budget=${NATIVE_BUDGET:-0} # Go moves nothing; ctrace's reader makes Go's own 1 ns fix-ups
+    else
+        "$ctrace" dump "$file" >"$out.dump"
+        budget=$(shift_budget "$out.dump")
+    fi
     log=$out.http.log
     "$trace_tool" -http=127.0.0.1:0 "$file" >"$log" 2>&1 &
     pid=$!
@@ -234,6 +249,22 @@ if timeout -k 5 120 "$ctrace" run -o "$run/run_pingpong.trace" -- "$bindir/run_p
 else
     fail run_pingpong "ctrace run failed"
 fi
+
+# Traces Go 1.22 and 1.23 write themselves (tests/reader/gotrace.go.in:
+# spinning, blocking of every kind, a syscall, tasks and regions, GC; with
+# CPU samples; over several generations), read natively, not converted.
+for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
+    [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
+    gt=$(bash "$(dirname "$0")/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+    v=${gt##*-}
+    for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long}; do
+        if "$gt" "$run/go$v-$mode.trace" "$mode" >"$run/go$v-$mode.log" 2>&1; then
+            check "go$v-$mode" "$run/go$v-$mode.trace" native
+        else
+            fail "go$v-$mode" "gotrace exited non-zero"
+        fi
+    done
+done
 
 if [ "$failed" -ne 0 ]; then
     echo "$prog: $failed failure(s); outputs kept in $run" >&2

@@ -1,0 +1,570 @@
+/* The classic event model for every trace: what the analyses and the
+ * exporter read.
+ *
+ * The analyses interpret the events of the formats before Go 1.22
+ * (GoCreate, GoStart, GoBlock*, GoSysCall ...). A Go 1.22+ trace has
+ * another model: state transitions of goroutines and Ps, ranges, and
+ * statuses at each generation's start. Rather than teach every analysis
+ * both, this file turns each new-model event into the zero or more
+ * classic events that Go 1.23's internal/trace/oldtrace.go would have
+ * turned back into it, so that an analysis written after Go 1.23's
+ * summarizer (internal/trace/summary.go) on converted classic traces
+ * computes on a native trace what the summarizer computes on it.
+ *
+ * Stacks and strings: a 1.22+ trace's are per generation, and the reader's
+ * tables are replaced at each generation, but the analyses resolve stack
+ * ids and keep the frames' function names long after (at a block's end, at
+ * the end of the pass, in the exporter's interning). The simplest correct
+ * answer is to copy: each stack, by its frames, gets one id for the whole
+ * trace, its frames and strings copied once into tables here, which live as
+ * long as the reader (freed by ctrace_reader_close through r->an_free).
+ * The same stack in two generations gets the same id, which is also what
+ * Go's pprof does when it merges stacks by their PCs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyse.h"
+#include "parse/reader.h"
+
+/* Go's GoState and ProcState, as the reader puts the old state after a
+ * status event's arguments (src/parse/go122/order.c). */
+enum { GS_UNDETERMINED, GS_NOTEXIST, GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL };
+enum { PS_UNDETERMINED, PS_NOTEXIST, PS_RUNNING, PS_IDLE };
+
+#define QMAX 8 /* classic events one new-model event makes, at most */
+
+typedef struct an_str {
+  char *s;
+  size_t len;
+} an_str;
+
+typedef struct an_stack {
+  ctrace_frame *fr;
+  uint32_t n;
+} an_stack;
+
+typedef struct an_regions { /* a goroutine's open regions: their starts' seq */
+  uint64_t *seq;
+  size_t n, cap;
+} an_regions;
+
+typedef struct an_classic {
+  /* For the whole trace: interned strings and stacks, by content hash. */
+  u64map str_ix; /* hash -> id; collisions probe hash + 1 */
+  an_str *strs;  /* id - 1 */
+  size_t nstrs, capstrs;
+  u64map stk_ix;
+  an_stack *stks;
+  size_t nstks, capstks;
+  /* For the current generation: its stack ids to ours. */
+  u64map gen_stk;
+  /* For the current pass. */
+  ctrace_event q[QMAX];
+  int qhead, qlen;
+  uint64_t seq;
+  bool started;
+  u64map reg_ix; /* g -> index + 1 into regs */
+  an_regions *regs;
+  size_t nregs, capregs;
+  bool oom;
+} an_classic;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+/* The id (1-based) of string s of n bytes, copied on first sight; 0 if out
+ * of memory. */
+static uint64_t intern_str(an_classic *a, const char *s, size_t n) {
+  if (!s) s = "", n = 0;
+  uint64_t h = fnv(14695981039346656037ull, s, n);
+  for (;; h++) {
+    bool fresh;
+    uint64_t *v = ctrace__map_put(&a->str_ix, h, &fresh);
+    if (!v) return 0;
+    if (!fresh) {
+      an_str *e = &a->strs[*v - 1];
+      if (e->len == n && memcmp(e->s, s, n) == 0) return *v;
+      continue;
+    }
+    if (a->nstrs == a->capstrs) {
+      size_t cap = a->capstrs ? a->capstrs * 2 : 256;
+      void *m = realloc(a->strs, cap * sizeof *a->strs);
+      if (!m) goto oom;
+      a->strs = m;
+      a->capstrs = cap;
+    }
+    char *c = malloc(n + 1);
+    if (!c) goto oom;
+    memcpy(c, s, n);
+    c[n] = 0;
+    a->strs[a->nstrs] = (an_str){c, n};
+    *v = ++a->nstrs;
+    return *v;
+  oom:
+    ctrace__map_del(&a->str_ix, h);
+    return 0;
+  }
+}
+
+static size_t flen(const char *s, uint32_t len) { return len ? len : s ? strlen(s) : 0; }
+
+/* Our id for the frames of one of the generation's stacks (0 for none). */
+static uint64_t intern_stack(an_classic *a, uint64_t gen_id, const ctrace_frame *fr, uint32_t n) {
+  if (!gen_id || !n) return 0;
+  uint64_t *known = ctrace__map_get(&a->gen_stk, gen_id);
+  if (known) return *known;
+  uint64_t h = 14695981039346656037ull;
+  for (uint32_t i = 0; i < n; i++) {
+    h = fnv(h, &fr[i].pc, sizeof fr[i].pc);
+    h = fnv(h, &fr[i].line, sizeof fr[i].line);
+    if (fr[i].func) h = fnv(h, fr[i].func, flen(fr[i].func, fr[i].func_len));
+    h = fnv(h, "", 1);
+    if (fr[i].file) h = fnv(h, fr[i].file, flen(fr[i].file, fr[i].file_len));
+  }
+  uint64_t id = 0;
+  for (;; h++) {
+    bool fresh;
+    uint64_t *v = ctrace__map_put(&a->stk_ix, h, &fresh);
+    if (!v) goto oom;
+    if (!fresh) {
+      an_stack *s = &a->stks[*v - 1];
+      bool same = s->n == n;
+      for (uint32_t i = 0; same && i < n; i++)
+        same = s->fr[i].pc == fr[i].pc && s->fr[i].line == fr[i].line &&
+               strcmp(s->fr[i].func, fr[i].func ? fr[i].func : "") == 0 &&
+               strcmp(s->fr[i].file, fr[i].file ? fr[i].file : "") == 0;
+      if (same) {
+        id = *v;
+        break;
+      }
+      continue;
+    }
+    if (a->nstks == a->capstks) {
+      size_t cap = a->capstks ? a->capstks * 2 : 256;
+      void *m = realloc(a->stks, cap * sizeof *a->stks);
+      if (!m) goto oom_del;
+      a->stks = m;
+      a->capstks = cap;
+    }
+    ctrace_frame *c = malloc(n * sizeof *c);
+    if (!c) goto oom_del;
+    for (uint32_t i = 0; i < n; i++) {
+      size_t fl = flen(fr[i].func, fr[i].func_len), il = flen(fr[i].file, fr[i].file_len);
+      uint64_t fs = intern_str(a, fr[i].func, fl), is = intern_str(a, fr[i].file, il);
+      if (!fs || !is) {
+        free(c);
+        goto oom_del;
+      }
+      c[i] = (ctrace_frame){fr[i].pc, a->strs[fs - 1].s, a->strs[is - 1].s, fr[i].line, fr[i].func_len,
+                            fr[i].file_len};
+    }
+    a->stks[a->nstks] = (an_stack){c, n};
+    *v = id = ++a->nstks;
+    break;
+  oom_del:
+    ctrace__map_del(&a->stk_ix, h);
+    goto oom;
+  }
+  bool fresh;
+  uint64_t *g = ctrace__map_put(&a->gen_stk, gen_id, &fresh);
+  if (!g) goto oom;
+  *g = id;
+  return id;
+oom:
+  a->oom = true;
+  return 0;
+}
+
+static void an_free(void *p) {
+  an_classic *a = p;
+  if (!a) return;
+  for (size_t i = 0; i < a->nstrs; i++) free(a->strs[i].s);
+  free(a->strs);
+  for (size_t i = 0; i < a->nstks; i++) free(a->stks[i].fr);
+  free(a->stks);
+  ctrace__map_free(&a->str_ix);
+  ctrace__map_free(&a->stk_ix);
+  ctrace__map_free(&a->gen_stk);
+  for (size_t i = 0; i < a->nregs; i++) free(a->regs[i].seq);
+  free(a->regs);
+  ctrace__map_free(&a->reg_ix);
+  free(a);
+}
+
+/* The adapter of a 1.22+ reader, made on first use; NULL for the older
+ * formats (read as they are) or when out of memory. */
+static an_classic *adapter(ctrace_reader *r) {
+  if (!r->g2) return NULL;
+  if (!r->an) {
+    r->an = calloc(1, sizeof(an_classic));
+    r->an_free = an_free;
+  }
+  return r->an;
+}
+
+/* Forgets the pass's state, keeps the tables (ids stay the same from one
+ * pass to the next, which the filters' two passes rely on). */
+static void pass_reset(an_classic *a) {
+  a->qhead = a->qlen = 0;
+  a->seq = 0;
+  a->started = false;
+  ctrace__map_free(&a->gen_stk);
+  for (size_t i = 0; i < a->nregs; i++) free(a->regs[i].seq);
+  free(a->regs);
+  a->regs = NULL;
+  a->nregs = a->capregs = 0;
+  ctrace__map_free(&a->reg_ix);
+}
+
+void ctrace__an_rewind(ctrace_reader *r) {
+  an_classic *a = adapter(r);
+  if (a) pass_reset(a);
+  ctrace_reader_rewind(r);
+}
+
+size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames) {
+  if (!r->g2) return ctrace_reader_stack(r, id, frames);
+  const an_classic *a = r->an;
+  *frames = NULL;
+  if (!a || id == 0 || id > a->nstks) return 0;
+  *frames = a->stks[id - 1].fr;
+  return a->stks[id - 1].n;
+}
+
+const char *ctrace__an_string(const ctrace_reader *r, uint64_t id) {
+  if (!r->g2) return ctrace_reader_string(r, id);
+  const an_classic *a = r->an;
+  if (!a || id == 0 || id > a->nstrs) return "";
+  return a->strs[id - 1].s;
+}
+
+/* ---- the conversion -------------------------------------------------------------- */
+
+static uint64_t gid(uint64_t g) { return (int64_t)g < 0 ? 0 : g; }
+
+static ctrace_event *emit(an_classic *a, const ctrace_event *src, uint8_t type, uint64_t g) {
+  ctrace_event *e = &a->q[(a->qhead + a->qlen++) % QMAX];
+  memset(e, 0, sizeof *e);
+  e->seq = a->seq++;
+  e->ts = src->ts;
+  e->off = src->off;
+  e->type = type;
+  e->p = src->p;
+  e->g = g;
+  e->m = src->m;
+  e->link = CTRACE_NO_LINK;
+  return e;
+}
+
+static uint64_t stk(an_classic *a, const ctrace_event *ev) {
+  return ev->has_stack ? intern_stack(a, ev->stack, ev->frames, ev->nframes) : 0;
+}
+
+/* Go 1.23's transition stack (the one that names a goroutine in Go's
+ * summary), in tstack of the classic event that changes its state. */
+static uint64_t tstk(an_classic *a, const ctrace_event *ev) {
+  return ev->has_tstack ? intern_stack(a, ev->tstack, ev->tframes, ev->ntframes) : 0;
+}
+
+static an_regions *regions_of(an_classic *a, uint64_t g) {
+  bool fresh;
+  an_regions *rs = ctrace__map_slot(&a->reg_ix, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
+  if (!rs) a->oom = true;
+  return rs;
+}
+
+/* The classic kind of a block for Go's reason; GoBlock (with the reason in
+ * sargs[0]) for the reasons no classic kind names; GoStop for "forever",
+ * which Go's summary reads as the goroutine's end, as it reads GoStop. */
+static uint8_t block_kind(const char *s) {
+  static const struct {
+    const char *reason;
+    uint8_t type;
+  } k[] = {{"sleep", CTRACE_EV_GoSleep},        {"chan send", CTRACE_EV_GoBlockSend},
+           {"chan receive", CTRACE_EV_GoBlockRecv}, {"select", CTRACE_EV_GoBlockSelect},
+           {"sync", CTRACE_EV_GoBlockSync},     {"sync.(*Cond).Wait", CTRACE_EV_GoBlockCond},
+           {"network", CTRACE_EV_GoBlockNet},   {"GC mark assist wait for work", CTRACE_EV_GoBlockGC},
+           {"forever", CTRACE_EV_GoStop}};
+  for (size_t i = 0; s && i < sizeof k / sizeof k[0]; i++)
+    if (strcmp(s, k[i].reason) == 0) return k[i].type;
+  return CTRACE_EV_GoBlock;
+}
+
+static void convert(an_classic *a, const ctrace_event *ev) {
+  ctrace_event *e;
+  uint64_t g = gid(ev->g);
+  if (!a->started) {
+    /* Classic traces begin with Gomaxprocs: the analyses date goroutines
+     * there before the trace from it. */
+    a->started = true;
+    e = emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
+  }
+  switch (ev->type) {
+  case CTRACE_EV122_Sync:
+    /* Passed on as it is: no classic kind, but Go's summary dates the
+     * goroutines it first meets in a later generation from it. */
+    e = emit(a, ev, CTRACE_EV122_Sync, 0);
+    e->format = 1;
+    e->kind = CTRACE_KIND_Sync;
+    ctrace__map_free(&a->gen_stk); /* the next generation's ids are new */
+    break;
+  case CTRACE_EV122_ProcsChange:
+    e = emit(a, ev, CTRACE_EV_Gomaxprocs, g);
+    e->args[0] = ev->args[0];
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_ProcStart:
+    e = emit(a, ev, CTRACE_EV_ProcStart, g);
+    e->p = (int64_t)ev->args[0];
+    e->args[0] = (uint64_t)ev->m;
+    break;
+  case CTRACE_EV122_ProcStop:
+    emit(a, ev, CTRACE_EV_ProcStop, g);
+    break;
+  case CTRACE_EV122_ProcSteal:
+    /* The P of a goroutine in a syscall goes idle: its call now blocks
+     * (Go's summary), unless the P was already abandoned (idle before). */
+    if (ev->args[3] != CTRACE_PS_SYSCALL_ABANDONED) {
+      e = emit(a, ev, CTRACE_EV_ProcStop, 0);
+      e->p = (int64_t)ev->args[0];
+    }
+    break;
+  case CTRACE_EV122_ProcStatus: {
+    bool idle = ev->args[1] == CTRACE_PS_IDLE || ev->args[1] == CTRACE_PS_SYSCALL_ABANDONED;
+    if (idle && ev->args[2] != PS_IDLE) {
+      e = emit(a, ev, CTRACE_EV_ProcStop, 0);
+      e->p = (int64_t)ev->args[0];
+    }
+    break;
+  }
+  case CTRACE_EV122_GoStatus:
+  case CTRACE_EV122_GoStatusStack: {
+    uint64_t old = ev->args[ev->type == CTRACE_EV122_GoStatusStack ? 4 : 3];
+    if (old != GS_UNDETERMINED) break; /* known already: nothing new */
+    /* First seen: announced as classic traces announce goroutines there
+     * at their start, a creation (args[2] = 1: there before, no creation
+     * in the trace) and the status. */
+    uint64_t id = ev->args[0];
+    e = emit(a, ev, CTRACE_EV_GoCreate, 0);
+    e->args[0] = id;
+    e->args[2] = 1;
+    switch (ev->args[2]) {
+    case CTRACE_GS_RUNNING:
+      e = emit(a, ev, CTRACE_EV_GoStart, id);
+      e->args[0] = id;
+      break;
+    case CTRACE_GS_WAITING:
+      e = emit(a, ev, CTRACE_EV_GoWaiting, id);
+      e->args[0] = id;
+      break;
+    case CTRACE_GS_SYSCALL:
+      e = emit(a, ev, CTRACE_EV_GoInSyscall, id);
+      e->args[0] = id;
+      break;
+    }
+    break;
+  }
+  case CTRACE_EV122_GoCreate:
+  case CTRACE_EV122_GoCreateBlocked:
+    e = emit(a, ev, CTRACE_EV_GoCreate, g);
+    e->args[0] = ev->args[0];
+    e->args[1] = e->tstack = tstk(a, ev);
+    e->stack = stk(a, ev);
+    if (ev->type == CTRACE_EV122_GoCreateBlocked) {
+      e = emit(a, ev, CTRACE_EV_GoBlock, ev->args[0]);
+      e->sargs[0] = "";
+    }
+    break;
+  case CTRACE_EV122_GoCreateSyscall:
+    /* A goroutine that appears in a syscall (a C thread calling Go). */
+    e = emit(a, ev, CTRACE_EV_GoCreate, 0);
+    e->args[0] = ev->args[0];
+    emit(a, ev, CTRACE_EV_GoSysCall, ev->args[0]);
+    emit(a, ev, CTRACE_EV_GoSysBlock, ev->args[0]);
+    break;
+  case CTRACE_EV122_GoStart:
+    e = emit(a, ev, CTRACE_EV_GoStart, ev->args[0]);
+    e->args[0] = ev->args[0];
+    e->args[1] = ev->args[1];
+    break;
+  case CTRACE_EV122_GoDestroy:
+  case CTRACE_EV122_GoDestroySyscall:
+    emit(a, ev, CTRACE_EV_GoEnd, g);
+    break;
+  case CTRACE_EV122_GoStop:
+    e = emit(a, ev, ev->sargs[0] && strcmp(ev->sargs[0], "runtime.Gosched") == 0 ? CTRACE_EV_GoSched
+                                                                                 : CTRACE_EV_GoPreempt,
+             g);
+    e->stack = stk(a, ev);
+    e->tstack = tstk(a, ev);
+    break;
+  case CTRACE_EV122_GoBlock:
+    e = emit(a, ev, block_kind(ev->sargs[0]), g);
+    e->stack = stk(a, ev);
+    e->tstack = tstk(a, ev);
+    if (e->type == CTRACE_EV_GoBlock) {
+      uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
+      e->sargs[0] = s ? a->strs[s - 1].s : "";
+      e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+    }
+    break;
+  case CTRACE_EV122_GoUnblock:
+  case CTRACE_EV122_GoSwitch:
+  case CTRACE_EV122_GoSwitchDestroy:
+    /* The woken goroutine's transition, as Go's StateTransition gives it;
+     * a switch's own goroutine changes state in events of its own. */
+    e = emit(a, ev, CTRACE_EV_GoUnblock, g);
+    e->args[0] = ev->args[0];
+    e->args[1] = ev->args[1];
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_GoSyscallBegin:
+    /* Every 1.22+ call is a state of its own, to its end, as a classic
+     * call that blocked: GoSysBlock follows at once. */
+    e = emit(a, ev, CTRACE_EV_GoSysCall, g);
+    e->stack = stk(a, ev);
+    e->tstack = tstk(a, ev);
+    emit(a, ev, CTRACE_EV_GoSysBlock, g);
+    break;
+  case CTRACE_EV122_GoSyscallEnd:
+  case CTRACE_EV122_GoSyscallEndBlocked:
+    e = emit(a, ev, CTRACE_EV_GoSysExit, g);
+    e->args[0] = g;
+    if (ev->type == CTRACE_EV122_GoSyscallEnd) { /* back to running at once */
+      e = emit(a, ev, CTRACE_EV_GoStart, g);
+      e->args[0] = g;
+    }
+    break;
+  case CTRACE_EV122_STWBegin:
+    e = emit(a, ev, CTRACE_EV_GCSTWStart, g);
+    e->sargs[0] = ev->sargs[0];
+    e->sargs_len[0] = ev->sargs_len[0];
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_STWEnd:
+    emit(a, ev, CTRACE_EV_GCSTWDone, g);
+    break;
+  case CTRACE_EV122_GCBegin:
+    e = emit(a, ev, CTRACE_EV_GCStart, g);
+    e->args[0] = ev->args[0];
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_GCEnd:
+    emit(a, ev, CTRACE_EV_GCDone, g);
+    break;
+  case CTRACE_EV122_GCSweepBegin:
+    e = emit(a, ev, CTRACE_EV_GCSweepStart, g);
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_GCSweepEnd:
+    e = emit(a, ev, CTRACE_EV_GCSweepDone, g);
+    e->args[0] = ev->args[0];
+    e->args[1] = ev->args[1];
+    break;
+  case CTRACE_EV122_GCMarkAssistBegin:
+    e = emit(a, ev, CTRACE_EV_GCMarkAssistStart, g);
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_GCMarkAssistEnd:
+    emit(a, ev, CTRACE_EV_GCMarkAssistDone, g);
+    break;
+  case CTRACE_EV122_HeapAlloc:
+  case CTRACE_EV122_HeapGoal:
+    e = emit(a, ev, ev->type == CTRACE_EV122_HeapAlloc ? CTRACE_EV_HeapAlloc : CTRACE_EV_HeapGoal, g);
+    e->args[0] = ev->args[0];
+    break;
+  case CTRACE_EV122_UserTaskBegin: {
+    e = emit(a, ev, CTRACE_EV_UserTaskCreate, g);
+    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
+    e->args[0] = ev->args[0];
+    e->args[1] = ev->args[1];
+    e->args[2] = s;
+    e->sargs[0] = s ? a->strs[s - 1].s : "";
+    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+    e->stack = stk(a, ev);
+    break;
+  }
+  case CTRACE_EV122_UserTaskEnd:
+    e = emit(a, ev, CTRACE_EV_UserTaskEnd, g);
+    e->args[0] = ev->args[0];
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_UserRegionBegin:
+  case CTRACE_EV122_UserRegionEnd: {
+    bool begin = ev->type == CTRACE_EV122_UserRegionBegin;
+    e = emit(a, ev, CTRACE_EV_UserRegion, g);
+    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
+    e->args[0] = ev->args[0];
+    e->args[1] = !begin;
+    e->args[2] = s;
+    e->sargs[0] = s ? a->strs[s - 1].s : "";
+    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+    e->stack = stk(a, ev);
+    /* Link an end to its start, as the classic reader does; Go's reader
+     * has checked that they nest. */
+    an_regions *rs = regions_of(a, g);
+    if (!rs) break;
+    if (begin) {
+      if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 4;
+        void *m = realloc(rs->seq, cap * sizeof *rs->seq);
+        if (!m) {
+          a->oom = true;
+          break;
+        }
+        rs->seq = m;
+        rs->cap = cap;
+      }
+      rs->seq[rs->n++] = e->seq;
+    } else if (rs->n) {
+      e->link = rs->seq[--rs->n];
+    }
+    break;
+  }
+  case CTRACE_EV122_UserLog: {
+    e = emit(a, ev, CTRACE_EV_UserLog, g);
+    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
+    e->args[0] = ev->args[0];
+    e->args[1] = s;
+    e->sargs[0] = s ? a->strs[s - 1].s : "";
+    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+    e->sargs[1] = ev->sargs[1]; /* valid until the next read, as a classic log's */
+    e->sargs_len[1] = ev->sargs_len[1];
+    e->stack = stk(a, ev);
+    break;
+  }
+  case CTRACE_EV122_CPUSample:
+    e = emit(a, ev, CTRACE_EV_CPUSample, g);
+    e->args[0] = (uint64_t)ev->ts;
+    e->args[1] = (uint64_t)ev->p;
+    e->args[2] = g;
+    e->stack = intern_stack(a, ev->stack, ev->frames, ev->nframes);
+    break;
+  default: /* labels, GC and sweep actives, experimental events: no classic kind */
+    break;
+  }
+}
+
+int ctrace__an_next(ctrace_reader *r, ctrace_event *ev) {
+  an_classic *a = adapter(r);
+  if (!r->g2) return ctrace_reader_next(r, ev);
+  if (!a) return 0;
+  while (a->qlen == 0) {
+    ctrace_event nev;
+    if (!ctrace_reader_next(r, &nev)) return 0;
+    convert(a, &nev);
+    if (a->oom) return 0;
+  }
+  *ev = a->q[a->qhead];
+  a->qhead = (a->qhead + 1) % QMAX;
+  a->qlen--;
+  return 1;
+}
+
+bool ctrace__an_oom(const ctrace_reader *r) {
+  const an_classic *a = r->g2 ? r->an : NULL;
+  return r->g2 && (!a || a->oom);
+}
