@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CHECK(cond, ...)                                        \
@@ -113,6 +114,18 @@ int main(int argc, char **argv) {
   atomic_store(&logging, false);
   for (int i = 0; i < 2; i++) pthread_join(l[i], NULL);
   CHECK(ctrace_start(NULL) == CTRACE_EBUSY, "a new trace started before the capped one stopped");
+  /* A child forked meanwhile is not bound by its parent's trace. */
+  pid_t child = fork();
+  CHECK(child >= 0, "fork");
+  if (child == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    int e = ctrace_start_fd(fd, NULL);
+    if (e == 0) e = ctrace_stop();
+    _exit(e == 0 ? 0 : 1);
+  }
+  int status;
+  CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "a child forked from a capped trace could not trace");
   err = ctrace_stop();
   CHECK(err == CTRACE_ECAPPED, "stop: %d (%s), want CTRACE_ECAPPED", err, ctrace_strerror(err));
   close(p[1]);

@@ -355,6 +355,7 @@ void ctrace__tracer_fork_child(void) {
   pthread_mutex_init(&threads_mu, NULL);
   pthread_mutex_init(&nop_mu, NULL);
   atomic_store(&ctrace__state, atomic_load(&ctrace__state) & ~(uint64_t)1);
+  atomic_store(&capped_state, 0); /* the parent's trace, which it stops */
   if (trace_writer) ctrace__writer_fork_child(trace_writer);
   trace_writer = NULL;
   ctrace__nop_buf = NULL;
