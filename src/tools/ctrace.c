@@ -18,6 +18,7 @@ int ctrace__cmd_check(int argc, char **argv);
 int ctrace__cmd_pprof(int argc, char **argv);
 int ctrace__cmd_stats(int argc, char **argv);
 int ctrace__cmd_export(int argc, char **argv);
+int ctrace__cmd_view(int argc, char **argv);
 
 const ctrace__cmd ctrace__cmds[] = {
     {"help", cmd_help, "print this help, or a command's (ctrace help COMMAND)"},
@@ -28,6 +29,7 @@ const ctrace__cmd ctrace__cmds[] = {
     {"run", ctrace__cmd_run, "run a program and trace it, unmodified (ctrace run -- PROG)"},
     {"stats", ctrace__cmd_stats, "the numbers of a trace: goroutines, waits, tasks, regions, MMU"},
     {"version", cmd_version, "print the version"},
+    {"view", ctrace__cmd_view, "open traces in ui.perfetto.dev, served from 127.0.0.1:9001"},
     {NULL, NULL, NULL},
 };
 

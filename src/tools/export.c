@@ -40,23 +40,6 @@ static void usage(FILE *f) {
           "bad usage.\n");
 }
 
-/* N of a name ending in ".pid<N>", or 0. */
-static uint32_t pid_of(const char *name) {
-  const char *p = strstr(name, ".pid"), *q;
-  while (p && (q = strstr(p + 1, ".pid"))) p = q;
-  if (!p || !p[4]) return 0;
-  char *end;
-  errno = 0;
-  unsigned long v = strtoul(p + 4, &end, 10);
-  return *end || errno || p[4] < '0' || p[4] > '9' || v > UINT32_MAX ? 0 : (uint32_t)v;
-}
-
-static bool pid_used(const ctrace_export_trace *t, size_t n, uint32_t pid) {
-  for (size_t i = 0; i < n; i++)
-    if (t[i].pid == pid) return true;
-  return false;
-}
-
 int ctrace__cmd_export(int argc, char **argv) {
   const char *out = NULL, *format = "perfetto";
   const char **files = calloc((size_t)argc, sizeof *files);
@@ -107,18 +90,7 @@ int ctrace__cmd_export(int argc, char **argv) {
   /* Every trace is read through before anything is written: a bad one
    * leaves no output. */
   rc = 1;
-  for (size_t i = 0; i < n; i++) {
-    const char *base = strrchr(files[i], '/');
-    traces[i].name = base ? base + 1 : files[i];
-    if (!(traces[i].reader = ctrace__tool_open_analysed("export", files[i], NULL))) goto done;
-    uint32_t pid = pid_of(traces[i].name);
-    traces[i].pid = pid && !pid_used(traces, i, pid) ? pid : 0;
-  }
-  for (size_t i = 0, next = 1; i < n; i++) {
-    if (traces[i].pid) continue;
-    while (pid_used(traces, n, (uint32_t)next)) next++;
-    traces[i].pid = (uint32_t)next;
-  }
+  if (!ctrace__tool_export_open("export", files, n, traces)) goto done;
   FILE *f = stdout;
   char *tmp = NULL;
   if (out) {
@@ -155,8 +127,7 @@ int ctrace__cmd_export(int argc, char **argv) {
     free(tmp);
   }
 done:
-  for (size_t i = 0; traces && i < n; i++)
-    if (traces[i].reader) ctrace_reader_close(traces[i].reader);
+  if (traces) ctrace__tool_export_close(traces, n);
   free(files);
   free(traces);
   return rc;

@@ -1,8 +1,11 @@
 /* Opening a trace for the subcommands, with progress on a terminal. */
 #include "tools.h"
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -95,4 +98,42 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace) {
   }
   *trace = a;
   return true;
+}
+
+/* N of a name ending in ".pid<N>", or 0. */
+static uint32_t pid_of(const char *name) {
+  const char *p = strstr(name, ".pid"), *q;
+  while (p && (q = strstr(p + 1, ".pid"))) p = q;
+  if (!p || !p[4]) return 0;
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(p + 4, &end, 10);
+  return *end || errno || p[4] < '0' || p[4] > '9' || v > UINT32_MAX ? 0 : (uint32_t)v;
+}
+
+static bool pid_used(const ctrace_export_trace *t, size_t n, uint32_t pid) {
+  for (size_t i = 0; i < n; i++)
+    if (t[i].pid == pid) return true;
+  return false;
+}
+
+bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t) {
+  for (size_t i = 0; i < n; i++) {
+    const char *base = strrchr(files[i], '/');
+    t[i].name = base ? base + 1 : files[i];
+    if (!(t[i].reader = ctrace__tool_open_analysed(cmd, files[i], NULL))) return false;
+    uint32_t pid = pid_of(t[i].name);
+    t[i].pid = pid && !pid_used(t, i, pid) ? pid : 0;
+  }
+  for (size_t i = 0, next = 1; i < n; i++) {
+    if (t[i].pid) continue;
+    while (pid_used(t, n, (uint32_t)next)) next++;
+    t[i].pid = (uint32_t)next;
+  }
+  return true;
+}
+
+void ctrace__tool_export_close(ctrace_export_trace *t, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (t[i].reader) ctrace_reader_close(t[i].reader), t[i].reader = NULL;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "ctrace/export.h"
 #include "ctrace/parse.h"
 
 /* Opens and checks a trace; on failure prints "ctrace: FILE: offset N:
@@ -33,5 +34,15 @@ int ctrace__tool_file_arg(int argc, char **argv, void (*usage)(FILE *));
  * operand into *trace, or false, with the error said, for an unknown
  * option or a second TRACE. */
 bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
+
+/* The n traces of an export (ctrace export, ctrace view), files[i] into
+ * t[i] (zeroed): each opened and checked, named after its file, with pid N
+ * when the name ends in ".pid<N>" (ctrace run -f's), else the first number
+ * no other trace has. Every trace is read through here, before anything is
+ * written: false, with the reader's message said (its byte offset), for a
+ * bad one; the caller closes what was opened with ctrace__tool_export_close
+ * either way. */
+bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t);
+void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
 
 #endif
