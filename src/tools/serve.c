@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -29,6 +31,8 @@
 /* How long a client may keep the server waiting for a read or a write:
  * with one connection at a time, a stalled one must not hold it forever. */
 #define IO_TIMEOUT_S 30
+/* How long a client may take to close once it has the response. */
+#define CLOSE_WAIT_S 5
 
 static volatile sig_atomic_t stop;
 
@@ -146,8 +150,8 @@ static bool respond(int fd, const ctrace__serve_doc *doc, const char *status, co
   return send_all(fd, h, (size_t)n) && (head_only || send_all(fd, body, len));
 }
 
-/* Answers one request on fd. True when the document itself went out whole
- * (a GET of it). */
+/* Answers one request on fd. True when the document itself was written
+ * whole (a GET of it) into the socket; finish says if the client had it. */
 static bool handle(int fd, const ctrace__serve_doc *doc, bool log) {
   char head[HEAD_MAX];
   ssize_t hn = read_head(fd, head, sizeof head);
@@ -195,27 +199,46 @@ static bool handle(int fd, const ctrace__serve_doc *doc, bool log) {
     status = "200 OK";
     sent = respond(fd, doc, status, "", "application/octet-stream", doc->body, doc->len, head_only) && get;
   }
-  if (log)
-    fprintf(stderr, "ctrace view: %s %s: %s%s\n", method, target, status,
-            get && ours && !sent ? " (not sent whole: the client went away)" : "");
+  if (log) fprintf(stderr, "ctrace view: %s %s: %s\n", method, target, status);
   return sent;
 }
 
-/* Ends a connection without losing the response's tail: a close with
- * unread input resets the connection, and a reset can discard what the
- * client has not read yet. So the write side is shut first and what the
- * client still sends is read until it closes (or for a second). */
-static void finish(int fd) {
+/* Ends a connection and says whether the client had it all: true when
+ * the client closed it cleanly (end of file, no reset) and acknowledged
+ * every byte we sent. A client that reads the response and closes does
+ * that; one that closes with the response unread resets the connection
+ * (ECONNRESET here), and one that closed before the response came resets
+ * it on our data (the pending error below). Having sent it all into the
+ * socket proves nothing: the kernel's buffers take a whole trace.
+ *
+ * The write side is shut first and the client's input read until it
+ * closes, rather than closing at once: a close with unread input resets
+ * the connection, and a reset can discard what the client has not read. */
+static bool finish(int fd, bool sent) {
   shutdown(fd, SHUT_WR);
-  struct timeval tv = {.tv_sec = 1};
+  struct timeval tv = {.tv_sec = CLOSE_WAIT_S};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   char buf[1024];
+  bool eof = false;
   for (int i = 0; i < 64; i++) {
     ssize_t r = recv(fd, buf, sizeof buf, 0);
     if (r < 0 && errno == EINTR && !stop) continue;
-    if (r <= 0) break;
+    if (r <= 0) {
+      eof = r == 0;
+      break;
+    }
+  }
+  int e = 0, q = 1;
+  socklen_t elen = sizeof e;
+  /* Our bytes and FIN acknowledged, or the connection reset: on the
+   * loopback a matter of microseconds, so a short bounded wait. */
+  for (int i = 0; sent && eof && i < 200 && !stop; i++) {
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0 || e) break;
+    if (ioctl(fd, SIOCOUTQ, &q) != 0 || q == 0) break;
+    usleep(10000);
   }
   close(fd);
+  return sent && eof && !e && q == 0;
 }
 
 int ctrace__serve(int fd, const ctrace__serve_doc *doc, bool once, bool log, char *err, size_t errlen) {
@@ -243,8 +266,11 @@ int ctrace__serve(int fd, const ctrace__serve_doc *doc, bool once, bool log, cha
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     bool sent = handle(c, doc, log);
-    finish(c);
-    if (once && sent) break;
+    bool had = finish(c, sent);
+    if (log && sent)
+      fprintf(stderr, "ctrace view: %s\n", had ? "the trace was sent"
+                                               : "the client went away before it had the whole trace");
+    if (once && had) break;
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
