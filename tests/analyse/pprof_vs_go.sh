@@ -228,7 +228,7 @@ filters ex_threads "$gen/ex_threads.trace"
 for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync \
     go1.22-nocpu.{net,sync,syscall,sched} go1.23-nocpu.{net,sync,syscall,sched}; do
     if [ "${nsamples[$want]:-0}" -eq 0 ]; then
-        fail "${want%.*}" "no samples in the ${want#*.} profile: nothing compared"
+        fail "${want%.*}" "no samples in the ${want##*.} profile: nothing compared"
     fi
 done
 
