@@ -18,12 +18,22 @@
  *   - GoCreate args[2] is 1 for a goroutine first met in a status event
  *     (there before, with no creation in the trace);
  *   - GoBlock carries Go's reason in sargs[0] when no classic kind names it;
+ *   - GoCreate args[2] is 2 for Go's GoCreateBlocked (the GoBlock that
+ *     follows is the same transition, not a block of its own);
  *   - tstack is the stack Go 1.23's summary names a goroutine from;
+ *   - CTRACE__AN_GoStatusStack (format 1) follows the classic events of
+ *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
+ *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
+ *     reads it as a transition with a stack);
  *   - CTRACE_EV122_Sync (format 1) passes at each generation's end.
  * Stack and string ids are the adapter's, the same for the whole trace:
  * resolve them with ctrace__an_stack and ctrace__an_string. 1 with *ev
  * set, 0 at the end (or out of memory: ctrace__an_oom). */
 int ctrace__an_next(ctrace_reader *r, ctrace_event *ev);
+/* A type neither format uses (classic types end below 64, 1.22's at 136,
+ * its Sync is 255), so that analyses which switch on classic types pass
+ * it by. */
+#define CTRACE__AN_GoStatusStack 254
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__an_rewind(ctrace_reader *r);
 size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
@@ -51,6 +61,10 @@ typedef struct an_filter {
  * -1 with err set. */
 int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
                             char *err, size_t errlen);
+/* Every goroutine, from its first start (0 if it never ran) to its end
+ * (or the trace's): what Go 1.23's `go tool trace -pprof` clips its
+ * profiles to (pprofMatchingGoroutines with no name). */
+int ctrace__an_filter_lifetimes(ctrace_reader *r, an_filter *f, char *err, size_t errlen);
 /* Nanoseconds of [begin, end) that goroutine g spends inside the filter's
  * intervals: Go's pprofOverlappingDuration. */
 int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end);

@@ -269,6 +269,18 @@ static uint64_t tstk(an_classic *a, const ctrace_event *ev) {
   return ev->has_tstack ? intern_stack(a, ev->tstack, ev->tframes, ev->ntframes) : 0;
 }
 
+/* A GoStatusStack, whose stack no classic event has room for, passed on
+ * as CTRACE__AN_GoStatusStack (analyse.h): Go 1.23's pprof reads it as a
+ * transition with a stack, which begins a syscall or sched interval. */
+static void status_stack(an_classic *a, const ctrace_event *ev) {
+  if (ev->type != CTRACE_EV122_GoStatusStack) return;
+  ctrace_event *e = emit(a, ev, CTRACE__AN_GoStatusStack, 0);
+  e->format = 1;
+  e->args[0] = ev->args[0];
+  e->args[2] = ev->args[2];
+  e->stack = stk(a, ev);
+}
+
 static an_regions *regions_of(an_classic *a, uint64_t g) {
   bool fresh;
   an_regions *rs = ctrace__map_slot(&a->reg_ix, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
@@ -343,7 +355,10 @@ static void convert(an_classic *a, const ctrace_event *ev) {
   case CTRACE_EV122_GoStatus:
   case CTRACE_EV122_GoStatusStack: {
     uint64_t old = ev->args[ev->type == CTRACE_EV122_GoStatusStack ? 4 : 3];
-    if (old != GS_UNDETERMINED) break; /* known already: nothing new */
+    if (old != GS_UNDETERMINED) { /* known already: nothing new but the stack */
+      status_stack(a, ev);
+      break;
+    }
     /* First seen: announced as classic traces announce goroutines there
      * at their start, a creation (args[2] = 1: there before, no creation
      * in the trace) and the status. */
@@ -365,6 +380,7 @@ static void convert(an_classic *a, const ctrace_event *ev) {
       e->args[0] = id;
       break;
     }
+    status_stack(a, ev);
     break;
   }
   case CTRACE_EV122_GoCreate:
@@ -374,6 +390,7 @@ static void convert(an_classic *a, const ctrace_event *ev) {
     e->args[1] = e->tstack = tstk(a, ev);
     e->stack = stk(a, ev);
     if (ev->type == CTRACE_EV122_GoCreateBlocked) {
+      e->args[2] = 2; /* Go 1.23's pprof must not read it as made runnable */
       e = emit(a, ev, CTRACE_EV_GoBlock, ev->args[0]);
       e->sargs[0] = "";
     }

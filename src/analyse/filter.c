@@ -70,11 +70,11 @@ typedef struct open_region {
   bool open;
 } open_region;
 
-int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
-                            char *err, size_t errlen) {
+/* every: all goroutines, each its whole lifetime (gname and rname NULL). */
+static int build(ctrace_reader *r, const char *gname, const char *rname, bool every, an_filter *f,
+                 char *err, size_t errlen) {
   memset(f, 0, sizeof *f);
-  const char *gname = opt->goroutine, *rname = opt->region;
-  if (!gname && !rname) {
+  if (!gname && !rname && !every) {
     f->all = true;
     return 0;
   }
@@ -181,7 +181,7 @@ int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt,
     for (size_t i = 0; i < gix.cap; i++) {
       if (!gix.used[i]) continue;
       const gdesc *d = &gs[gix.vals[i] - 1];
-      if (strcmp(d->name, gname) != 0) continue;
+      if (!every && strcmp(d->name, gname) != 0) continue;
       if (!add(f, gix.keys[i], d->start, d->end >= 0 ? d->end : last)) goto oom;
     }
   }
@@ -189,7 +189,7 @@ int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt,
     if (rname && !gname)
       snprintf(err, errlen, "no region of type %s in the trace", rname);
     else
-      snprintf(err, errlen, "failed to find matching goroutines for name: %s", gname);
+      snprintf(err, errlen, "failed to find matching goroutines for name: %s", every ? "" : gname);
     goto out;
   }
   for (size_t i = 0; i < f->index.cap; i++) {
@@ -246,4 +246,13 @@ void ctrace__an_filter_free(an_filter *f) {
   free(f->per);
   ctrace__map_free(&f->index);
   memset(f, 0, sizeof *f);
+}
+
+int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
+                            char *err, size_t errlen) {
+  return build(r, opt->goroutine, opt->region, false, f, err, errlen);
+}
+
+int ctrace__an_filter_lifetimes(ctrace_reader *r, an_filter *f, char *err, size_t errlen) {
+  return build(r, NULL, NULL, true, f, err, errlen);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analyse.h"
+#include "ctrace/format_go122.h"
 #include "profile.h"
 
 typedef struct pending {
@@ -62,13 +63,14 @@ typedef struct ctx {
   ctrace_profile *p;
   uint64_t *locs;
   size_t caplocs;
+  bool go123; /* a Go 1.22+ trace: Go 1.23's rules, every pair counted */
 } ctx;
 
 /* pe is linked to an event at time ts: count the pair if it is of the
  * profile's kind (Go's buildProfile: one sample per stack id, its
  * locations the stack's frames, leaf first). */
 static int linked(ctx *c, const pending *pe, int64_t ts) {
-  if (!counted(c->kind, pe->type) || pe->stack == 0) return 0;
+  if ((!c->go123 && !counted(c->kind, pe->type)) || pe->stack == 0) return 0;
   const ctrace_frame *fr;
   size_t n = ctrace__an_stack(c->r, pe->stack, &fr);
   if (n == 0) return 0;
@@ -149,11 +151,149 @@ out:
   return rc;
 }
 
+/* ---- Go 1.22+ traces: Go 1.23's rules ------------------------------------------- */
+
+/* Go 1.23 (cmd/trace/pprof.go, makeComputePprofFunc) computes these four
+ * profiles on its new model by other rules than Go 1.19's pairs: per
+ * goroutine, an interval runs from a state transition that carries a stack
+ * into the profile's state (for one of its reasons) to that goroutine's
+ * next transition with a stack into any other state. Transitions without a
+ * stack (GoStart, GoSyscallEnd, GoDestroy, GoStatus) neither begin nor end
+ * one, so a syscall lasts to the next block or preemption, and sched's
+ * "runnable" time runs on into running. The stack is the event's own: for
+ * an unblock or a creation, the waker's or creator's. */
+
+enum { TS_RUNNABLE, TS_WAITING, TS_SYSCALL, TS_OTHER };
+
+typedef struct transition {
+  uint64_t g, stack;
+  int state;
+  const char *reason;
+} transition;
+
+/* Go's reason for the classic kind the adapter gave a GoBlock (classic.c's
+ * block_kind, the other way round). */
+static const char *block_reason(const ctrace_event *ev) {
+  switch (ev->type) {
+  case CTRACE_EV_GoSleep: return "sleep";
+  case CTRACE_EV_GoBlockSend: return "chan send";
+  case CTRACE_EV_GoBlockRecv: return "chan receive";
+  case CTRACE_EV_GoBlockSelect: return "select";
+  case CTRACE_EV_GoBlockSync: return "sync";
+  case CTRACE_EV_GoBlockCond: return "sync.(*Cond).Wait";
+  case CTRACE_EV_GoBlockNet: return "network";
+  case CTRACE_EV_GoBlockGC: return "GC mark assist wait for work";
+  case CTRACE_EV_GoStop: return "forever";
+  default: return ev->sargs[0] ? ev->sargs[0] : "";
+  }
+}
+
+/* The goroutine transition with a stack the adapter's ev stands for, as
+ * Go's Event.StateTransition and Event.Stack give it; false for any other
+ * event (Go's loop skips those). */
+static bool transition_of(const ctrace_event *ev, transition *t) {
+  if (ev->stack == 0) return false;
+  *t = (transition){ev->g, ev->stack, TS_OTHER, ""};
+  switch (ev->type) {
+  case CTRACE_EV_GoCreate:
+    if (ev->args[2] == 1) return false; /* there before: no creation */
+    t->g = ev->args[0];
+    t->state = ev->args[2] == 2 ? TS_WAITING : TS_RUNNABLE;
+    return true;
+  case CTRACE_EV_GoUnblock:
+    t->g = ev->args[0];
+    /* fall through */
+  case CTRACE_EV_GoSched:
+  case CTRACE_EV_GoPreempt:
+    t->state = TS_RUNNABLE;
+    return true;
+  case CTRACE_EV_GoSysCall:
+    t->state = TS_SYSCALL;
+    return true;
+  case CTRACE_EV_GoSleep:
+  case CTRACE_EV_GoBlock:
+  case CTRACE_EV_GoBlockSend:
+  case CTRACE_EV_GoBlockRecv:
+  case CTRACE_EV_GoBlockSelect:
+  case CTRACE_EV_GoBlockSync:
+  case CTRACE_EV_GoBlockCond:
+  case CTRACE_EV_GoBlockNet:
+  case CTRACE_EV_GoBlockGC:
+  case CTRACE_EV_GoStop:
+    t->state = TS_WAITING;
+    t->reason = block_reason(ev);
+    return true;
+  case CTRACE__AN_GoStatusStack:
+    if (ev->format != 1) return false;
+    t->g = ev->args[0];
+    t->state = ev->args[2] == CTRACE_GS_RUNNABLE ? TS_RUNNABLE
+               : ev->args[2] == CTRACE_GS_WAITING ? TS_WAITING
+               : ev->args[2] == CTRACE_GS_SYSCALL ? TS_SYSCALL
+                                                  : TS_OTHER;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The state and reasons a profile tracks (computePprof* of Go 1.23). */
+static bool tracked(ctrace_profile_kind k, const transition *t) {
+  switch (k) {
+  case CTRACE_PROFILE_NET:
+    return t->state == TS_WAITING && strcmp(t->reason, "network") == 0;
+  case CTRACE_PROFILE_SYNC:
+    return t->state == TS_WAITING && (strstr(t->reason, "chan") || strstr(t->reason, "sync") ||
+                                      strstr(t->reason, "select"));
+  case CTRACE_PROFILE_SYSCALL:
+    return t->state == TS_SYSCALL;
+  case CTRACE_PROFILE_SCHED:
+    return t->state == TS_RUNNABLE;
+  default:
+    return false;
+  }
+}
+
+static int go123_profile(ctx *c) {
+  static const int state_of[] = {[CTRACE_PROFILE_NET] = TS_WAITING,
+                                 [CTRACE_PROFILE_SYNC] = TS_WAITING,
+                                 [CTRACE_PROFILE_SYSCALL] = TS_SYSCALL,
+                                 [CTRACE_PROFILE_SCHED] = TS_RUNNABLE};
+  int state = state_of[c->kind];
+  pstate s = {0};
+  int rc = 0;
+  ctrace_event ev;
+  transition t;
+  ctrace__an_rewind(c->r);
+  while (rc == 0 && ctrace__an_next(c->r, &ev)) {
+    if (!transition_of(&ev, &t)) continue;
+    pending *pe = pend_of(&s, t.g);
+    if (!pe) {
+      rc = -1;
+      break;
+    }
+    if (!pe->valid) { /* not tracked: begin if this is the state we want */
+      if (tracked(c->kind, &t)) *pe = (pending){ev.type, true, ev.ts, t.stack, t.g};
+      continue;
+    }
+    if (t.state == state) continue; /* the same state again: nothing ends */
+    pe->valid = false;
+    rc = linked(c, pe, ev.ts);
+  }
+  ctrace__map_free(&s.index);
+  free(s.pend);
+  return rc;
+}
+
 int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
                          ctrace_profile **out, char *err, size_t errlen) {
   *out = NULL;
   an_filter f;
-  if (ctrace__an_filter_build(r, opt, &f, err, errlen)) return -1;
+  /* Go 1.23's command line clips even an unfiltered profile to each
+   * goroutine's lifetime (its pprofMatchingGoroutines with no name). */
+  bool go123 = ctrace_reader_version(r) >= 1022 && opt->kind <= CTRACE_PROFILE_SCHED;
+  if (go123 && !opt->goroutine && !opt->region ? ctrace__an_filter_lifetimes(r, &f, err, errlen)
+                                              : ctrace__an_filter_build(r, opt, &f, err, errlen))
+    return -1;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
                       : opt->kind == CTRACE_PROFILE_CPU
@@ -171,8 +311,8 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   } else if (opt->kind == CTRACE_PROFILE_WAKER) {
     rc = ctrace__an_waker(r, &f, p, err, errlen);
   } else {
-    ctx c = {r, opt->kind, &f, p, NULL, 0};
-    rc = go_profile(&c);
+    ctx c = {r, opt->kind, &f, p, NULL, 0, go123};
+    rc = go123 ? go123_profile(&c) : go_profile(&c);
     free(c.locs);
     if (rc || p->oom) {
       rc = -1;

@@ -158,16 +158,6 @@ int ctrace__cmd_pprof(int argc, char **argv) {
 
   ctrace_reader *r = ctrace__tool_open_analysed("pprof", trace, NULL);
   if (!r) return 1;
-  /* Go's four profiles follow Go 1.19's definitions on classic traces; Go
-   * 1.23 computes them otherwise on its new model (cmd/trace/pprof.go),
-   * which ctrace does not follow yet: refused rather than different. */
-  if (ctrace_reader_version(r) >= 1022 && opt.kind <= CTRACE_PROFILE_SCHED) {
-    int v = ctrace_reader_version(r);
-    fprintf(stderr, "ctrace pprof: %s: a go %d.%d trace: -t %s not analysed yet (wall, cpu, waker are)\n",
-            trace, v / 1000, v % 1000, type);
-    ctrace_reader_close(r);
-    return 1;
-  }
   char err[256];
   ctrace_profile *p;
   int rc = 1;

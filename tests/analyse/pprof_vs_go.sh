@@ -68,7 +68,8 @@ raw() {
     "$pprof_tool" -raw "$1" 2>"$2.err" | awk -f "$norm" | LC_ALL=C sort >"$2"
 }
 
-# go_profile KIND TRACE OUT [CACHE]: Go's normalised profile.
+# go_profile KIND TRACE OUT [CACHE]: Go's normalised profile (of the Go
+# whose trace tool is $trace_tool).
 go_profile() {
     local kind=$1 file=$2 out=$3 key
     if [ "${4:-}" = cache ]; then
@@ -139,6 +140,35 @@ for p in pingpong pipe tcp threadpool; do
         >"$gen/run_$p.log" 2>&1 || { fail "run_$p" "ctrace run failed"; continue; }
     check "run_$p" "$gen/run_$p.trace"
 done
+# --- traces Go 1.22 and 1.23 write, against Go 1.23 ---------------------------
+# Go 1.23 computes the four profiles on its new model by its own rules
+# (cmd/trace/pprof.go), which ctrace follows on these traces only: held
+# to Go 1.23's `go tool trace -pprof`, read by Go 1.23's pprof. Traces of
+# tests/reader/gotrace.go.in (blocking of every kind, syscalls, GC, with
+# and without CPU samples, over several generations), built at test time.
+go123=${GO123:-/usr/lib/go-1.23/bin/go}
+if [ -x "$go123" ]; then
+    saved_trace=$trace_tool saved_pprof=$pprof_tool saved_govers=$govers
+    trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
+    pprof_tool=$("$go123" tool -n pprof) || die "cannot locate Go 1.23's 'go tool pprof'"
+    govers=$("$go123" version | sha256sum | cut -c1-12)
+    for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
+        [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
+        gt=$(bash "$here/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+        v=${gt##*-}
+        for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long}; do
+            if "$gt" "$gen/go$v-$mode.trace" "$mode" >"$gen/go$v-$mode.log" 2>&1; then
+                check "go$v-$mode" "$gen/go$v-$mode.trace"
+            else
+                fail "go$v-$mode" "gotrace exited non-zero"
+            fi
+        done
+    done
+    trace_tool=$saved_trace pprof_tool=$saved_pprof govers=$saved_govers
+else
+    fail go1.23 "no Go 1.23 at $go123 (make test-deps)"
+fi
+
 # --- the filters, against Go 1.19's web pages ---------------------------------
 # Go's command line has no filter; its pages do: /block?id=PC&raw=1 (a
 # goroutine group, by the PC of its start function, which /goroutines
@@ -195,9 +225,10 @@ filters() {
 }
 filters ex_threads "$gen/ex_threads.trace"
 
-for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync; do
+for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync \
+    go1.22-nocpu.{net,sync,syscall,sched} go1.23-nocpu.{net,sync,syscall,sched}; do
     if [ "${nsamples[$want]:-0}" -eq 0 ]; then
-        fail "${want%.*}" "no samples in the ${want#*.} profile: nothing compared"
+        fail "${want%.*}" "no samples in the ${want##*.} profile: nothing compared"
     fi
 done
 
