@@ -44,6 +44,11 @@ demo: deps build
 check: test-deps
 	@$(MAKE) --no-print-directory check-plain check-asan check-tsan
 
+# Go's outputs for the traces Go and ctrace are compared on, and Go's
+# builds, are shared by the three stages (tests/reader/golden*.sh,
+# tests/analyse/pprof_vs_go.sh).
+export CTRACE_GO_WORK := $(CURDIR)/build/go-work
+
 check-plain: build
 	@cd build && ctest --output-on-failure -j $(JOBS)
 

@@ -33,6 +33,9 @@ fi
 ctrace=$1
 bindir=$2
 work=$3
+# make check's sanitizer stages share the plain stage's Go outputs and Go
+# builds (CTRACE_GO_WORK): only ctrace's side differs between them.
+if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
 norm=$here/pprof_norm.awk
 
 die() {

@@ -56,6 +56,9 @@ fi
 ctrace=$1
 oracle=$2
 work=$3
+# make check's sanitizer stages share the plain stage's Go outputs and Go
+# builds (CTRACE_GO_WORK): only ctrace's side differs between them.
+if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
 shift 3
 
 die() {

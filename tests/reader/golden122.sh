@@ -43,6 +43,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 2 ] || { echo "usage: $prog CTRACE WORKDIR" >&2; exit 2; }
 ctrace=$1
 work=$2
+# make check's sanitizer stages share the plain stage's Go outputs and Go
+# builds (CTRACE_GO_WORK): only ctrace's side differs between them.
+if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
 go123=${GO123:-/usr/lib/go-1.23/bin/go}
 go122=${GO122:-/usr/lib/go-1.22/bin/go}
 die() { echo "$prog: $*" >&2; exit 1; }
