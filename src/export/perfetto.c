@@ -275,15 +275,20 @@ static void pf_rec(ex_enc *e, const ex_rec *r) {
   if (p->out.oom || p->pkt.oom || p->ev.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
 }
 
-static void pf_begin(ex_enc *e, const ex_source *s) {
-  pf *p = (pf *)e;
-  p->s = s;
+/* The interned tables of one packet sequence (one trace). */
+static void interned_free(pf *p) {
   ctrace__map_free(&p->stacks);
   ctrace__map_free(&p->funcs);
   ctrace__map_free(&p->files);
   ctrace__map_free(&p->frames);
   strtab_free(&p->names);
   strtab_free(&p->cats);
+}
+
+static void pf_begin(ex_enc *e, const ex_source *s) {
+  pf *p = (pf *)e;
+  p->s = s;
+  interned_free(p);
   p->nfuncs = p->nfiles = p->nframes = 0;
   /* The sequence's first packet clears its incremental state. */
   pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -300,12 +305,7 @@ static void pf_free(ex_enc *e) {
   free(p->sub.b);
   free(p->sub2.b);
   free(p->interned.b);
-  ctrace__map_free(&p->stacks);
-  ctrace__map_free(&p->funcs);
-  ctrace__map_free(&p->files);
-  ctrace__map_free(&p->frames);
-  strtab_free(&p->names);
-  strtab_free(&p->cats);
+  interned_free(p);
   free(p);
 }
 
