@@ -56,6 +56,10 @@ typedef struct an_classic {
   u64map stk_ix;
   an_stack *stks;
   size_t nstks, capstks;
+  /* The trace's first event's time: the classic model's times count from
+   * it (ctrace_event.ts), where the 1.22+ reader gives Go's own clock. */
+  int64_t t0;
+  bool have_t0;
   /* For the current generation: its stack ids to ours. */
   u64map gen_stk;
   /* For the current pass. */
@@ -249,7 +253,7 @@ static ctrace_event *emit(an_classic *a, const ctrace_event *src, uint8_t type, 
   ctrace_event *e = &a->q[(a->qhead + a->qlen++) % QMAX];
   memset(e, 0, sizeof *e);
   e->seq = a->seq++;
-  e->ts = src->ts;
+  e->ts = src->ts - a->t0;
   e->off = src->off;
   e->type = type;
   e->p = src->p;
@@ -572,6 +576,10 @@ int ctrace__an_next(ctrace_reader *r, ctrace_event *ev) {
   while (a->qlen == 0) {
     ctrace_event nev;
     if (!ctrace_reader_next(r, &nev)) return 0;
+    if (!a->have_t0) { /* kept across passes: the same trace */
+      a->t0 = nev.ts;
+      a->have_t0 = true;
+    }
     convert(a, &nev);
     if (a->oom) return 0;
   }

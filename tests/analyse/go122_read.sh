@@ -5,7 +5,8 @@
 #
 # Given TRACE (a Go 1.22+ trace): stats (all formats), export (both
 # formats) and pprof of every type must succeed and write something; stats
-# must count the goroutines `ctrace check` counts. (How the numbers agree
+# must count the goroutines `ctrace check` counts, and the export's times
+# count from the trace's first event, as for the classic formats. (How the numbers agree
 # with Go 1.23 is the business of tests/analyse/stats_vs_go123.sh and
 # pprof_vs_go.sh.)
 set -u
@@ -28,6 +29,11 @@ for f in perfetto json; do
     "$ctrace" export -f $f -o "$o/export.$f" "$trace" 2>"$o/err" && [ -s "$o/export.$f" ] ||
         bad "ctrace export -f $f: $(cat "$o/err")"
 done
+# The JSON's earliest time (microseconds): within a millisecond of the
+# trace's first event, 0 (which itself may make no record of the export),
+# not on Go's own clock (the time since its process started).
+first=$(jq '[.traceEvents[] | select(.ts != null) | .ts] | min | . < 1000' "$o/export.json" 2>/dev/null)
+[ "$first" = true ] || bad "the export's times do not begin at the trace's first event: $(jq '[.traceEvents[] | select(.ts != null) | .ts] | min' "$o/export.json")"
 for t in wall cpu waker net sync syscall sched; do
     "$ctrace" pprof -t $t -o "$o/$t.pb" "$trace" 2>"$o/err" && [ -s "$o/$t.pb" ] ||
         bad "ctrace pprof -t $t: $(cat "$o/err")"
