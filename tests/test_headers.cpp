@@ -36,7 +36,7 @@ static int failures;
 
 /* The public types are usable as declared. */
 static ctrace_options options = {0, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0,
-                                  CTRACE_UNWIND_AUTO, 0};
+                                  CTRACE_UNWIND_AUTO, 0, CTRACE_FORMAT_DEFAULT};
 static_assert(sizeof(ctrace_g) > sizeof(uint64_t), "ctrace_g");
 
 int main(void) {

@@ -58,6 +58,12 @@ const char *ctrace_strerror(int err);
 #define CTRACE_UNWIND_FP 1     /* frame pointers only: fastest, short stacks in code without */
 #define CTRACE_UNWIND_TABLES 2 /* unwind tables (.eh_frame, compiled once per object) for every frame */
 
+/* The trace format (ctrace_options.format). */
+#define CTRACE_FORMAT_DEFAULT 0 /* the CTRACE_FORMAT environment variable, else GO111 */
+#define CTRACE_FORMAT_GO111 1   /* Go's classic format ("go 1.11 trace"): every Go reads it */
+#define CTRACE_FORMAT_GO122 2   /* Go's current format ("go 1.22 trace"): batches per thread,
+                                   cut into self-contained generations; Go 1.22 and later */
+
 typedef struct ctrace_options {
   int no_stacks;      /* nonzero: record no call stacks (stack id 0) */
   int stack_depth;    /* frames per stack, 1..128; 0 means 32 */
@@ -71,6 +77,8 @@ typedef struct ctrace_options {
                          (ctrace_stop returns CTRACE_ECAPPED). 0: the
                          CTRACE_MAX_PENDING_MB environment variable, else
                          256 MiB. At least 1 MiB. */
+  int format;         /* CTRACE_FORMAT_*; GO122 takes buffer_size up to 64 KiB
+                         (Go's largest batch) and no cpu_hz yet */
 } ctrace_options;
 
 /* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY

@@ -9,23 +9,35 @@
 static _Atomic uint64_t next_task = 1;
 
 /* Enters the write section as the thread's current G. */
+#define ANNOTATION_END(t, w) \
+  ctrace__writer_done(&w);   \
+  ctrace__end(t)
+
+/* Go's current format takes annotations only from a G on a P. */
 #define ANNOTATION_BEGIN(t, w)                                                        \
   ctrace_g *cur_ = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0)); \
   ctrace__thread *t = ctrace__begin();                                                \
   if (!t) return;                                                                     \
   ctrace__w w = ctrace__writer(t);                                                    \
-  if (ctrace__unlikely(t->tcurg != cur_)) ctrace__ensure_running(&w, cur_, 0)
+  if (ctrace__unlikely(t->tcurg != cur_)) ctrace__ensure_running(&w, cur_, 0);        \
+  if (ctrace__unlikely(ctrace__genfmt() && !t->tcurg) && !ctrace__gen_can(&w, true)) { \
+    ANNOTATION_END(t, w);                                                             \
+    return;                                                                           \
+  }
 
-#define ANNOTATION_END(t, w) \
-  ctrace__writer_done(&w);   \
-  ctrace__end(t)
 
 /* UserTaskCreate [task, parent, name] and UserRegion [task, mode, name],
  * each with the caller's stack. */
 static void named_event(uint8_t ev, uint64_t a, uint64_t b, const char *name, void *fp) {
   ANNOTATION_BEGIN(t, w);
   uint64_t v[4] = {a, b, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
-  ctrace__emit(&w, ev, 4, v, 0);
+  if (!ctrace__genfmt())
+    ctrace__emit(&w, ev, 4, v, 0);
+  else if (ev == CTRACE_EV_UserTaskCreate)
+    ctrace__emit2(&w, CTRACE_EV122_UserTaskBegin, 4, v, 0);
+  else /* [task, name, stack] */
+    ctrace__emit2(&w, b ? CTRACE_EV122_UserRegionEnd : CTRACE_EV122_UserRegionBegin, 3,
+                  (uint64_t[3]){a, v[2], v[3]}, 0);
   ANNOTATION_END(t, w);
 }
 
@@ -40,7 +52,7 @@ void ctrace_task_end(uint64_t task) {
   if (!ctrace__on()) return;
   ANNOTATION_BEGIN(t, w);
   uint64_t v[2] = {task, ctrace__stack_id(t, __builtin_frame_address(0))};
-  ctrace__emit(&w, CTRACE_EV_UserTaskEnd, 2, v, 0);
+  ctrace__emit_as(&w, CTRACE_EV_UserTaskEnd, CTRACE_EV122_UserTaskEnd, 2, v, 0);
   ANNOTATION_END(t, w);
 }
 
@@ -56,6 +68,17 @@ static void log_event(uint64_t task, const char *category, const char *msg, size
                       void *fp) {
   ANNOTATION_BEGIN(t, w);
   uint64_t v[3] = {task, ctrace__string_id(&w, category), ctrace__stack_id(t, fp)};
+  if (ctrace__genfmt()) {
+    /* The message goes into the generation's string table. */
+    if (len > CTRACE_GO122_MAX_STRING) {
+      len = CTRACE_GO122_MAX_STRING;
+      atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
+    }
+    uint64_t v2[4] = {task, v[1], ctrace__string_id_n(&w, msg, len), v[2]};
+    ctrace__emit2(&w, CTRACE_EV122_UserLog, 4, v2, 0);
+    ANNOTATION_END(t, w);
+    return;
+  }
   /* The message follows the length-counted values; make room for both
    * first so that the emit below cannot move to another buffer. */
   size_t max = ctrace__buf_capacity() - 2 * CTRACE__MAX_EVENT - CTRACE_MAX_VARINT;

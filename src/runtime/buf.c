@@ -13,7 +13,7 @@
 static ctrace__buf *pool;       /* empty buffers, any size */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static ctrace__buf *buf_get(void) {
+ctrace__buf *ctrace__buf_get(void) {
   size_t size = ctrace__cfg.buffer_size;
   pthread_mutex_lock(&pool_mu);
   ctrace__buf *b = pool;
@@ -65,7 +65,53 @@ void ctrace__buf_fork_child(void) {
   pool = NULL;
 }
 
+/* Room a batch header takes: EvEventBatch [gen, M, ticks, length], the
+ * length a varint padded to 4 bytes (Go's batches are at most 64 KiB), or
+ * the classic EvBatch [p, ticks]. */
+#define BATCH_HEADER (1 + 3 * CTRACE_MAX_VARINT + 4)
+
+/* A batch of the generation format: one thread's (M's) events, or, with
+ * m -1, a section of the generation's tables. */
+void ctrace__open_batch2(ctrace__buf *b, uint64_t gen, uint64_t m, uint64_t now) {
+  uint8_t *q = b->pos;
+  *q++ = CTRACE_EV122_EventBatch;
+  q = ctrace__put_uvarint(q, ctrace__file_gen(gen));
+  q = ctrace__put_uvarint(q, m);
+  q = ctrace__put_uvarint(q, now);
+  b->lenpos = q;
+  b->pos = q + 4;
+  b->last_ticks = now;
+  b->gen = gen;
+  b->p = CTRACE__NO_P;
+}
+
+void ctrace__close_batch2(ctrace__buf *b) {
+  if (!b->lenpos) return;
+  size_t n = (size_t)(b->pos - (b->lenpos + 4));
+  for (int i = 0; i < 4; i++, n >>= 7) b->lenpos[i] = (uint8_t)((n & 0x7f) | (i < 3 ? 0x80 : 0));
+  b->lenpos = NULL;
+}
+
+bool ctrace__reserve2(ctrace__buf **bp, uint64_t gen, uint64_t ticks) {
+  ctrace__buf *b = *bp;
+  if (b && (size_t)(b->end - b->pos) >= CTRACE__MAX_EVENT) return true;
+  if (b) ctrace__queue_full(b);
+  *bp = b = ctrace__buf_get();
+  if (!b) {
+    atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+    return false;
+  }
+  ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
+  return true;
+}
+
 static void open_batch_at(ctrace__buf *b, int64_t p, uint64_t now) {
+  b->gen = ctrace__tls.state >> 1;
+  b->lenpos = NULL;
+  if (ctrace__genfmt()) {
+    ctrace__open_batch2(b, b->gen, (uint64_t)ctrace__tls.tid, now);
+    return;
+  }
   uint8_t *q = b->pos;
   *q++ = CTRACE_EV_Batch | 1 << CTRACE_ARG_COUNT_SHIFT;
   q = ctrace__put_uvarint(q, (uint64_t)p);
@@ -79,7 +125,7 @@ static void open_batch(ctrace__buf *b, int64_t p) { open_batch_at(b, p, ctrace__
 
 uint8_t *ctrace__open_at(ctrace__buf **bp, int64_t p, uint64_t ticks) {
   if (*bp) ctrace__queue_full(*bp);
-  *bp = buf_get();
+  *bp = ctrace__buf_get();
   if (!*bp) {
     atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
     return NULL;
@@ -93,8 +139,8 @@ uint8_t *ctrace__reserve_slow(ctrace__buf **bp, int64_t p, size_t n) {
    * (ctrace__proc_close), so here the P is that of *bp, if any. */
   if (*bp) ctrace__queue_full(*bp);
   *bp = NULL;
-  ctrace__buf *b = buf_get();
-  if (!b || (size_t)(b->end - b->data) < n + 1 + 2 * CTRACE_MAX_VARINT) {
+  ctrace__buf *b = ctrace__buf_get();
+  if (!b || (size_t)(b->end - b->data) < n + BATCH_HEADER) {
     if (b) ctrace__buf_put(b);
     atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
     return NULL;

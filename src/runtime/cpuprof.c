@@ -208,10 +208,12 @@ void ctrace__prof_drain(ctrace__thread *t) {
   uint64_t head = atomic_load_explicit(&pr->head, memory_order_acquire);
   if (tail == head) return;
   ctrace__nop_lock();
+  /* The stacks go into the table of the trace's generation. */
+  ctrace__thread gen = {.state = atomic_load_explicit(&ctrace__state, memory_order_relaxed)};
   for (; tail != head; tail++) {
     const prof_sample *s = &pr->slot[tail % PROF_SLOTS];
     uint64_t v[4] = {s->ticks, (uint64_t)s->p, s->g,
-                     ctrace__cfg.stacks ? ctrace__pcs_stack_id(s->pcs, s->n) : 0};
+                     ctrace__cfg.stacks ? ctrace__pcs_stack_id(&gen, s->pcs, s->n) : 0};
     uint8_t *p = ctrace__reserve(&ctrace__nop_buf, CTRACE__NO_P, CTRACE__MAX_EVENT);
     if (!p) {
       atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);

@@ -108,11 +108,21 @@ static void show_procs(ctrace__w *w, int64_t procs, int64_t above, uint64_t stac
   if (procs <= above) procs = above + 1;
   if (above < 0 || procs != shown_procs) {
     uint64_t v[2] = {(uint64_t)procs, stack};
-    ctrace__emit(w, CTRACE_EV_Gomaxprocs, 2, v, 0);
+    if (ctrace__genfmt())
+      ctrace__emit2(w, CTRACE_EV122_ProcsChange, 2, v, 0);
+    else
+      ctrace__emit(w, CTRACE_EV_Gomaxprocs, 2, v, 0);
     /* Read without the lock by proc_open, to skip it. */
     __atomic_store_n(&shown_procs, procs, __ATOMIC_RELAXED);
   }
   pthread_mutex_unlock(&procs_mu);
+}
+
+/* Go's reader takes GOMAXPROCS only from a G on a P: in the generation
+ * format it is written once a G runs (start_event), raised as in
+ * proc_open. */
+void ctrace__gen_procs(ctrace__w *w) {
+  if (w->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED)) show_procs(w, 0, w->p, 0);
 }
 
 /* A thread's fields start zeroed (TLS); p becomes meaningful, -1 for
@@ -145,14 +155,39 @@ CTRACE__INLINE void enter(ctrace__w *w, ctrace_g *g) {
     ctrace__free_p(w, NULL);
 }
 
+/* Go's reason string for a classic stop or block event. */
+static int reason2(uint8_t ev) {
+  switch (ev) {
+  case CTRACE_EV_GoSched: return CTRACE__R_GOSCHED;
+  case CTRACE_EV_GoPreempt: return CTRACE__R_PREEMPTED;
+  case CTRACE_EV_GoSleep: return CTRACE__R_SLEEP;
+  case CTRACE_EV_GoBlockSend: return CTRACE__R_SEND;
+  case CTRACE_EV_GoBlockRecv: return CTRACE__R_RECV;
+  case CTRACE_EV_GoBlockSelect: return CTRACE__R_SELECT;
+  case CTRACE_EV_GoBlockSync: return CTRACE__R_SYNC;
+  case CTRACE_EV_GoBlockCond: return CTRACE__R_COND;
+  case CTRACE_EV_GoBlockNet: return CTRACE__R_NET;
+  case CTRACE_EV_GoBlockGC: return CTRACE__R_GC;
+  default: return CTRACE__R_UNSPECIFIED;
+  }
+}
+
 /* The current G stops running with event ev (block, sched, ...). */
 static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, void *fp) {
   /* GoStop ends a G for Go's reader, whatever the runtime does next. */
   if (ev == CTRACE_EV_GoStop) tstatus = CTRACE__G_DEAD;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
-  uint64_t v[1] = {ctrace__stack_id(t, fp)};
-  g->ctrace__ticks = ctrace__emit(&w, ev, 1, v, g->ctrace__ticks);
+  uint64_t v[2] = {ctrace__stack_id(t, fp), 0};
+  if (ctrace__genfmt()) {
+    if (tstatus == CTRACE__G_DEAD) tstatus = CTRACE__G_RUNNABLE; /* no such rule here */
+    v[1] = v[0];
+    v[0] = ctrace__reason_id(&w, reason2(ev));
+    g->ctrace__ticks = ctrace__emit2(&w, tstatus == CTRACE__G_WAITING ? CTRACE_EV122_GoBlock
+                                                                       : CTRACE_EV122_GoStop,
+                                     2, v, g->ctrace__ticks);
+  } else
+    g->ctrace__ticks = ctrace__emit(&w, ev, 1, v, g->ctrace__ticks);
   g->ctrace__tstatus = tstatus;
   if (tstatus == CTRACE__G_RUNNABLE) g->ctrace__lastp = w.p;
   t->tcurg = NULL;
@@ -213,7 +248,7 @@ void ctrace_go_end(void) {
     ctrace__w w = ctrace__writer(t);
     enter(&w, g);
     uint64_t v[1];
-    ctrace__emit(&w, CTRACE_EV_GoEnd, 0, v, g->ctrace__ticks);
+    ctrace__emit_as(&w, CTRACE_EV_GoEnd, CTRACE_EV122_GoDestroy, 0, v, g->ctrace__ticks);
     g->ctrace__tstatus = CTRACE__G_DEAD;
     t->tcurg = NULL;
     ctrace__writer_done(&w);
@@ -284,7 +319,10 @@ void ctrace_go_syscall(void) {
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
   uint64_t v[1] = {ctrace__stack_id(t, __builtin_frame_address(0))};
-  g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysCall, 1, v, 0);
+  if (!ctrace__genfmt())
+    g->ctrace__ticks = ctrace__emit(&w, CTRACE_EV_GoSysCall, 1, v, 0);
+  else if (w.p >= 0 && t->tcurg == g)
+    g->ctrace__ticks = ctrace__gen_syscall(&w, v[0], 0, false);
   ctrace__writer_done(&w);
   ctrace__end(t);
 }
@@ -321,7 +359,23 @@ void ctrace_go_sysblock(void) {
    * GoSysExit has none: the assist ends as the call blocks. */
   if (g->ctrace__flags & CTRACE__GF_ASSIST) {
     g->ctrace__flags &= ~CTRACE__GF_ASSIST;
-    ctrace__emit(&w, CTRACE_EV_GCMarkAssistDone, 0, v, 0);
+    ctrace__emit_as(&w, CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, v, 0);
+  }
+  if (ctrace__genfmt()) {
+    /* The thread keeps the G, in its call, and gives up the P. */
+    if (w.p >= 0 && t->tcurg == g) {
+      ctrace__end_sweep(&w);
+      uint64_t stack = ctrace__stack_id(t, __builtin_frame_address(0));
+      g->ctrace__ticks = ctrace__gen_syscall(&w, stack, g->ctrace__ticks, true);
+      g->ctrace__tstatus = CTRACE__G_SYSCALL;
+      g->ctrace__lastp = t->tid;
+      t->sys_g = g;
+      t->tcurg = NULL;
+      t->tp = -1;
+    }
+    ctrace__writer_done(&w);
+    ctrace__end(t);
+    return;
   }
   if (!after_syscall(*w.bp, g)) {
     v[0] = ctrace__stack_id(t, __builtin_frame_address(0));
@@ -362,11 +416,18 @@ void ctrace_go_sysexit(void) {
 /* ---- processors ---------------------------------------------------------- */
 
 void ctrace__proc_open(ctrace__thread *t) {
-  ctrace__w w = {t, &t->buf, t->p};
+  ctrace__w w = {t, ctrace__tbuf(t), t->p};
+  if (ctrace__genfmt()) {
+    /* One batch for all of a thread's Ps: the P's sequence number, not
+     * the file's order, orders its holders. */
+    if (ctrace__gen_proc_start(&w, t->p)) t->tp = t->p;
+    return;
+  }
   /* A P that only the trace stopped (ctrace_go_sysblock) goes on in the
    * batch that holds its ProcStop; any other opens a batch of its own. */
-  if (t->buf && t->buf->p == t->p ? !ctrace__reserve(&t->buf, t->p, CTRACE__MAX_EVENT)
-                                  : !ctrace__reserve_slow(&t->buf, t->p, CTRACE__MAX_EVENT))
+  ctrace__buf **bp = w.bp;
+  if (*bp && (*bp)->p == t->p ? !ctrace__reserve(bp, t->p, CTRACE__MAX_EVENT)
+                              : !ctrace__reserve_slow(bp, t->p, CTRACE__MAX_EVENT))
     return;
   uint64_t v[1] = {(uint64_t)t->tid};
   if (t->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED)) show_procs(&w, 0, t->p, 0);
@@ -378,9 +439,10 @@ void ctrace__proc_close(ctrace__thread *t) {
   ctrace__close_thread(t, false);
   /* A P may move to another thread next: queue what this thread wrote for
    * it now, so that the P's batches stay in file order. */
-  if (t->buf) {
-    ctrace__queue_full(t->buf);
-    t->buf = NULL;
+  ctrace__buf **bp = ctrace__tbuf(t);
+  if (*bp && !ctrace__genfmt()) {
+    ctrace__queue_full(*bp);
+    *bp = NULL;
   }
 }
 
@@ -396,9 +458,10 @@ static void show_p(void) {
   /* The batch of a P the trace stopped at a blocking system call is still
    * in this thread's buffer: hand it over before another thread may take
    * the P, so that the P's batches stay in file order. */
-  if (t->tp < 0 && t->buf && t->buf->p != t->p) {
-    ctrace__queue_full(t->buf);
-    t->buf = NULL;
+  ctrace__buf **bp = ctrace__tbuf(t);
+  if (t->tp < 0 && *bp && (*bp)->p != t->p && !ctrace__genfmt()) {
+    ctrace__queue_full(*bp);
+    *bp = NULL;
   }
   ctrace__w w = ctrace__writer(t);
   ctrace__writer_done(&w);
@@ -432,7 +495,8 @@ void ctrace_gomaxprocs(int64_t procs) {
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
-  show_procs(&w, procs, -1, ctrace__stack_id(t, __builtin_frame_address(0)));
+  if (!ctrace__genfmt() || ctrace__gen_can(&w, true))
+    show_procs(&w, procs, -1, ctrace__stack_id(t, __builtin_frame_address(0)));
   ctrace__writer_done(&w);
   ctrace__end(t);
 }
@@ -441,19 +505,31 @@ void ctrace_gomaxprocs(int64_t procs) {
 
 /* An event of the current G (or G0) with n values; with_stack appends the
  * caller's stack id as the last one. */
-static void simple(uint8_t ev, int n, uint64_t a, uint64_t b, void *fp) {
+static void simple(uint8_t ev, uint8_t ev2, int n, uint64_t a, uint64_t b, void *fp) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
   uint64_t v[3] = {a, b, 0};
+  if (ctrace__genfmt() && !ctrace__gen_can(&w, ev2 != CTRACE_EV122_HeapAlloc && ev2 != CTRACE_EV122_HeapGoal)) {
+    ctrace__writer_done(&w);
+    ctrace__end(t);
+    return;
+  }
   if (fp) v[n++] = ctrace__stack_id(t, fp);
-  if (ev == CTRACE_EV_GCStart)
-    v[0] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed);
-  ctrace__emit(&w, ev, n, v, 0);
+  ctrace__emit_as(&w, ev, ev2, n, v, 0);
   ctrace__writer_done(&w);
   ctrace__end(t);
+}
+
+/* Whether w's thread shows a P (and, with need_g, a G on it), as Go's
+ * reader wants for most events of the generation format; if not, the
+ * event cannot be written there and is counted lost. */
+bool ctrace__gen_can(ctrace__w *w, bool need_g) {
+  if (w->p >= 0 && (!need_g || w->t->tcurg)) return true;
+  atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+  return false;
 }
 
 /* GC phases. Go's reader rejects an end whose start it has not seen
@@ -467,6 +543,38 @@ static void simple(uint8_t ev, int n, uint64_t a, uint64_t b, void *fp) {
  * trace P of the thread's open sweep (thread fields are per trace), ended
  * before its P stops in the trace. */
 static _Atomic uint64_t gc_open, stw_open;
+static ctrace_g *_Atomic stw_g; /* generation format: the G whose STW is open */
+
+/* What gc_open and stw_open hold for this trace: the generation, or, in
+ * the generation format, the trace's first. */
+static uint64_t trace_mark(ctrace__thread *t) { return ctrace__genfmt() ? ctrace__gen0 : ctrace__gen(t); }
+
+/* A phase's start or end in the generation format: GC events number
+ * themselves (GCBegin, GCEnd), each one more than the last; a
+ * stop-the-world is its G's, ended by it. */
+static bool phase2(ctrace__w *w, ctrace_g *g, _Atomic uint64_t *open, bool begin, uint8_t ev, uint64_t a,
+                   void *fp) {
+  if (!ctrace__gen_can(w, true) || (open == &stw_open && !begin && g != stw_g)) return false;
+  uint64_t v[2] = {a, 0};
+  int n = 0;
+  switch (ev) {
+  case CTRACE_EV_GCStart:
+  case CTRACE_EV_GCDone:
+    v[n++] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed) + 1;
+    if (begin) v[n++] = ctrace__stack_id(w->t, fp);
+    ctrace__emit2(w, begin ? CTRACE_EV122_GCBegin : CTRACE_EV122_GCEnd, n, v, 0);
+    break;
+  default:
+    if (begin) {
+      v[0] = ctrace__reason_id(w, a ? CTRACE__R_STW_SWEEP : CTRACE__R_STW_MARK);
+      stw_g = g;
+      ctrace__emit2(w, CTRACE_EV122_STWBegin, 2, v, 0);
+    } else {
+      ctrace__emit2(w, CTRACE_EV122_STWEnd, 0, v, 0);
+    }
+  }
+  return true;
+}
 
 /* Start (begin) or end of the global phase *open, ev with n values. The
  * runtime orders its own GC calls, as Go's does. */
@@ -477,11 +585,18 @@ static void phase(_Atomic uint64_t *open, bool begin, uint8_t ev, int n, uint64_
   if (!g && open == &stw_open) return;
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
-  uint64_t gen = ctrace__gen(t);
+  uint64_t gen = trace_mark(t);
   if ((atomic_load_explicit(open, memory_order_relaxed) == gen) != begin) {
-    atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
     ctrace__w w = ctrace__writer(t);
     enter(&w, g);
+    if (ctrace__genfmt()) {
+      if (phase2(&w, g, open, begin, ev, a, fp))
+        atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
+      ctrace__writer_done(&w);
+      ctrace__end(t);
+      return;
+    }
+    atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
     uint64_t v[2] = {a, 0};
     if (fp) v[n++] = ctrace__stack_id(t, fp);
     if (ev == CTRACE_EV_GCStart) v[0] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed);
@@ -509,7 +624,10 @@ static void sweep(bool begin, uint64_t swept, uint64_t reclaimed, void *fp) {
     enter(&w, g);
     uint64_t v[2] = {swept, reclaimed};
     if (begin) v[0] = ctrace__stack_id(t, fp);
-    ctrace__emit(&w, begin ? CTRACE_EV_GCSweepStart : CTRACE_EV_GCSweepDone, begin ? 1 : 2, v, 0);
+    if (begin)
+      ctrace__emit_as(&w, CTRACE_EV_GCSweepStart, CTRACE_EV122_GCSweepBegin, 1, v, 0);
+    else
+      ctrace__emit_as(&w, CTRACE_EV_GCSweepDone, CTRACE_EV122_GCSweepEnd, 2, v, 0);
     t->sweep_p = begin ? w.p : -1;
   }
   ctrace__writer_done(&w);
@@ -524,7 +642,7 @@ void ctrace_gc_sweep_done(uint64_t swept, uint64_t reclaimed) {
 void ctrace__end_sweep(ctrace__w *w) {
   if (w->t->sweep_p < 0 || w->t->sweep_p != w->p) return;
   uint64_t v[2] = {0, 0};
-  ctrace__emit(w, CTRACE_EV_GCSweepDone, 2, v, 0);
+  ctrace__emit_as(w, CTRACE_EV_GCSweepDone, CTRACE_EV122_GCSweepEnd, 2, v, 0);
   w->t->sweep_p = -1;
 }
 
@@ -551,7 +669,7 @@ void ctrace__close_phases(ctrace__w *w) {
     v[0] = (uint64_t)w->t->tid;
     ctrace__emit(&pw, CTRACE_EV_ProcStart, 1, v, 0);
     v[0] = ctrace__new_gid();
-    v[1] = ctrace__pc_stack_id((uintptr_t)ctrace_stop);
+    v[1] = ctrace__pc_stack_id(w->t, (uintptr_t)ctrace_stop);
     ctrace__emit(&pw, CTRACE_EV_GoCreate, 3, v, 0);
     ctrace__emit(&pw, CTRACE_EV_GoStartLocal, 1, v, 0);
     ctrace__emit(&pw, CTRACE_EV_GCSTWDone, 0, v, 0);
@@ -572,18 +690,19 @@ void ctrace_gc_mark_assist_start(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g) return;
   g->ctrace__flags |= CTRACE__GF_ASSIST;
-  simple(CTRACE_EV_GCMarkAssistStart, 0, 0, 0, __builtin_frame_address(0));
+  simple(CTRACE_EV_GCMarkAssistStart, CTRACE_EV122_GCMarkAssistBegin, 0, 0, 0, __builtin_frame_address(0));
 }
 void ctrace_gc_mark_assist_done(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g || !(g->ctrace__flags & CTRACE__GF_ASSIST)) return;
   g->ctrace__flags &= ~CTRACE__GF_ASSIST;
-  simple(CTRACE_EV_GCMarkAssistDone, 0, 0, 0, NULL);
+  simple(CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, 0, 0, NULL);
 }
-void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, 1, live, 0, NULL); }
-void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, 1, goal, 0, NULL); }
+void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, CTRACE_EV122_HeapAlloc, 1, live, 0, NULL); }
+void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, CTRACE_EV122_HeapGoal, 1, goal, 0, NULL); }
 
 void ctrace_timer_goroutine(uint64_t gid) {
+  if (ctrace__genfmt()) return; /* no such event there */
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);

@@ -22,6 +22,7 @@
 
 #include "ctrace/ctrace.h"
 #include "ctrace/format.h"
+#include "ctrace/format_go122.h"
 
 #define ctrace__likely(x) __builtin_expect(!!(x), 1)
 #define ctrace__unlikely(x) __builtin_expect(!!(x), 0)
@@ -41,7 +42,9 @@ typedef struct ctrace__buf {
   struct ctrace__buf *link; /* pool or full queue */
   uint8_t *pos, *end;       /* write cursor; end of the data area */
   uint64_t last_ticks;      /* ticks of the last event, for diffs */
-  int64_t p;                /* P of the open batch */
+  int64_t p;                /* P of the open batch (classic format) */
+  uint64_t gen;             /* generation of the batch (state >> 1) */
+  uint8_t *lenpos;          /* the batch's length field (generation format) */
   size_t size;              /* bytes mapped, header included */
   uint8_t data[];
 } ctrace__buf;
@@ -122,10 +125,15 @@ enum {
 typedef struct ctrace__thread {
   _Atomic uint32_t seq; /* odd while writing an event */
   uint64_t state;       /* global state this thread's trace fields are for */
-  ctrace__buf *buf;     /* this thread's buffer for that state */
+  /* This thread's buffers, by generation parity: a thread writes only
+   * into its generation's, so that the thread that ends a generation
+   * (ctrace__advance) may take the other while this one writes. */
+  ctrace__buf *bufs[2];
   int64_t tp;           /* P this thread has started in the trace, or -1 */
   ctrace_g *tcurg;      /* G running on that P as the trace shows it */
   int64_t sweep_p;      /* P of the sweep the trace shows open, or -1 */
+  ctrace_g *sys_g;      /* G the trace shows in a system call on this thread
+                           without a P (generation format), or NULL */
 
   /* Real state, kept whether or not tracing is on; this thread only. */
   int64_t p;            /* P held, or -1 */
@@ -154,8 +162,12 @@ typedef struct ctrace__config {
   int cpu_hz; /* 0: no CPU samples */
   int unwind; /* CTRACE_UNWIND_* */
   size_t max_pending; /* bytes queued for the reader past which the trace ends */
+  int format;         /* CTRACE_FORMAT_GO111 or _GO122 */
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
+
+/* Whether this trace is in Go's current format (generations; gen.c). */
+CTRACE__INLINE bool ctrace__genfmt(void) { return ctrace__cfg.format == CTRACE_FORMAT_GO122; }
 
 /* Bytes of events a buffer holds. */
 CTRACE__INLINE size_t ctrace__buf_capacity(void) {
@@ -229,6 +241,9 @@ CTRACE__INLINE bool ctrace__on(void) {
 
 /* ---- writing events (events.c) ----------------------------------------- */
 
+/* The thread's buffer for the generation it writes. */
+CTRACE__INLINE ctrace__buf **ctrace__tbuf(ctrace__thread *t) { return &t->bufs[(t->state >> 1) & 1]; }
+
 /* Where an event goes: the thread's buffer for its P, or, for a thread
  * without a P, the shared no-P buffer under its lock. */
 typedef struct ctrace__w {
@@ -246,8 +261,9 @@ void ctrace__sync_p(ctrace__thread *t) CTRACE__HIDDEN;
 
 CTRACE__INLINE ctrace__w ctrace__writer(ctrace__thread *t) {
   if (ctrace__unlikely(t->tp != t->p) && t->mode != CTRACE__MODE_NONE) ctrace__sync_p(t);
-  ctrace__w w = {t, &t->buf, t->tp};
-  if (ctrace__unlikely(t->tp < 0)) {
+  ctrace__w w = {t, ctrace__tbuf(t), t->tp};
+  /* A batch of the generation format is a thread's, P or not. */
+  if (ctrace__unlikely(t->tp < 0) && !ctrace__genfmt()) {
     ctrace__nop_lock();
     w.bp = &ctrace__nop_buf;
     w.p = CTRACE__NO_P;
@@ -256,7 +272,7 @@ CTRACE__INLINE ctrace__w ctrace__writer(ctrace__thread *t) {
 }
 
 CTRACE__INLINE void ctrace__writer_done(ctrace__w *w) {
-  if (ctrace__unlikely(w->p == CTRACE__NO_P)) ctrace__nop_unlock();
+  if (ctrace__unlikely(w->p == CTRACE__NO_P) && w->bp == &ctrace__nop_buf) ctrace__nop_unlock();
 }
 
 /* Writes one event of type ev with n values (arguments, then the stack id
@@ -292,19 +308,48 @@ CTRACE__INLINE uint64_t ctrace__emit(ctrace__w *w, uint8_t ev, int n, const uint
   return now;
 }
 
+/* ctrace__emit for the generation format: a type byte, the tick diff and
+ * the arguments, whose count the event table gives (format_go122.h). */
+CTRACE__INLINE uint64_t ctrace__emit2(ctrace__w *w, uint8_t ev, int n, const uint64_t *v,
+                                      uint64_t min_ticks) {
+  uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
+  if (ctrace__unlikely(p == NULL)) return 0;
+  ctrace__buf *b = *w->bp;
+  uint64_t now = ctrace__ticks();
+  if (now < b->last_ticks) now = b->last_ticks;
+  if (now < min_ticks) now = min_ticks;
+  atomic_store_explicit(&w->t->events, atomic_load_explicit(&w->t->events, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  *p++ = ev;
+  p = ctrace__put_uvarint(p, now - b->last_ticks);
+  b->last_ticks = now;
+  for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
+  b->pos = p;
+  return now;
+}
+
+/* An event whose arguments are the same in both formats: ev, or ev2 in
+ * the generation format. */
+CTRACE__INLINE uint64_t ctrace__emit_as(ctrace__w *w, uint8_t ev, uint8_t ev2, int n, const uint64_t *v,
+                                        uint64_t min_ticks) {
+  if (ctrace__genfmt()) return ctrace__emit2(w, ev2, n, v, min_ticks);
+  return ctrace__emit(w, ev, n, v, min_ticks);
+}
+
 /* ---- strings and stacks (tab.c, stack.c) -------------------------------- */
 
 /* Id of string s in the current trace, writing its EvString through w the
  * first time. 0 for NULL or "". */
 uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
+uint64_t ctrace__string_id_n(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
 /* Id of the calling thread's stack above frame fp (the public function's
  * own frame), 0 if stacks are off. */
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;
 /* Id of the one-frame stack of a G's start function. */
-uint64_t ctrace__pc_stack_id(uintptr_t pc) CTRACE__HIDDEN;
+uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) CTRACE__HIDDEN;
 /* Id of the stack pcs[0..n) (return addresses), cut at the first pc
  * outside code, as a captured stack is. */
-uint64_t ctrace__pcs_stack_id(const uintptr_t *pcs, int n) CTRACE__HIDDEN;
+uint64_t ctrace__pcs_stack_id(ctrace__thread *t, const uintptr_t *pcs, int n) CTRACE__HIDDEN;
 
 /* ---- CPU samples (cpuprof.c) --------------------------------------------- */
 
@@ -325,8 +370,11 @@ long ctrace__prof_drain_ms(void) CTRACE__HIDDEN;
  * reader's lock: the threads lock comes first. */
 void ctrace__prof_drain_all(void) CTRACE__HIDDEN;
 /* At stop: writes every stack (symbolized) and resets both tables. */
-void ctrace__tables_dump(ctrace__buf **bp) CTRACE__HIDDEN;
-void ctrace__tables_reset(void) CTRACE__HIDDEN;
+void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) CTRACE__HIDDEN;
+/* The generation format's: gen's stacks, then its strings, in batches of
+ * their own (EvStacks, EvStrings), then the tables are reset. */
+void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
+void ctrace__tables_reset(uint64_t gen) CTRACE__HIDDEN;
 
 /* Writes EvString [id, len, bytes]. */
 void ctrace__put_string(ctrace__buf **bp, int64_t p, uint64_t id, const char *s, size_t len) CTRACE__HIDDEN;
@@ -406,6 +454,48 @@ void ctrace__events_fork_prepare(void) CTRACE__HIDDEN;
 void ctrace__events_fork_parent(void) CTRACE__HIDDEN;
 void ctrace__events_fork_child(void) CTRACE__HIDDEN;
 void ctrace__tables_fork_child(void) CTRACE__HIDDEN;
+
+/* ---- Go's current format: generations (gen.c) ---------------------------- */
+
+#define CTRACE__GEN_PMAX 4096 /* Ps whose status is kept; numbers wrap above */
+
+/* Go's block and stop reasons (gen.c) */
+enum {
+  CTRACE__R_UNSPECIFIED, CTRACE__R_NET, CTRACE__R_SELECT, CTRACE__R_COND, CTRACE__R_SYNC,
+  CTRACE__R_SEND, CTRACE__R_RECV, CTRACE__R_GC, CTRACE__R_SLEEP, CTRACE__R_PREEMPTED,
+  CTRACE__R_GOSCHED, CTRACE__R_STW_MARK, CTRACE__R_STW_SWEEP, CTRACE__R_COUNT
+};
+
+/* Generation numbers in the file count from 1 at the trace's first
+ * (ctrace__gen0, a state generation). */
+extern uint64_t ctrace__gen_base CTRACE__HIDDEN, ctrace__gen0 CTRACE__HIDDEN;
+CTRACE__INLINE uint64_t ctrace__file_gen(uint64_t gen) { return gen - ctrace__gen_base; }
+
+ctrace__buf *ctrace__buf_get(void) CTRACE__HIDDEN;
+/* Opens a batch of gen for thread m (UINT64_MAX: none) in empty b. */
+void ctrace__open_batch2(ctrace__buf *b, uint64_t gen, uint64_t m, uint64_t now) CTRACE__HIDDEN;
+/* Fills in the length of b's batch (ctrace__queue_full). */
+void ctrace__close_batch2(ctrace__buf *b) CTRACE__HIDDEN;
+/* Room for an event in *bp, a batch of gen of no thread, opening one at
+ * ticks if needed. */
+bool ctrace__reserve2(ctrace__buf **bp, uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
+void ctrace__gen_reset(uint64_t gen0) CTRACE__HIDDEN;
+uint64_t ctrace__reason_id(ctrace__w *w, int reason) CTRACE__HIDDEN;
+/* ProcStart of p through w (ProcStatus first, once per generation). */
+uint64_t ctrace__gen_proc_start(ctrace__w *w, int64_t p) CTRACE__HIDDEN;
+void ctrace__gen_proc_stop(ctrace__w *w) CTRACE__HIDDEN;
+uint64_t ctrace__gen_syscall(ctrace__w *w, uint64_t stack, uint64_t min_ticks, bool blocking) CTRACE__HIDDEN;
+void ctrace__gen_resume(ctrace__thread *t) CTRACE__HIDDEN;
+/* GOMAXPROCS through w, if w's P is above what the trace has shown. */
+void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
+bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;
+void ctrace__gen_seal(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
+/* Statuses of every G shown in this trace but not in w's generation
+ * (sched.c), into w's batch of no thread. */
+void ctrace__statuses(ctrace__w *w, uint64_t ticks) CTRACE__HIDDEN;
+/* Ends the current generation and starts the next (last: ends tracing
+ * too); tracer.c. Under the control lock. */
+void ctrace__advance(bool last) CTRACE__HIDDEN;
 
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }

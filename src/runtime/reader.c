@@ -14,6 +14,13 @@
  * start to follow each goroutine's state. The buffer last returned to the
  * reader goes back to the pool on its next call (so the caller's pointer
  * stays valid until then).
+ *
+ * In the generation format the reader hands out one generation at a time:
+ * full buffers queue by generation parity, and the next generation's go
+ * out once the current one is sealed (every buffer of it queued) and
+ * drained. The reader also ends generations (ctrace__try_advance), every
+ * GEN_NS or GEN_BYTES, whichever comes first, and only once it has
+ * handed out the previous one whole: so at most two are ever held.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,7 +31,11 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
-static ctrace__buf *head, *tail;   /* full buffers */
+static ctrace__buf *head[2], *tail[2]; /* full buffers, by generation parity */
+static uint64_t rgen;              /* generation being handed out (generation format) */
+static uint64_t sealed;            /* last generation wholly queued */
+static uint64_t gen_ns;            /* when the writing generation began */
+static size_t gen_bytes[2];        /* bytes queued for a generation */
 static size_t pending;             /* their bytes */
 static bool capped;                /* pending passed max_pending this trace */
 static ctrace__buf *reading;       /* returned by the last read */
@@ -34,15 +45,26 @@ static bool reader_active;
 static uint64_t frequency;
 static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 
+/* Go 1.22's own period; the size bounds what a generation holds in its
+ * tables and, for a reader that keeps up, in the queue. */
+#define GEN_NS 1000000000ull
+#define GEN_BYTES (16u << 20)
+
 void ctrace__queue_full(ctrace__buf *b) {
   b->link = NULL;
+  int q = 0;
+  if (ctrace__genfmt()) {
+    ctrace__close_batch2(b);
+    q = b->gen & 1;
+  }
   pthread_mutex_lock(&mu);
-  if (tail)
-    tail->link = b;
+  if (tail[q])
+    tail[q]->link = b;
   else
-    head = b;
-  tail = b;
+    head[q] = b;
+  tail[q] = b;
   pending += b->size;
+  gen_bytes[q] += b->size;
   bool cap_now = !capped && pending > ctrace__cfg.max_pending;
   if (cap_now) capped = true;
   pthread_cond_signal(&cv);
@@ -50,12 +72,33 @@ void ctrace__queue_full(ctrace__buf *b) {
   if (cap_now) ctrace__trace_capped();
 }
 
-void ctrace__reader_open(void) {
+void ctrace__reader_open(uint64_t gen) {
   pthread_mutex_lock(&mu);
+  rgen = gen;
+  sealed = gen - 1;
+  gen_ns = ctrace__mono_ns();
+  gen_bytes[0] = gen_bytes[1] = 0;
   open_ = true;
   header_due = true;
   closing = footer_done = drained = capped = false;
   pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_seal(uint64_t gen) {
+  pthread_mutex_lock(&mu);
+  sealed = gen;
+  gen_ns = ctrace__mono_ns();
+  gen_bytes[(gen + 1) & 1] = 0;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+/* Whether the writing generation is due to end: it is the one being
+ * handed out (the one before is out whole), and old or big enough. */
+static bool advance_due(void) {
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
+  return !closing && s & 1 && s >> 1 == rgen && sealed + 1 == rgen &&
+         (ctrace__mono_ns() - gen_ns >= GEN_NS || gen_bytes[rgen & 1] >= GEN_BYTES);
 }
 
 void ctrace__reader_close_and_wait(uint64_t freq) {
@@ -74,7 +117,7 @@ void ctrace__reader_fork_child(void) {
   pthread_mutex_init(&mu, NULL);
   pthread_cond_init(&cv, NULL);
   pthread_cond_init(&done_cv, NULL);
-  head = tail = reading = NULL;
+  head[0] = head[1] = tail[0] = tail[1] = reading = NULL;
   pending = 0;
   open_ = header_due = closing = footer_done = drained = reader_active = capped = false;
 }
@@ -95,15 +138,20 @@ const void *ctrace_read(size_t *len) {
   while (open_ && !drained) {
     if (header_due) {
       header_due = false;
-      /* 1.19 only adds CPU samples: the oldest header that reads the trace. */
-      out = ctrace__cfg.cpu_hz ? "go 1.19 trace\0\0\0" : CTRACE_HEADER;
+      /* 1.19 only adds CPU samples: the oldest header that reads the trace.
+       * Of the current format, 1.22's is read by Go 1.22 and every Go
+       * since; 1.23's only from 1.23 on. */
+      out = ctrace__genfmt()     ? "go 1.22 trace\0\0\0"
+            : ctrace__cfg.cpu_hz ? "go 1.19 trace\0\0\0"
+                                 : CTRACE_HEADER;
       *len = CTRACE_HEADER_LEN;
       break;
     }
-    if (head) {
-      ctrace__buf *b = head;
-      head = b->link;
-      if (!head) tail = NULL;
+    int q = ctrace__genfmt() ? rgen & 1 : 0;
+    if (head[q]) {
+      ctrace__buf *b = head[q];
+      head[q] = b->link;
+      if (!head[q]) tail[q] = NULL;
       pending -= b->size;
       size_t n = (size_t)(b->pos - b->data);
       if (n == 0) { /* nothing was written into it */
@@ -114,6 +162,29 @@ const void *ctrace_read(size_t *len) {
       out = b->data;
       *len = n;
       break;
+    }
+    if (ctrace__genfmt()) {
+      if (sealed >= rgen) {
+        rgen++; /* the next generation's turn */
+        continue;
+      }
+      if (closing) { /* set once the last generation is sealed */
+        drained = true;
+        pthread_cond_broadcast(&done_cv);
+        break;
+      }
+      if (advance_due()) {
+        pthread_mutex_unlock(&mu);
+        bool done = ctrace__try_advance();
+        pthread_mutex_lock(&mu);
+        if (done) continue;
+      }
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 100 * 1000000L; /* a tenth of GEN_NS: the cut's precision */
+      if (until.tv_nsec >= 1000000000L) until.tv_nsec -= 1000000000L, until.tv_sec++;
+      pthread_cond_timedwait(&cv, &mu, &until);
+      continue;
     }
     if (closing && !footer_done) {
       footer_done = true;

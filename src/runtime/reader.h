@@ -7,7 +7,13 @@
 /* Returns an empty buffer to the pool. */
 void ctrace__buf_put(ctrace__buf *b) CTRACE__HIDDEN;
 /* A new trace begins: the header is due first. */
-void ctrace__reader_open(void) CTRACE__HIDDEN;
+void ctrace__reader_open(uint64_t gen) CTRACE__HIDDEN;
+/* Generation format: every buffer of gen is queued; the reader may hand
+ * out the next generation's once gen's are out. */
+void ctrace__reader_seal(uint64_t gen) CTRACE__HIDDEN;
+/* Ends the current generation if no start or stop is under way (the
+ * reader's, between reads). */
+bool ctrace__try_advance(void) CTRACE__HIDDEN;
 /* Everything is queued: after the queue, the reader gets the frequency
  * footer and then the end. Blocks until the reader has returned the end. */
 void ctrace__reader_close_and_wait(uint64_t freq) CTRACE__HIDDEN;

@@ -94,14 +94,85 @@ static bool announced(ctrace__w *w, ctrace_g *g) {
   return __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE) == ctrace__gen(w->t);
 }
 
+static const uint8_t gstatus2[] = {
+    [CTRACE__G_RUNNABLE] = CTRACE_GS_RUNNABLE, [CTRACE__G_RUNNING] = CTRACE_GS_RUNNING,
+    [CTRACE__G_WAITING] = CTRACE_GS_WAITING, [CTRACE__G_SYSCALL] = CTRACE_GS_SYSCALL};
+
+/* GoStatus of g as tstatus says; a G in a system call names its thread
+ * (kept in lastp, which this format does not use otherwise). */
+static void go_status(ctrace__w *w, ctrace_g *g) {
+  uint32_t st = g->ctrace__tstatus;
+  uint64_t m = st == CTRACE__G_RUNNING ? (uint64_t)w->t->tid
+               : st == CTRACE__G_SYSCALL ? (uint64_t)g->ctrace__lastp : UINT64_MAX;
+  uint64_t v[3] = {g->id, m, gstatus2[st]};
+  ctrace__emit2(w, CTRACE_EV122_GoStatus, 3, v, 0);
+}
+
+/* announce for the generation format, once per generation and G. A G the
+ * trace has shown before is stated as the trace showed it last; Go's
+ * reader takes a G first seen through its status only in a trace's first
+ * generation, so one new to the trace after that is created (GoCreate,
+ * runnable; GoCreateSyscall for one in a system call, by its thread).
+ * Only its own thread can say a G runs: another leaves it unannounced. */
+static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creator_stack) {
+  uint64_t gen = ctrace__gen(w->t);
+  bool shown = g->ctrace__gen >= ctrace__gen0;
+  uint32_t st = shown ? g->ctrace__tstatus : status;
+  if (st == CTRACE__G_DEAD) st = CTRACE__G_RUNNABLE;
+  bool own = w->t->tcurg == g || w->t->sys_g == g;
+  if (st == CTRACE__G_RUNNING && !own) {
+    if (shown) return;
+    st = CTRACE__G_RUNNABLE;
+  }
+  g->ctrace__seq = 0;
+  g->ctrace__tstatus = st;
+  if (shown || (gen == ctrace__gen0 && !creator_stack)) {
+    if (st == CTRACE__G_SYSCALL && !shown) {
+      g->ctrace__lastp = w->t->tid;
+      w->t->sys_g = g;
+    }
+    go_status(w, g);
+  } else if (st == CTRACE__G_SYSCALL) {
+    g->ctrace__lastp = w->t->tid;
+    w->t->sys_g = g;
+    uint64_t v[1] = {g->id};
+    ctrace__emit2(w, CTRACE_EV122_GoCreateSyscall, 1, v, 0);
+  } else {
+    uint64_t v[3] = {g->id, ctrace__pc_stack_id(w->t, g->ctrace__start_pc), creator_stack};
+    g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoCreate, 3, v, 0);
+    g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+  }
+  __atomic_store_n(&g->ctrace__gen, gen, __ATOMIC_RELEASE);
+}
+
+void ctrace__statuses(ctrace__w *w, uint64_t ticks) {
+  uint64_t gen = ctrace__gen(w->t);
+  pthread_mutex_lock(&gs_mu);
+  for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
+    g_lock(g);
+    uint64_t last = __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE);
+    /* Stated in gen already, or since, by a thread of the next one. */
+    if (last >= ctrace__gen0 && last < gen && g->ctrace__tstatus != CTRACE__G_DEAD &&
+        ctrace__reserve2(w->bp, gen, ticks))
+      go_status(w, g);
+    g_unlock(g);
+  }
+  pthread_mutex_unlock(&gs_mu);
+}
+
 /* Shows g in this trace as it stands (status), once. creator_stack is the
  * stack of the GoCreate: the creator's for a new G, 0 for one announced. */
 static void announce(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creator_stack) {
   g_lock(g);
+  if (ctrace__genfmt()) {
+    if (!announced(w, g)) announce2(w, g, status, creator_stack);
+    g_unlock(g);
+    return;
+  }
   if (!announced(w, g)) {
     g->ctrace__seq = 0;
     g->ctrace__lastp = w->p;
-    uint64_t v[3] = {g->id, ctrace__pc_stack_id(g->ctrace__start_pc), creator_stack};
+    uint64_t v[3] = {g->id, ctrace__pc_stack_id(w->t, g->ctrace__start_pc), creator_stack};
     uint64_t ticks = ctrace__emit(w, CTRACE_EV_GoCreate, 3, v, 0);
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
     if (status == CTRACE__G_WAITING || status == CTRACE__G_SYSCALL) {
@@ -156,6 +227,11 @@ void ctrace__announce_all(void) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
+  /* Go's reader needs a G on GOMAXPROCS: this thread's own, if it has one. */
+  if (ctrace__genfmt() && t->curg && t->p >= 0) {
+    ctrace__ensure_running(&w, t->curg, 0);
+    ctrace__gen_procs(&w);
+  }
   pthread_mutex_lock(&gs_mu);
   for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
     /* A G in a system call is left to its own thread (see
@@ -177,8 +253,12 @@ void ctrace__g_create_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
 void ctrace__free_p(ctrace__w *w, ctrace_g *g) {
   ctrace_g *cur = w->t->tcurg;
   if (!cur || cur == g) return;
-  uint64_t v[1] = {0};
-  cur->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoPreempt, 1, v, cur->ctrace__ticks);
+  uint64_t v[2] = {0, 0};
+  if (ctrace__genfmt()) {
+    v[0] = ctrace__reason_id(w, CTRACE__R_PREEMPTED);
+    cur->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoStop, 2, v, cur->ctrace__ticks);
+  } else
+    cur->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoPreempt, 1, v, cur->ctrace__ticks);
   cur->ctrace__tstatus = CTRACE__G_RUNNABLE;
   cur->ctrace__lastp = w->p;
   w->t->tcurg = NULL;
@@ -190,7 +270,11 @@ static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
   ctrace__free_p(w, g);
   g->ctrace__seq++;
   uint64_t t;
-  if (label) {
+  if (ctrace__genfmt()) {
+    uint64_t v[2] = {g->id, g->ctrace__seq};
+    t = ctrace__emit2(w, CTRACE_EV122_GoStart, 2, v, g->ctrace__ticks);
+    if (label) ctrace__emit2(w, CTRACE_EV122_GoLabel, 1, &label, 0);
+  } else if (label) {
     uint64_t v[3] = {g->id, g->ctrace__seq, label};
     g->ctrace__lastp = w->p;
     t = ctrace__emit(w, CTRACE_EV_GoStartLabel, 3, v, g->ctrace__ticks);
@@ -205,12 +289,16 @@ static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
   g->ctrace__ticks = t;
   g->ctrace__tstatus = CTRACE__G_RUNNING;
   w->t->tcurg = g;
+  if (ctrace__genfmt()) ctrace__gen_procs(w);
 }
 
 void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
   g->ctrace__seq++;
   uint64_t t;
-  if (g->ctrace__lastp == w->p) {
+  if (ctrace__genfmt()) {
+    uint64_t v[3] = {g->id, g->ctrace__seq, stack};
+    t = ctrace__emit2(w, CTRACE_EV122_GoUnblock, 3, v, g->ctrace__ticks);
+  } else if (g->ctrace__lastp == w->p) {
     uint64_t v[2] = {g->id, stack};
     t = ctrace__emit(w, CTRACE_EV_GoUnblockLocal, 2, v, g->ctrace__ticks);
   } else {
@@ -226,6 +314,15 @@ void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
  * Go 1.19's reader does not take the G of a GoSysExitLocal from its
  * argument, and so rejects it after a GoSysBlock. */
 void ctrace__sysexit_event(ctrace__w *w, ctrace_g *g) {
+  if (ctrace__genfmt()) {
+    /* Only the G's own thread can end its call in this format. */
+    if (w->t->sys_g != g) return;
+    uint64_t v[1];
+    g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoSyscallEndBlocked, 0, v, g->ctrace__ticks);
+    g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+    w->t->sys_g = NULL;
+    return;
+  }
   g->ctrace__seq++;
   g->ctrace__lastp = w->p;
   /* Real exit time 0: the event's own time stands. */
@@ -262,6 +359,8 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
   switch (g->ctrace__tstatus) {
   case CTRACE__G_RUNNING:
     if (w->t->tcurg == g) return;
+    /* Another thread's, in the trace: this format cannot move it. */
+    if (ctrace__genfmt()) return;
     /* Shown running on another P: only a runtime that moved a G without
      * stopping it gets here. Stop it there in the trace's eyes. */
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
@@ -275,6 +374,7 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
   case CTRACE__G_SYSCALL:
     ctrace__free_p(w, g);
     ctrace__sysexit_event(w, g);
+    if (g->ctrace__tstatus == CTRACE__G_SYSCALL) return; /* another thread's */
     break;
   case CTRACE__G_DEAD:
     /* Go's reader takes GoStop (and GoEnd) as the end of a G and never
@@ -296,10 +396,21 @@ void ctrace__ensure_running(ctrace__w *w, ctrace_g *g, uint64_t label) {
  * off, and the next trace announces it afresh anyway. */
 void ctrace__close_thread(ctrace__thread *t, bool stopping) {
   if (t->tp < 0) return;
-  ctrace__w w = {t, &t->buf, t->tp};
-  uint64_t v[1] = {0};
+  ctrace__w w = {t, ctrace__tbuf(t), t->tp};
+  uint64_t v[2] = {0, 0};
   ctrace__end_sweep(&w);
   ctrace_g *g = t->tcurg;
+  if (ctrace__genfmt()) {
+    if (g) {
+      v[0] = ctrace__reason_id(&w, CTRACE__R_GOSCHED);
+      g->ctrace__ticks = ctrace__emit2(&w, CTRACE_EV122_GoStop, 2, v, g->ctrace__ticks);
+      g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+      t->tcurg = NULL;
+    }
+    ctrace__gen_proc_stop(&w);
+    t->tp = -1;
+    return;
+  }
   if (g) {
     if (stopping) ctrace__end_stw(&w);
     uint64_t ticks = ctrace__emit(&w, CTRACE_EV_GoSched, 1, v, stopping ? 0 : g->ctrace__ticks);

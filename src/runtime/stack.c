@@ -22,8 +22,13 @@
 #include "tab.h"
 #include "unwind/unwind.h"
 
-static ctrace__tab stacks = CTRACE__TAB_INIT;
-static ctrace__tab strings = CTRACE__TAB_INIT;
+/* By generation parity: a generation's tables are dumped and reset while
+ * threads of the next write into the others (the generation format; a
+ * classic trace is one generation). */
+static ctrace__tab stack_tabs[2] = {CTRACE__TAB_INIT, CTRACE__TAB_INIT};
+static ctrace__tab string_tabs[2] = {CTRACE__TAB_INIT, CTRACE__TAB_INIT};
+#define STACKS(t) (&stack_tabs[((t)->state >> 1) & 1])
+#define STRINGS(t) (&string_tabs[((t)->state >> 1) & 1])
 
 /* Longest string the trace holds: Go's reader refuses more than 1e6
  * bytes, and a string must fit a buffer with its header. */
@@ -42,22 +47,29 @@ void ctrace__put_string(ctrace__buf **bp, int64_t p, uint64_t id, const char *s,
   (*bp)->pos = q + len;
 }
 
-uint64_t ctrace__string_id(ctrace__w *w, const char *s) {
-  if (!s || !*s) return 0;
-  size_t len = strlen(s), max = max_string();
+uint64_t ctrace__string_id_n(ctrace__w *w, const char *s, size_t len) {
+  if (!len) return 0;
+  /* Go's current format takes strings up to 1 KiB. */
+  size_t max = ctrace__genfmt() ? CTRACE_GO122_MAX_STRING : max_string();
   if (len > max) {
     len = max;
     atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
   }
+  ctrace__tab *tab = STRINGS(w->t);
   uint64_t h = ctrace__hash(s, len);
-  uint64_t id = ctrace__tab_find(&strings, s, len, h);
+  uint64_t id = ctrace__tab_find(tab, s, len, h);
   if (id) return id;
   bool fresh;
-  id = ctrace__tab_put(&strings, s, len, h, &fresh);
+  id = ctrace__tab_put(tab, s, len, h, &fresh);
   /* The thread that inserted writes the entry; Go's reader gathers strings
-   * from the whole file before it resolves any. */
-  if (fresh) ctrace__put_string(w->bp, w->p, id, s, len);
+   * from the whole file before it resolves any. The generation format's
+   * go into the generation's string section instead (tables_dump2). */
+  if (fresh && !ctrace__genfmt()) ctrace__put_string(w->bp, w->p, id, s, len);
   return id;
+}
+
+uint64_t ctrace__string_id(ctrace__w *w, const char *s) {
+  return s ? ctrace__string_id_n(w, s, strlen(s)) : 0;
 }
 
 /* The stack table's hash, folded into the walk so that its multiplies
@@ -131,12 +143,12 @@ static int code_prefix(const uintptr_t *pcs, int n) {
   return i;
 }
 
-static uint64_t stack_put(const uintptr_t *pcs, int n, uint64_t h) {
+static uint64_t stack_put(ctrace__tab *tab, const uintptr_t *pcs, int n, uint64_t h) {
   size_t len = (size_t)n * sizeof pcs[0];
-  uint64_t id = ctrace__tab_find(&stacks, pcs, len, h);
+  uint64_t id = ctrace__tab_find(tab, pcs, len, h);
   if (id) return id;
   bool fresh;
-  return ctrace__tab_put(&stacks, pcs, len, h, &fresh);
+  return ctrace__tab_put(tab, pcs, len, h, &fresh);
 }
 
 /* Unwind tables (src/unwind/) for code without frame pointers: out of
@@ -155,7 +167,7 @@ static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   uint64_t h;
   int n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
-  uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
+  uint64_t id = ctrace__tab_find(STACKS(t), pcs, (size_t)n * sizeof pcs[0], h);
   if (id) return id;
   /* New stack: if an object was unloaded since the registry was read,
    * its rules may have been used for whatever is mapped there now. */
@@ -168,7 +180,7 @@ static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
     n = good;
     h = hash_pcs(pcs, n);
   }
-  return stack_put(pcs, n, h);
+  return stack_put(STACKS(t), pcs, n, h);
 }
 
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
@@ -177,7 +189,7 @@ uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   uint64_t h;
   int n = capture(t, fp, pcs, ctrace__cfg.depth, &h);
-  uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
+  uint64_t id = ctrace__tab_find(STACKS(t), pcs, (size_t)n * sizeof pcs[0], h);
   if (id) return id;
   int good = code_prefix(pcs, n);
   if (good < n) {
@@ -185,45 +197,52 @@ uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
     n = good;
     h = hash_pcs(pcs, n);
   }
-  return stack_put(pcs, n, h);
+  return stack_put(STACKS(t), pcs, n, h);
 }
 
-uint64_t ctrace__pcs_stack_id(const uintptr_t *pcs, int n) {
+uint64_t ctrace__pcs_stack_id(ctrace__thread *t, const uintptr_t *pcs, int n) {
   uint64_t h = hash_pcs(pcs, n);
-  uint64_t id = ctrace__tab_find(&stacks, pcs, (size_t)n * sizeof pcs[0], h);
+  uint64_t id = ctrace__tab_find(STACKS(t), pcs, (size_t)n * sizeof pcs[0], h);
   if (id) return id;
   int good = code_prefix(pcs, n);
   if (good == 0) return 0;
-  return stack_put(pcs, good, good < n ? hash_pcs(pcs, good) : h);
+  return stack_put(STACKS(t), pcs, good, good < n ? hash_pcs(pcs, good) : h);
 }
 
-uint64_t ctrace__pc_stack_id(uintptr_t pc) {
+uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) {
   /* +1: frames hold return addresses, and the symbolizer looks at pc-1. */
   uintptr_t pcs[1] = {pc + 1};
-  return stack_put(pcs, 1, hash_pcs(pcs, 1));
+  return stack_put(STACKS(t), pcs, 1, hash_pcs(pcs, 1));
 }
 
-void ctrace__tables_dump(ctrace__buf **bp) {
-  ctrace__w w = {NULL, bp, CTRACE__NO_P};
-  for (ctrace__entry *e = stacks.all; e; e = e->all) {
-    size_t n = e->len / sizeof(uintptr_t);
-    uint64_t v[4 * CTRACE_MAX_STACK_DEPTH];
-    for (size_t i = 0; i < n; i++) {
-      uintptr_t pc;
-      memcpy(&pc, e->key + i * sizeof pc, sizeof pc);
-      ctrace__frame fr;
-      ctrace__symbolize(pc, &fr);
-      v[4 * i] = pc;
-      v[4 * i + 1] = ctrace__string_id(&w, fr.func);
-      v[4 * i + 2] = ctrace__string_id(&w, fr.file);
-      v[4 * i + 3] = fr.line;
-    }
-    /* [id, n, {pc, func, file, line}...], length first */
-    uint8_t body[2 * CTRACE_MAX_VARINT + 4 * CTRACE_MAX_STACK_DEPTH * CTRACE_MAX_VARINT];
-    uint8_t *q = ctrace__put_uvarint(body, e->id);
-    q = ctrace__put_uvarint(q, n);
-    for (size_t i = 0; i < 4 * n; i++) q = ctrace__put_uvarint(q, v[i]);
-    size_t len = (size_t)(q - body);
+/* An entry of the stack table, [id, n, {pc, func, file, line}...], into
+ * body; the frames' strings go into w's generation's table. Returns the
+ * entry's length. */
+static size_t stack_entry(ctrace__w *w, const ctrace__entry *e, uint8_t *body) {
+  size_t n = e->len / sizeof(uintptr_t);
+  uint8_t *q = ctrace__put_uvarint(body, e->id);
+  q = ctrace__put_uvarint(q, n);
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t pc;
+    memcpy(&pc, e->key + i * sizeof pc, sizeof pc);
+    ctrace__frame fr;
+    ctrace__symbolize(pc, &fr);
+    q = ctrace__put_uvarint(q, pc);
+    q = ctrace__put_uvarint(q, ctrace__string_id(w, fr.func));
+    q = ctrace__put_uvarint(q, ctrace__string_id(w, fr.file));
+    q = ctrace__put_uvarint(q, fr.line);
+  }
+  return (size_t)(q - body);
+}
+
+#define STACK_ENTRY_MAX (2 * CTRACE_MAX_VARINT + 4 * CTRACE_MAX_STACK_DEPTH * CTRACE_MAX_VARINT)
+
+void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) {
+  ctrace__thread tables = {.state = gen << 1};
+  ctrace__w w = {&tables, bp, CTRACE__NO_P};
+  for (ctrace__entry *e = STACKS(&tables)->all; e; e = e->all) {
+    uint8_t body[STACK_ENTRY_MAX];
+    size_t len = stack_entry(&w, e, body);
     uint8_t *out = ctrace__reserve(bp, CTRACE__NO_P, 1 + CTRACE_MAX_VARINT + len);
     if (!out) continue;
     *out++ = CTRACE_EV_Stack | 3 << CTRACE_ARG_COUNT_SHIFT;
@@ -241,14 +260,62 @@ void ctrace__tables_dump(ctrace__buf **bp) {
 
 /* Fork child: the tables hold the parent's trace; an insert may have been
  * under way. */
-void ctrace__tables_fork_child(void) {
-  pthread_mutex_init(&stacks.mu, NULL);
-  pthread_mutex_init(&strings.mu, NULL);
-  ctrace__unwind_fork_child();
-  ctrace__tables_reset();
+/* A section of gen's tables: batches of no thread, each starting with
+ * the section's byte (EvStacks, EvStrings), none past 64 KiB. */
+static uint8_t *section(ctrace__buf **bp, uint64_t gen, uint64_t ticks, uint8_t kind, size_t n) {
+  ctrace__buf *b = *bp;
+  if (b && (size_t)(b->end - b->pos) >= n) return b->pos;
+  if (b) ctrace__queue_full(b);
+  *bp = b = ctrace__buf_get();
+  if (!b || (size_t)(b->end - b->pos) < n + 64) {
+    atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+    return NULL;
+  }
+  ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
+  *b->pos++ = kind;
+  return b->pos;
 }
 
-void ctrace__tables_reset(void) {
-  ctrace__tab_reset(&stacks);
-  ctrace__tab_reset(&strings);
+void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
+  ctrace__thread tables = {.state = gen << 1};
+  ctrace__buf *b = NULL;
+  ctrace__w w = {&tables, &b, CTRACE__NO_P};
+  for (ctrace__entry *e = STACKS(&tables)->all; e; e = e->all) {
+    uint8_t body[STACK_ENTRY_MAX];
+    size_t len = stack_entry(&w, e, body);
+    uint8_t *q = section(&b, gen, ticks, CTRACE_EV122_Stacks, 1 + len);
+    if (!q) break;
+    *q++ = CTRACE_EV122_Stack;
+    memcpy(q, body, len);
+    b->pos = q + len;
+  }
+  if (b) ctrace__queue_full(b);
+  b = NULL;
+  for (ctrace__entry *e = STRINGS(&tables)->all; e; e = e->all) {
+    uint8_t *q = section(&b, gen, ticks, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + e->len);
+    if (!q) break;
+    *q++ = CTRACE_EV122_String;
+    q = ctrace__put_uvarint(q, e->id);
+    q = ctrace__put_uvarint(q, e->len);
+    memcpy(q, e->key, e->len);
+    b->pos = q + e->len;
+  }
+  if (b) ctrace__queue_full(b);
+  ctrace__tables_reset(gen);
+  ctrace__symbolize_close(); /* as at a stop: see tables_dump */
+}
+
+void ctrace__tables_fork_child(void) {
+  for (int i = 0; i < 2; i++) {
+    pthread_mutex_init(&stack_tabs[i].mu, NULL);
+    pthread_mutex_init(&string_tabs[i].mu, NULL);
+  }
+  ctrace__unwind_fork_child();
+  ctrace__tables_reset(0);
+  ctrace__tables_reset(1);
+}
+
+void ctrace__tables_reset(uint64_t gen) {
+  ctrace__tab_reset(&stack_tabs[gen & 1]);
+  ctrace__tab_reset(&string_tabs[gen & 1]);
 }

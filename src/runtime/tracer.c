@@ -27,7 +27,7 @@ __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t ctrace__state = 2;
 bool ctrace__light_fence;
 ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0,
-                              CTRACE_UNWIND_AUTO, 256u << 20};
+                              CTRACE_UNWIND_AUTO, 256u << 20, CTRACE_FORMAT_GO111};
 ctrace__counters ctrace__stats;
 
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -124,10 +124,18 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
     s = ctrace__enter_seq(t, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1);
     if (!(s & 1)) return false;
   }
-  /* The buffer of the previous trace, if any, was taken by its stop. */
+  uint64_t old = t->state;
   t->state = s;
-  t->buf = NULL;
+  if (ctrace__genfmt() && old & 1 && old >> 1 >= ctrace__gen0) {
+    /* A new generation of the same trace: the thread goes on holding
+     * what it held, and says so first. */
+    ctrace__gen_resume(t);
+    return true;
+  }
+  /* The buffers of the previous trace, if any, were taken by its stop. */
+  t->bufs[0] = t->bufs[1] = NULL;
   t->tcurg = NULL;
+  t->sys_g = NULL;
   t->sweep_p = -1;
   t->tp = -1; /* the P, if any, opens at the first write (sync_p) */
   return true;
@@ -158,14 +166,14 @@ static void thread_exit(void *arg) {
   pthread_mutex_lock(&threads_mu);
   t->exiting = true;
   t->state = 0; /* never equal to an enabled state: begin goes slow */
-  /* The buffer is ours unless stop took it (it clears t->buf under this
-   * lock): hand it over, closed as stop would have closed it if tracing
-   * went off after our last write. */
-  if (t->buf) {
-    ctrace__close_thread(t, true);
-    ctrace__queue_full(t->buf);
+  /* The buffers are ours unless stop (or the end of a generation) took
+   * them (it clears them under this lock): hand them over, closed as stop
+   * would have closed them if tracing went off after our last write. */
+  if (*ctrace__tbuf(t) && !ctrace__genfmt()) ctrace__close_thread(t, true);
+  for (int i = 0; i < 2; i++) {
+    if (t->bufs[i]) ctrace__queue_full(t->bufs[i]);
+    t->bufs[i] = NULL;
   }
-  t->buf = NULL;
   if (t->prof) {
     ctrace__prof_drain(t);
     ctrace__prof_free(t);
@@ -196,6 +204,19 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
     o.max_pending = (mb ? strtoull(mb, NULL, 10) : 256) << 20;
   }
   if (o.max_pending < (1u << 20)) return CTRACE_EINVAL;
+  if (!o.format) {
+    const char *f = getenv("CTRACE_FORMAT");
+    o.format = !f || !*f || !strcmp(f, "go1.11") ? CTRACE_FORMAT_GO111
+               : !strcmp(f, "go1.22")            ? CTRACE_FORMAT_GO122
+                                                 : -1;
+  }
+  if (o.format != CTRACE_FORMAT_GO111 && o.format != CTRACE_FORMAT_GO122) return CTRACE_EINVAL;
+  /* A batch of Go's current format is at most 64 KiB; its CPU samples
+   * are not written yet. */
+  if (o.format == CTRACE_FORMAT_GO122 &&
+      (o.buffer_size > CTRACE_DEFAULT_BUFFER_SIZE || o.cpu_hz ||
+       (!o.cpu_hz && getenv("CTRACE_CPU_HZ") && atoi(getenv("CTRACE_CPU_HZ")))))
+    return CTRACE_EINVAL;
   pthread_once(&once, init_once);
   pthread_mutex_lock(&ctl_mu);
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
@@ -219,16 +240,21 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   ctrace__cfg.cpu_hz = o.cpu_hz;
   ctrace__cfg.unwind = o.unwind;
   ctrace__cfg.max_pending = o.max_pending;
+  ctrace__cfg.format = o.format;
+  uint64_t gen = (s >> 1) + 1;
   /* The loader's list now, not in the first event that needs it. */
   if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset(ctrace__procs());
-  ctrace__reader_open();
+  ctrace__reader_open(gen);
   trace_writer = writer;
   ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
-  ctrace__first_events(ctrace__procs(), ticks_start);
-  atomic_store_explicit(&ctrace__state, ((s >> 1) + 1) << 1 | 1, memory_order_seq_cst);
+  if (ctrace__genfmt())
+    ctrace__gen_reset(gen);
+  else
+    ctrace__first_events(ctrace__procs(), ticks_start);
+  atomic_store_explicit(&ctrace__state, gen << 1 | 1, memory_order_seq_cst);
   ctrace__announce_all();
   if (ctrace__cfg.cpu_hz) {
     pthread_mutex_lock(&threads_mu);
@@ -280,6 +306,54 @@ void ctrace__trace_capped(void) {
   }
 }
 
+/* Publishes state word ns and waits until no thread writes under the
+ * word before it, s; returns with threads_mu held. */
+static void quiesce(uint64_t ns) {
+  atomic_store_explicit(&ctrace__state, ns, memory_order_seq_cst);
+  heavy_barrier();
+  pthread_mutex_lock(&threads_mu);
+  for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
+}
+
+/* The generation format's end of generation s >> 1, with next state
+ * ns: as at a stop, no thread writes into it once quiesce returns, and
+ * its buffers are taken; then the statuses no thread gave, the tables
+ * and the frequency go in, and the generation is handed to the reader
+ * whole. Threads go on in the next generation meanwhile. */
+static void end_generation(uint64_t s, uint64_t ns) {
+  uint64_t gen = s >> 1;
+  quiesce(ns);
+  for (ctrace__thread *t = threads; t; t = t->next) {
+    if (t->bufs[gen & 1]) ctrace__queue_full(t->bufs[gen & 1]);
+    t->bufs[gen & 1] = NULL;
+  }
+  pthread_mutex_unlock(&threads_mu);
+  uint64_t ticks = ctrace__ticks();
+  ctrace__gen_seal(gen, ticks);
+  ctrace__tables_dump2(gen, ticks);
+  ctrace__buf *b = ctrace__buf_get();
+  if (b) {
+    ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
+    *b->pos++ = CTRACE_EV122_Frequency;
+    b->pos = ctrace__put_uvarint(b->pos, frequency());
+    ctrace__queue_full(b);
+  }
+  ctrace__reader_seal(gen);
+}
+
+void ctrace__advance(bool last) {
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
+  if (!(s & 1) || !ctrace__genfmt()) return;
+  end_generation(s, last ? s & ~(uint64_t)1 : ((s >> 1) + 1) << 1 | 1);
+}
+
+bool ctrace__try_advance(void) {
+  if (pthread_mutex_trylock(&ctl_mu)) return false;
+  ctrace__advance(false);
+  pthread_mutex_unlock(&ctl_mu);
+  return true;
+}
+
 /* 0, CTRACE_ECAPPED for a trace that ended early, or CTRACE_ENOTRACE. */
 static int stop_locked(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
@@ -289,11 +363,13 @@ static int stop_locked(void) {
     if (!s) return CTRACE_ENOTRACE;
     rc = CTRACE_ECAPPED;
   }
-  atomic_store_explicit(&ctrace__state, s & ~(uint64_t)1, memory_order_seq_cst);
-  heavy_barrier();
-
-  pthread_mutex_lock(&threads_mu);
-  for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
+  if (ctrace__genfmt()) {
+    /* Nothing to close: the trace ends with its last generation. */
+    end_generation(s | 1, s & ~(uint64_t)1);
+    ctrace__reader_close_and_wait(0);
+    return rc;
+  }
+  quiesce(s & ~(uint64_t)1);
   /* The last samples go in before the no-P buffer is flushed below. */
   for (ctrace__thread *t = threads; t; t = t->next) {
     ctrace__prof_disarm(t);
@@ -304,8 +380,9 @@ static int stop_locked(void) {
   for (ctrace__thread *t = threads; t; t = t->next) {
     if (t->state != s) continue;
     ctrace__close_thread(t, true);
-    if (t->buf) ctrace__queue_full(t->buf);
-    t->buf = NULL;
+    ctrace__buf **bp = ctrace__tbuf(t);
+    if (*bp) ctrace__queue_full(*bp);
+    *bp = NULL;
   }
   pthread_mutex_unlock(&threads_mu);
 
@@ -321,9 +398,9 @@ static int stop_locked(void) {
   pthread_mutex_unlock(&nop_mu);
 
   ctrace__buf *dump = NULL;
-  ctrace__tables_dump(&dump);
+  ctrace__tables_dump(&dump, s >> 1);
   if (dump) ctrace__queue_full(dump);
-  ctrace__tables_reset();
+  ctrace__tables_reset(s >> 1);
   ctrace__reader_close_and_wait(frequency());
   return rc;
 }
@@ -366,9 +443,10 @@ void ctrace__tracer_fork_child(void) {
     t->tid = (pid_t)syscall(SYS_gettid);
     threads = t;
   }
-  t->buf = NULL;
+  t->bufs[0] = t->bufs[1] = NULL;
   t->tp = -1;
   t->tcurg = NULL;
+  t->sys_g = NULL;
   /* Timers are not inherited by a child; its samples are the parent's. */
   if (t->prof) {
     t->prof = NULL; /* the parent's memory, left as the rest of its trace is */
