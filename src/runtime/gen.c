@@ -24,14 +24,23 @@ uint64_t ctrace__gen_base, ctrace__gen0;
 
 /* Per P, under the runtime's own exclusion of P use (one thread holds a P
  * at a time, as in Go): the status the trace shows, the generation that
- * last stated it, and the P's sequence number there. */
+ * last stated it, and the P's sequence number there. The lock is for the
+ * thread that seals a generation, which reads the status of Ps no thread
+ * stated in it while threads of the next may be stating them. */
 typedef struct pstate {
   uint64_t gen, seq;
   uint8_t status; /* CTRACE_PS_*, 0 for a P never shown */
+  _Atomic uint8_t lock;
 } pstate;
 static pstate ps[CTRACE__GEN_PMAX];
 
 static pstate *pstate_of(int64_t p) { return &ps[(uint64_t)p % CTRACE__GEN_PMAX]; }
+
+static void p_lock(pstate *s) {
+  while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+    while (atomic_load_explicit(&s->lock, memory_order_relaxed)) __builtin_ia32_pause();
+}
+static void p_unlock(pstate *s) { atomic_store_explicit(&s->lock, 0, memory_order_release); }
 
 void ctrace__gen_reset(uint64_t gen0) {
   ctrace__gen0 = gen0;
@@ -73,11 +82,13 @@ static void proc_status(ctrace__w *w, int64_t p) {
   pstate *s = pstate_of(p);
   uint64_t gen = ctrace__gen(w->t);
   if (s->gen == gen) return;
+  p_lock(s);
   if (!s->status) s->status = CTRACE_PS_IDLE;
   uint64_t v[2] = {(uint64_t)p, s->status};
   ctrace__emit2(w, CTRACE_EV122_ProcStatus, 2, v, 0);
   s->gen = gen;
   s->seq = 0;
+  p_unlock(s);
 }
 
 uint64_t ctrace__gen_proc_start(ctrace__w *w, int64_t p) {
@@ -140,10 +151,13 @@ void ctrace__gen_seal(uint64_t gen, uint64_t ticks) {
   ctrace__w w = {&closer, &b, CTRACE__NO_P};
   for (int64_t p = 0; p < CTRACE__GEN_PMAX; p++) {
     pstate *s = &ps[p];
-    if (!s->status || s->gen == gen) continue;
-    uint64_t v[2] = {(uint64_t)p, s->status};
-    if (!ctrace__reserve2(&b, gen, ticks)) break;
-    ctrace__emit2(&w, CTRACE_EV122_ProcStatus, 2, v, 0);
+    p_lock(s);
+    /* Stated in gen already, or since, by a thread of the next one. */
+    if (s->status && s->gen < gen && ctrace__reserve2(&b, gen, ticks)) {
+      uint64_t v[2] = {(uint64_t)p, s->status};
+      ctrace__emit2(&w, CTRACE_EV122_ProcStatus, 2, v, 0);
+    }
+    p_unlock(s);
   }
   ctrace__statuses(&w, ticks);
   atomic_fetch_add(&ctrace__stats.events, atomic_load_explicit(&closer.events, memory_order_relaxed));

@@ -23,6 +23,7 @@
  * handed out the previous one whole: so at most two are ever held.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -45,10 +46,12 @@ static bool reader_active;
 static uint64_t frequency;
 static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 
-/* Go 1.22's own period; the size bounds what a generation holds in its
- * tables and, for a reader that keeps up, in the queue. */
+/* Go 1.22's own period (CTRACE_GEN_MS sets another); the size bounds
+ * what a generation holds in its tables and, for a reader that keeps up,
+ * in the queue. */
 #define GEN_NS 1000000000ull
 #define GEN_BYTES (16u << 20)
+static uint64_t gen_period = GEN_NS;
 
 void ctrace__queue_full(ctrace__buf *b) {
   b->link = NULL;
@@ -76,6 +79,8 @@ void ctrace__reader_open(uint64_t gen) {
   pthread_mutex_lock(&mu);
   rgen = gen;
   sealed = gen - 1;
+  const char *ms = getenv("CTRACE_GEN_MS");
+  gen_period = ms && atoll(ms) > 0 ? (uint64_t)atoll(ms) * 1000000 : GEN_NS;
   gen_ns = ctrace__mono_ns();
   gen_bytes[0] = gen_bytes[1] = 0;
   open_ = true;
@@ -98,7 +103,7 @@ void ctrace__reader_seal(uint64_t gen) {
 static bool advance_due(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
   return !closing && s & 1 && s >> 1 == rgen && sealed + 1 == rgen &&
-         (ctrace__mono_ns() - gen_ns >= GEN_NS || gen_bytes[rgen & 1] >= GEN_BYTES);
+         (ctrace__mono_ns() - gen_ns >= gen_period || gen_bytes[rgen & 1] >= GEN_BYTES);
 }
 
 void ctrace__reader_close_and_wait(uint64_t freq) {
@@ -181,7 +186,7 @@ const void *ctrace_read(size_t *len) {
       }
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
-      until.tv_nsec += 100 * 1000000L; /* a tenth of GEN_NS: the cut's precision */
+      until.tv_nsec += (long)(gen_period / 10); /* the cut's precision */
       if (until.tv_nsec >= 1000000000L) until.tv_nsec -= 1000000000L, until.tv_sec++;
       pthread_cond_timedwait(&cv, &mu, &until);
       continue;
