@@ -302,7 +302,11 @@ void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
   }
   if (b) ctrace__queue_full(b);
   ctrace__tables_reset(gen);
-  ctrace__symbolize_close(); /* as at a stop: see tables_dump */
+  /* As at a stop (see tables_dump), no file stays open; what the
+   * symbolizer learnt serves the next generations, and traces: reading
+   * DWARF afresh would take the writer thread up to a second each time,
+   * while the program runs on. */
+  ctrace__symbolize_release();
 }
 
 void ctrace__tables_fork_child(void) {

@@ -441,6 +441,10 @@ static Dwfl_Module *module_at(uintptr_t addr) {
    report. Rereading the maps only when the loader added something keeps
    garbage PCs from costing a reread each. */
 static Dwfl_Module *find_module(uintptr_t addr) {
+  if (S.dwfl == NULL) { /* released (ctrace__symbolize_release) */
+    report_modules();
+    return module_at(addr);
+  }
   Dwfl_Module *mod = module_at(addr);
   if (mod != NULL)
     return mod;
@@ -615,6 +619,10 @@ void ctrace__symbolize(uintptr_t pc, ctrace__frame *out) {
   resolve(pc - 1, out, &cacheable);
   if (cacheable)
     cache_add(pc, out);
+}
+
+void ctrace__symbolize_release(void) {
+  if (S.dwfl != NULL) end_session();
 }
 
 void ctrace__symbolize_close(void) {

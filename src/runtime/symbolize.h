@@ -36,6 +36,12 @@ typedef struct ctrace__frame {
    PC until ctrace__symbolize_close(). */
 void ctrace__symbolize(uintptr_t pc, ctrace__frame *out);
 
+/* Closes the files the symbolizer holds open (the libdwfl session) and
+   keeps what it learnt (frames by pc, strings): for the end of each
+   generation, which must not leave descriptors in the program's table
+   yet should not read the same DWARF again each time. */
+void ctrace__symbolize_release(void);
+
 /* Frees everything the symbolizer holds: the libdwfl session, the cache
    and every string handed out. Safe to call when nothing was symbolized
    and more than once; a later ctrace__symbolize() starts afresh. */
