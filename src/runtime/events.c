@@ -119,10 +119,17 @@ static void show_procs(ctrace__w *w, int64_t procs, int64_t above, uint64_t stac
 }
 
 /* Go's reader takes GOMAXPROCS only from a G on a P: in the generation
- * format it is written once a G runs (start_event), raised as in
- * proc_open. */
+ * format it is written by the first G that runs in each generation (Go's
+ * MMU page panics on a trace without one; Go writes it as each
+ * generation starts), and raised as in proc_open. */
+static _Atomic uint64_t procs_gen;
+
 void ctrace__gen_procs(ctrace__w *w) {
-  if (w->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED)) show_procs(w, 0, w->p, 0);
+  uint64_t gen = ctrace__gen(w->t), seen = atomic_load_explicit(&procs_gen, memory_order_relaxed);
+  if (seen != gen && atomic_compare_exchange_strong(&procs_gen, &seen, gen))
+    show_procs(w, w->p + 1, -1, 0);
+  else if (w->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED))
+    show_procs(w, 0, w->p, 0);
 }
 
 /* A thread's fields start zeroed (TLS); p becomes meaningful, -1 for

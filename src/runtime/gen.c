@@ -139,6 +139,7 @@ void ctrace__gen_resume(ctrace__thread *t) {
   }
   ctrace_g *g = t->tcurg ? t->tcurg : t->sys_g;
   if (g) ctrace__ensure_announced(&w, g, g->ctrace__tstatus);
+  if (t->tcurg && t->tp >= 0) ctrace__gen_procs(&w);
 }
 
 /* Ends generation gen for what no thread wrote about in it: the statuses

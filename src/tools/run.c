@@ -36,7 +36,8 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace run [-o FILE] [-f] [-v] [--no-stacks] [--cpu[=HZ]] [--unwind=MODE] [--]\n"
+          "usage: ctrace run [-o FILE] [-f] [-v] [--no-stacks] [--cpu[=HZ]] [--unwind=MODE]\n"
+          "                  [--format=go1.11|go1.22] [--]\n"
           "                  PROG [ARGS...]\n"
           "\n"
           "Runs PROG, a dynamically linked program, and writes its execution trace to\n"
@@ -66,12 +67,18 @@ static void usage(FILE *f) {
           "  --unwind=MODE           how stacks are walked: auto (default: frame pointers\n"
           "                          where the code keeps them, else its unwind tables),\n"
           "                          fp (frame pointers only), tables (unwind tables only)\n"
+          "  --format=FORMAT         go1.11 (default: Go's classic format, which every Go\n"
+          "                          reads) or go1.22 (Go's current format, for Go 1.22\n"
+          "                          and later: cut into self-contained generations, so\n"
+          "                          that a trace cut short keeps all but its last one;\n"
+          "                          no --cpu yet)\n"
           "  -h, --help              print this help\n"
           "\n"
           "The same without this command:\n"
           "  LD_PRELOAD=/path/to/" SHIM " CTRACE_OUT=FILE PROG [ARGS...]\n"
           "(CTRACE_FOLLOW_FORKS=1 for -f, CTRACE_NO_STACKS=1 for --no-stacks,\n"
           "CTRACE_CPU_HZ=HZ for --cpu, CTRACE_UNWIND=MODE for --unwind=MODE,\n"
+          "CTRACE_FORMAT=FORMAT for --format=FORMAT,\n"
           "CTRACE_VERBOSE=1 for -v).\n"
           "CTRACE_PRELOAD=PATH makes this command use another shim.\n"
           "Exit status: PROG's; 127 if PROG is not found, 126 if it cannot be run, 2 on\n"
@@ -118,7 +125,7 @@ int ctrace__cmd_run(int argc, char **argv) {
   const char *out = DEFAULT_OUT;
   bool no_stacks = false, follow_forks = false;
   int cpu_hz = 0;
-  const char *unwind = NULL;
+  const char *unwind = NULL, *format = NULL;
   bool verbose = false;
   int i = 1;
   for (; i < argc; i++) {
@@ -143,6 +150,12 @@ int ctrace__cmd_run(int argc, char **argv) {
       unwind = a + 9;
       if (ctrace__unwind_mode(unwind) < 0) {
         fprintf(stderr, "ctrace run: --unwind is auto, fp or tables, not '%s'\n", unwind);
+        return 2;
+      }
+    } else if (strncmp(a, "--format=", 9) == 0) {
+      format = a + 9;
+      if (strcmp(format, "go1.11") != 0 && strcmp(format, "go1.22") != 0) {
+        fprintf(stderr, "ctrace run: --format is go1.11 or go1.22, not '%s'\n", format);
         return 2;
       }
     } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
@@ -245,6 +258,14 @@ int ctrace__cmd_run(int argc, char **argv) {
     setenv("CTRACE_UNWIND", unwind, 1);
   else
     unsetenv("CTRACE_UNWIND");
+  if (format)
+    setenv("CTRACE_FORMAT", format, 1);
+  else
+    unsetenv("CTRACE_FORMAT");
+  if (format && cpu_hz && strcmp(format, "go1.22") == 0) {
+    fprintf(stderr, "ctrace run: --cpu is not yet written in --format=go1.22\n");
+    return 2;
+  }
   if (follow_forks)
     setenv("CTRACE_FOLLOW_FORKS", "1", 1);
   else

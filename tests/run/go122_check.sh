@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# go122_check.sh - programs traced in Go's current format open in Go.
+#
+# Usage: tests/run/go122_check.sh CTRACE BINDIR OUTDIR
+#
+# `ctrace run --format=go1.22` over programs that block in system calls
+# on pipes and wait on read-write locks, and the M:N runtime example with
+# CTRACE_FORMAT=go1.22: each trace must say
+# "go 1.22 trace", pass `ctrace check`, and serve every page of Go 1.22's
+# and Go 1.23's viewers (tests/go_compat.sh). A bad --format exits 2.
+# Exit status: 0 on success, 1 on a failure, 2 on a usage error.
+set -euo pipefail
+
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+ctrace=$1 bindir=$2 out=$3
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+rm -rf "$out"
+mkdir -p "$out"
+
+rc=0
+"$ctrace" run --format=go1.21 -- /bin/true 2>"$out/bad.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "go1.11 or go1.22" "$out/bad.err" || die "--format=go1.21: exit $rc, want 2 and a message"
+
+traces=()
+for c in "pipe" "wakers rwlock"; do
+    read -r p arg <<<"$c"
+    t=$out/${c// /_}.trace
+    timeout 120 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_$p" $arg >"$t.out" 2>&1 ||
+        die "ctrace run run_$p $arg failed: $(tail -n 3 "$t.out")"
+    traces+=("$t")
+done
+for ex in mn_runtime; do
+    t=$out/$ex.trace
+    CTRACE_FORMAT=go1.22 timeout 120 "$bindir/ex_$ex" "$t" >"$t.out" 2>&1 || die "ex_$ex failed: $(tail -n 3 "$t.out")"
+    traces+=("$t")
+done
+for t in "${traces[@]}"; do
+    [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
+    "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
+done
+GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" bash "$here/../go_compat.sh" "${traces[@]}" ||
+    die "Go's viewers refuse a trace (kept in $out)"
+echo "$prog: ${#traces[@]} traces in Go's current format served by Go 1.22 and 1.23"
+rm -rf "$out"
