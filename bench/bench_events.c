@@ -1,6 +1,6 @@
 /* bench_events: what one traced event costs, next to a floor loop.
  *
- *   bench_events [-p PASSES] [-r ROUNDS] [-m MS_PER_ROUND] [-c CASE]
+ *   bench_events [-p PASSES] [-r ROUNDS] [-m MS_PER_ROUND] [-c CASE[,CASE...]] [-f go1.11|go1.22]
  *
  * Every case runs in one process, side by side with the floor: a round of
  * the floor, a round of the case, a round of the floor, ..., each round a
@@ -36,7 +36,8 @@
  * Output: one line per case on stdout,
  *   BENCH name=<case> ns_per_event=<x> ratio_to_floor=<r> bytes_per_event=<b>
  *         threads=<n> [scaling=<s>] floor_ns=<f>
- * (one line), where floor_ns is the floor's median per iteration in the
+ * (one line; with -f go1.22, Go's current format, the names end in
+ * -go122), where floor_ns is the floor's median per iteration in the
  * pass reported, and
  * threads=2 lines give per-thread figures with both threads running the
  * same loop at once (the floor too). scaling is the 2-thread per-event cost
@@ -57,6 +58,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,10 +506,19 @@ static const bench_case cases[] = {
 
 #define NCASES (sizeof cases / sizeof cases[0])
 
+/* Whether case name is in the comma-separated list only (NULL: all). */
+static bool selected(const char *only, const char *name) {
+  if (!only) return true;
+  size_t n = strlen(name);
+  for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0)) return true;
+  return false;
+}
+
 int main(int argc, char **argv) {
-  const char *only = NULL;
+  const char *only = NULL, *suffix = "";
   int opt;
-  while ((opt = getopt(argc, argv, "p:r:m:c:")) != -1) {
+  while ((opt = getopt(argc, argv, "p:r:m:c:f:")) != -1) {
     switch (opt) {
     case 'p':
       passes = atoi(optarg);
@@ -521,8 +532,18 @@ int main(int argc, char **argv) {
     case 'c':
       only = optarg;
       break;
+    case 'f':
+      /* The trace format (CTRACE_FORMAT); its cases' names get a suffix. */
+      if (strcmp(optarg, "go1.22") == 0) {
+        suffix = "-go122";
+      } else if (strcmp(optarg, "go1.11") != 0) {
+        fprintf(stderr, "bench: -f go1.11 or go1.22\n");
+        return 2;
+      }
+      setenv("CTRACE_FORMAT", optarg, 1);
+      break;
     default:
-      fprintf(stderr, "usage: %s [-p PASSES] [-r ROUNDS] [-m MS_PER_ROUND] [-c CASE]\n",
+      fprintf(stderr, "usage: %s [-p PASSES] [-r ROUNDS] [-m MS_PER_ROUND] [-c CASE[,CASE...]] [-f FORMAT]\n",
               argv[0]);
       return 2;
     }
@@ -554,7 +575,7 @@ int main(int argc, char **argv) {
   for (int p = 0; p < passes; p++) {
     fprintf(stderr, "bench: pass %d of %d\n", p + 1, passes);
     for (size_t i = 0; i < NCASES; i++) {
-      if (only && strcmp(only, cases[i].name) != 0) continue;
+      if (!selected(only, cases[i].name)) continue;
       for (int n = 1; n <= cases[i].threads; n++) res[i][n - 1][p] = do_run(&cases[i], n);
     }
   }
@@ -562,7 +583,7 @@ int main(int argc, char **argv) {
   /* Per case: its best pass (see the top of this file). */
   for (size_t i = 0; i < NCASES; i++) {
     const bench_case *c = &cases[i];
-    if (only && strcmp(only, c->name) != 0) continue;
+    if (!selected(only, c->name)) continue;
     double ratio1 = 0, ns1 = 0, med_ratio1 = 0;
     for (int n = 1; n <= c->threads; n++) {
       double ns[MAX_PASSES], ratio[MAX_PASSES], fl[MAX_PASSES], events = 0, bytes = 0;
@@ -583,8 +604,8 @@ int main(int argc, char **argv) {
         if (ratio[p] < ratio[best]) best = p;
       double mns = ns[best], mratio = ratio[best], mfl = fl[best];
       double med_ratio = median(ratio, k), med_ns = median(ns, k);
-      printf("BENCH name=%s ns_per_event=%.2f ratio_to_floor=%.2f bytes_per_event=%.2f threads=%d",
-             c->name, mns, mratio, events > 0 ? bytes / events : 0, n);
+      printf("BENCH name=%s%s ns_per_event=%.2f ratio_to_floor=%.2f bytes_per_event=%.2f threads=%d",
+             c->name, suffix, mns, mratio, events > 0 ? bytes / events : 0, n);
       if (n == 1) {
         ratio1 = mratio;
         ns1 = mns;
