@@ -10,8 +10,10 @@
  * first, or a formatted line whose length is not what the formatter said.
  * A Go 1.22+ trace is also streamed once without a check
  * (ctrace_reader_read), which must give the events check counted, or
- * fail where check failed, with the same error. Both formats are fuzzed:
- * the corpus holds traces of each.
+ * fail where check failed, with the same error. Every input is also
+ * salvaged (ctrace_reader_salvage): what it keeps must check, with the
+ * summary salvage gave, and what it keeps whole must be what check
+ * accepts. Both formats are fuzzed: the corpus holds traces of each.
  *
  * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
  * fuzz/README.md. */
@@ -151,6 +153,56 @@ static uint64_t stream(const uint8_t *data, size_t size, int *failed, ctrace_par
   return n;
 }
 
+/* Salvage (ctrace_reader_salvage) of the input, on a reader of its own:
+ * what it keeps is a prefix that checks, with the summary salvage gave;
+ * kept whole means all of it. Returns whether it was kept whole. */
+static int salvage(const uint8_t *data, size_t size) {
+  ctrace_reader *r = NULL;
+  ctrace_parse_error err;
+  if (ctrace_reader_open_mem(data, size, &r, &err) != 0) FAIL("salvage: open failed after it worked");
+  ctrace_salvage_info s;
+  memset(&err, 0xAA, sizeof err);
+  memset(&s, 0xAA, sizeof s);
+  int rc = ctrace_reader_salvage(r, &s, &err);
+  if (rc != 0) {
+    check_error(&err);
+    if (err.offset > size)
+      FAIL("salvage: error at offset %llu of a %zu-byte input", (unsigned long long)err.offset, size);
+    ctrace_reader_close(r);
+    return 0;
+  }
+  check_error(&s.cut);
+  check_error(&s.error);
+  if (s.keep < 16 || s.keep > size) FAIL("salvage: keeps %llu bytes of %zu", (unsigned long long)s.keep, size);
+  if (s.whole != (s.keep == size))
+    FAIL("salvage: whole=%d but keeps %llu bytes of %zu", s.whole, (unsigned long long)s.keep, size);
+  if (s.info.bytes != s.keep)
+    FAIL("salvage: info.bytes %llu, keep %llu", (unsigned long long)s.info.bytes, (unsigned long long)s.keep);
+  if (s.cut.offset > size) FAIL("salvage: cut at %llu of %zu", (unsigned long long)s.cut.offset, size);
+  size_t len;
+  if (ctrace_reader_bytes(r, &len) != data || len != size) FAIL("salvage: the reader's bytes are not the input");
+  /* The kept prefix, copied to an allocation of its size: ASan sees a read
+   * past it. */
+  uint8_t *p = malloc(s.keep);
+  if (!p) abort();
+  memcpy(p, data, s.keep);
+  ctrace_reader *q = NULL;
+  ctrace_trace_info in;
+  if (ctrace_reader_open_mem(p, s.keep, &q, &err) != 0 || ctrace_reader_check(q, &in, &err) != 0)
+    FAIL("salvage: the %llu bytes kept do not check: offset %llu: %s", (unsigned long long)s.keep,
+         (unsigned long long)err.offset, err.message);
+  if (in.events != s.info.events || in.generations != s.info.generations || in.goroutines != s.info.goroutines ||
+      in.procs != s.info.procs || in.threads != s.info.threads || in.duration_ns != s.info.duration_ns ||
+      in.frequency != s.info.frequency || in.version != s.info.version)
+    FAIL("salvage: the kept prefix checks as %llu events, %llu generations; salvage said %llu, %llu",
+         (unsigned long long)in.events, (unsigned long long)in.generations, (unsigned long long)s.info.events,
+         (unsigned long long)s.info.generations);
+  ctrace_reader_close(q);
+  free(p);
+  ctrace_reader_close(r);
+  return s.whole;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctrace_reader *r = NULL;
   ctrace_parse_error err;
@@ -169,6 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   touch_stack(r, 0);
   touch_stack(r, UINT64_MAX);
 
+  int whole = salvage(data, size);
   int failed = 0;
   uint64_t streamed = 0;
   ctrace_parse_error serr;
@@ -178,6 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&err, 0xAA, sizeof err);
   if (ctrace_reader_check(r, &info, &err) != 0) {
     check_error(&err);
+    if (whole) FAIL("salvage kept it whole, check rejects it: %s", err.message);
     if (ctrace_reader_version(r) >= 1022 &&
         (!failed || serr.offset != err.offset || strcmp(serr.message, err.message) != 0))
       FAIL("check failed (%s) but the stream %s", err.message, failed ? serr.message : "did not");

@@ -135,6 +135,47 @@ int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *e
 /* Back to the first event. */
 void ctrace_reader_rewind(ctrace_reader *r);
 
+/* Salvage: what of a trace cut short (its writer killed, its disk full)
+ * still reads. A Go 1.22+ trace is cut into generations, and Go's writer,
+ * like ctrace's, writes every batch of a generation before any batch of
+ * the next: a generation is whole once a batch of the next one begins
+ * after it. The salvaged trace is a prefix of the trace: its header and
+ * every such whole generation that reads as valid, up to the first that
+ * does not. The last generation begun is dropped, for nothing tells
+ * whether all its batches were written, unless the file ends on a batch
+ * boundary and reads as valid to its end (a trace that was stopped, or
+ * one killed right after a batch whose last generation still reads: then
+ * it is kept whole). A trace of the older formats (go 1.5 to go 1.21) has
+ * no generations and its frequency comes last: it is kept whole if it
+ * reads, and cannot be salvaged otherwise. docs/reader.md, "Salvage". */
+typedef struct ctrace_salvage_info {
+  uint64_t keep;        /* the salvaged trace is the trace's first keep bytes */
+  int whole;            /* 1: the trace reads to its end and is kept whole */
+  uint64_t generations; /* generations kept */
+  uint64_t dropped;     /* generations begun in the file after those, dropped */
+  /* Where the trace's whole batches end (its size when they fill it) and,
+   * if they do not fill it, why: the file ends inside the batch there
+   * (torn = 1, a cut), or the bytes there are no batch that can follow
+   * (torn = 0). The message is "" when they fill it. */
+  ctrace_parse_error cut;
+  int torn;
+  /* The reader's first error on the trace (the generations it reached),
+   * "" if none: why a generation the rule would keep was dropped, or why
+   * the last one does not read. */
+  ctrace_parse_error error;
+  /* The salvaged trace's, as ctrace_reader_check gives it. */
+  ctrace_trace_info info;
+} ctrace_salvage_info;
+
+/* Finds the salvaged trace of r's trace (read afresh: r's own stream is
+ * untouched, and no check is needed before). 0 with *s set, or -1 with
+ * *err when nothing is left that reads (the offset where the trace is cut
+ * or fails). */
+int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err);
+/* The trace's bytes as the reader holds them (mapped or in memory), valid
+ * until it closes: a salvaged trace is the first keep of them. */
+const void *ctrace_reader_bytes(const ctrace_reader *r, size_t *len);
+
 /* The string of an id ("" for 0 or unknown), and the frames of a stack
  * (0 frames for 0 or unknown). Valid until the reader closes. */
 const char *ctrace_reader_string(const ctrace_reader *r, uint64_t id);

@@ -248,13 +248,7 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
     if ((n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
   }
   if (rc < 0) return -1;
-  r->info.events = n;
-  r->info.frequency = freq > 0 ? (uint64_t)(1e9 / freq + 0.5) : 0;
-  r->info.goroutines = g->seen_g.len;
-  r->info.procs = g->seen_p.len;
-  r->info.threads = g->seen_m.len;
-  r->info.generations = g->ngens;
-  r->info.duration_ns = n ? (int64_t)((uint64_t)g->last_ts - (uint64_t)g->first_ts) : 0;
+  ctrace__g2_info(g, n, freq, &r->info);
   r->checked = true;
   ctrace__g2_rewind(g);
   if (r->progress) r->progress(r->progress_arg, r->len, r->len);
@@ -362,4 +356,9 @@ size_t ctrace_reader_stack(const ctrace_reader *r, uint64_t id, const ctrace_fra
   }
   *frames = r->stacks[*i].frames;
   return r->stacks[*i].n;
+}
+
+const void *ctrace_reader_bytes(const ctrace_reader *r, size_t *len) {
+  *len = r->len;
+  return r->data;
 }

@@ -1,35 +1,269 @@
-/* ctrace check: validates a trace as Go's reader would and sums it up. */
+/* ctrace check: validates a trace as Go's reader would and sums it up;
+ * with --salvage, writes what of a trace cut short still reads
+ * (ctrace_reader_salvage). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "tools.h"
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace check FILE\n"
+          "usage: ctrace check TRACE\n"
+          "       ctrace check --salvage [-o OUT] TRACE\n"
           "\n"
-          "Reads, orders and validates the trace FILE as Go's reader does and prints one\n"
-          "line: its version, events, goroutines, Ps and duration; or the error with its\n"
-          "byte offset, in Go's words where Go rejects the trace. Exit status 0 if the\n"
-          "trace is valid, 1 if not, 2 on bad usage.\n");
+          "Reads, orders and validates TRACE as Go's reader does and prints one line:\n"
+          "its version, events, goroutines, Ps and duration; or the error with its byte\n"
+          "offset, in Go's words where Go rejects the trace. Of a Go 1.22+ trace cut\n"
+          "short (its writer killed), also the byte where it is cut and what --salvage\n"
+          "keeps of it.\n"
+          "\n"
+          "  --salvage  write to OUT the longest prefix of TRACE made of whole\n"
+          "             generations that reads (TRACE whole if it reads as it is), say\n"
+          "             on stderr what was kept and dropped, and print OUT's line\n"
+          "  -o OUT     where (default TRACE.salvaged); written to a temporary file\n"
+          "             beside it and renamed, so OUT is never half-written\n"
+          "\n"
+          "A generation is kept once a batch of the next one begins after it: the last\n"
+          "generation begun in a cut trace is dropped (docs/reader.md, \"Salvage\").\n"
+          "Exit status 0 if the trace is valid (with --salvage: if OUT was written),\n"
+          "1 if not (nothing to salvage), 2 on bad usage.\n");
+}
+
+static void summary(const char *name, const ctrace_trace_info *in) {
+  if (in->version >= 1022)
+    printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %llu threads, %llu generations, %.3f ms\n",
+           name, in->version % 1000, (unsigned long long)in->events, (unsigned long long)in->goroutines,
+           (unsigned long long)in->procs, (unsigned long long)in->threads, (unsigned long long)in->generations,
+           (double)in->duration_ns / 1e6);
+  else
+    printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %.3f ms\n", name, in->version % 1000,
+           (unsigned long long)in->events, (unsigned long long)in->goroutines, (unsigned long long)in->procs,
+           (double)in->duration_ns / 1e6);
+}
+
+static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
+/* After check failed on a Go 1.22+ trace: where it is cut, and what
+ * --salvage would keep (a second reading, only on failure). */
+static void hint(const char *path, ctrace_reader *r) {
+  ctrace_salvage_info s;
+  ctrace_parse_error e;
+  size_t len;
+  ctrace_reader_bytes(r, &len);
+  int rc = ctrace_reader_salvage(r, &s, &e);
+  if (s.cut.message[0])
+    fprintf(stderr, "ctrace: %s: %s at byte %llu: %s\n", path, s.torn ? "cut" : "its batches end",
+            (unsigned long long)s.cut.offset, s.cut.message);
+  if (rc != 0) {
+    if (s.cut.message[0]) fprintf(stderr, "ctrace: %s: %s\n", path, e.message);
+    return;
+  }
+  fprintf(stderr, "ctrace: %s: %s`ctrace check --salvage %s` keeps its first %llu generation%s (%llu of %zu bytes)\n",
+          path, s.cut.message[0] ? "" : "if it was cut short, ", path, (unsigned long long)s.generations,
+          plural(s.generations), (unsigned long long)s.keep, len);
+}
+
+/* The temporary file being written, removed if a signal ends us. */
+static char *volatile tmp_path;
+
+static void on_signal(int sig) {
+  char *p = tmp_path;
+  if (p) unlink(p);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Puts data[0, n), the first n bytes of the file src, into fd: in the
+ * kernel (copy_file_range) when src is a regular file, so the mapped trace
+ * is not read again and memory stays the reader's, not the trace's size;
+ * else (a pipe, read into memory), or where the kernel cannot, from data.
+ * 0, or errno. */
+static int put(int fd, const char *src, const void *data, size_t n) {
+  size_t done = 0;
+  int in = open(src, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (in >= 0 && fstat(in, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= n) {
+    loff_t off = 0;
+    while (done < n) {
+      ssize_t k = copy_file_range(in, &off, fd, NULL, n - done, 0);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) break; /* not here (EXDEV, ENOSYS...): by write */
+      done += (size_t)k;
+    }
+  }
+  if (in >= 0) close(in);
+  while (done < n) {
+    size_t c = n - done > (1u << 20) ? 1u << 20 : n - done;
+    ssize_t k = write(fd, (const char *)data + done, c);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return errno;
+    done += (size_t)k;
+  }
+  return 0;
+}
+
+/* Writes the first n bytes of the trace src (data) to out through a
+ * temporary file in out's directory, renamed over it once whole and
+ * synced. */
+static int write_out(const char *out, const char *src, const void *data, size_t n) {
+  const char *slash = strrchr(out, '/');
+  int dirlen = slash ? (int)(slash - out + 1) : 0;
+  size_t cap = strlen(out) + 32;
+  char *tmp = malloc(cap);
+  if (!tmp) {
+    fprintf(stderr, "ctrace: out of memory\n");
+    return -1;
+  }
+  snprintf(tmp, cap, "%.*s.%s.salvage-XXXXXX", dirlen, out, out + dirlen);
+  struct sigaction sa = {0}, old_int, old_term, old_hup;
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  const char *what = "create";
+  int e = 0;
+  if (fd >= 0) {
+    tmp_path = tmp;
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) e = errno, what = "set the mode of";
+    if (!e && (e = put(fd, src, data, n)) != 0) what = "write";
+    if (!e && fsync(fd) != 0) e = errno, what = "write";
+    if (close(fd) != 0 && !e) e = errno, what = "write";
+    if (!e && rename(tmp, out) != 0) e = errno, what = "rename to";
+    if (e) unlink(tmp);
+    tmp_path = NULL;
+  } else {
+    e = errno;
+  }
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGHUP, &old_hup, NULL);
+  if (e) fprintf(stderr, "ctrace: cannot %s %s: %s\n", what, strcmp(what, "rename to") ? tmp : out, strerror(e));
+  free(tmp);
+  return e ? -1 : 0;
+}
+
+/* What was kept and dropped, on stderr. */
+static void report(const char *path, const ctrace_salvage_info *s, size_t len) {
+  if (s->whole) {
+    if (s->info.version >= 1022)
+      fprintf(stderr, "ctrace: %s: reads to its end: kept whole, %llu generation%s, %zu bytes\n", path,
+              (unsigned long long)s->generations, plural(s->generations), len);
+    else
+      fprintf(stderr, "ctrace: %s: reads to its end: kept whole, %zu bytes\n", path, len);
+    return;
+  }
+  if (s->cut.message[0])
+    fprintf(stderr, "ctrace: %s: %s at byte %llu: %s\n", path, s->torn ? "cut" : "its batches end",
+            (unsigned long long)s->cut.offset, s->cut.message);
+  /* The reader's error, if it stopped inside a generation: the first one
+   * not kept. */
+  if (s->error.message[0])
+    fprintf(stderr, "ctrace: %s: generation %llu does not read: offset %llu: %s\n", path,
+            (unsigned long long)s->generations + 1, (unsigned long long)s->error.offset, s->error.message);
+  fprintf(stderr, "ctrace: %s: kept %llu generation%s, bytes 0-%llu (%llu bytes)\n", path,
+          (unsigned long long)s->generations, plural(s->generations), (unsigned long long)s->keep - 1,
+          (unsigned long long)s->keep);
+  fprintf(stderr, "ctrace: %s: dropped %llu generation%s begun after %s, bytes %llu-%llu (%llu bytes)\n", path,
+          (unsigned long long)s->dropped, plural(s->dropped), s->generations == 1 ? "it" : "them",
+          (unsigned long long)s->keep, (unsigned long long)len - 1, (unsigned long long)(len - s->keep));
+}
+
+static int salvage(const char *path, const char *out) {
+  ctrace_parse_error err;
+  ctrace_reader *r;
+  if (ctrace_reader_open(path, &r, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    if (strncmp(err.message, "failed to read header", 21) == 0)
+      fprintf(stderr, "ctrace: %s: nothing to salvage: the file ends inside its 16-byte header\n", path);
+    return 1;
+  }
+  ctrace_salvage_info s;
+  bool on = ctrace__tool_progress_on(path, r);
+  int rc = ctrace_reader_salvage(r, &s, &err);
+  ctrace__tool_progress_off(r, on);
+  if (rc != 0) {
+    ctrace__tool_error(path, &err);
+    ctrace_reader_close(r);
+    return 1;
+  }
+  size_t len;
+  const void *data = ctrace_reader_bytes(r, &len);
+  report(path, &s, len);
+  if (write_out(out, path, data, s.keep) != 0) {
+    ctrace_reader_close(r);
+    return 1;
+  }
+  fprintf(stderr, "ctrace: %s: wrote %s, %llu bytes\n", path, out, (unsigned long long)s.keep);
+  summary(out, &s.info);
+  ctrace_reader_close(r);
+  return 0;
 }
 
 int ctrace__cmd_check(int argc, char **argv) {
-  int rc = ctrace__tool_file_arg(argc, argv, usage);
-  if (rc >= 0) return rc;
+  const char *path = NULL, *out = NULL;
+  bool salv = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--salvage") == 0) {
+      salv = true;
+    } else if (strcmp(a, "-o") == 0) {
+      if (++i == argc) {
+        fprintf(stderr, "ctrace check: -o needs a file name\n");
+        return 2;
+      }
+      out = argv[i];
+    } else if (!ctrace__tool_operand("check", a, &path)) {
+      return 2;
+    }
+  }
+  if (!path) {
+    usage(stderr);
+    return 2;
+  }
+  if (out && !salv) {
+    fprintf(stderr, "ctrace check: -o goes with --salvage\n");
+    return 2;
+  }
+  if (salv) {
+    char *def = NULL;
+    if (!out) {
+      size_t n = strlen(path) + sizeof ".salvaged";
+      if (!(def = malloc(n))) return 1;
+      snprintf(def, n, "%s.salvaged", path);
+    }
+    int rc = salvage(path, out ? out : def);
+    free(def);
+    return rc;
+  }
+
+  ctrace_parse_error err;
+  ctrace_reader *r;
+  if (ctrace_reader_open(path, &r, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    return 1;
+  }
   ctrace_trace_info in;
-  ctrace_reader *r = ctrace__tool_open_info(argv[1], &in);
-  if (!r) return 1;
-  if (in.version >= 1022)
-    printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %llu threads, %llu generations, %.3f ms\n",
-           argv[1], in.version % 1000, (unsigned long long)in.events, (unsigned long long)in.goroutines,
-           (unsigned long long)in.procs, (unsigned long long)in.threads, (unsigned long long)in.generations,
-           (double)in.duration_ns / 1e6);
-  else
-    printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %.3f ms\n", argv[1],
-           in.version % 1000, (unsigned long long)in.events, (unsigned long long)in.goroutines,
-           (unsigned long long)in.procs, (double)in.duration_ns / 1e6);
+  if (ctrace__tool_check(path, r, &in, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    if (ctrace_reader_version(r) >= 1022) hint(path, r);
+    ctrace_reader_close(r);
+    return 1;
+  }
+  summary(path, &in);
   ctrace_reader_close(r);
   return 0;
 }

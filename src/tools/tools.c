@@ -34,24 +34,37 @@ ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctr
   return ctrace__tool_open_info(path, info);
 }
 
+bool ctrace__tool_progress_on(const char *path, ctrace_reader *r) {
+  bool progress = false;
+  if (isatty(2)) {
+    FILE *f = fopen(path, "rb");
+    if (f && fseeko(f, 0, SEEK_END) == 0 && (uint64_t)ftello(f) >= PROGRESS_MIN) progress = true;
+    if (f) fclose(f);
+  }
+  if (progress) ctrace_reader_set_progress(r, show, (void *)path);
+  return progress;
+}
+
+void ctrace__tool_progress_off(ctrace_reader *r, bool on) {
+  if (!on) return;
+  ctrace_reader_set_progress(r, NULL, NULL);
+  fprintf(stderr, "\r\033[K");
+}
+
+int ctrace__tool_check(const char *path, ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err) {
+  bool on = ctrace__tool_progress_on(path, r);
+  int rc = ctrace_reader_check(r, info, err);
+  ctrace__tool_progress_off(r, on);
+  return rc;
+}
+
 /* Checks an open reader (closed on failure), with progress on a terminal. */
 static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trace_info *info) {
   ctrace_parse_error err;
   ctrace_trace_info tmp;
   if (!info) info = &tmp;
-  {
-    bool progress = false;
-    if (isatty(2)) {
-      FILE *f = fopen(path, "rb");
-      if (f && fseeko(f, 0, SEEK_END) == 0 && (uint64_t)ftello(f) >= PROGRESS_MIN) progress = true;
-      if (f) fclose(f);
-    }
-    if (progress) ctrace_reader_set_progress(r, show, (void *)path);
-    int rc = ctrace_reader_check(r, info, &err);
-    if (progress) fprintf(stderr, "\r\033[K");
-    if (rc == 0) return r;
-    ctrace_reader_close(r);
-  }
+  if (ctrace__tool_check(path, r, info, &err) == 0) return r;
+  ctrace_reader_close(r);
   ctrace__tool_error(path, &err);
   return NULL;
 }

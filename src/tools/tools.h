@@ -17,6 +17,14 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
  * before Go 1.22 only: a Go 1.22+ trace is refused with a message. */
 ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctrace_trace_info *info);
 
+/* Checks an open reader as ctrace__tool_open_info does, printing nothing
+ * but the progress: 0, or -1 with *err (the reader stays open). */
+int ctrace__tool_check(const char *path, ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);
+/* Progress on stderr while r reads, for a trace over 50 MB on a terminal:
+ * on returns whether it shows, off (given that) clears the line. */
+bool ctrace__tool_progress_on(const char *path, ctrace_reader *r);
+void ctrace__tool_progress_off(ctrace_reader *r, bool on);
+
 /* Opens a trace without checking it, for a command that streams a Go
  * 1.22+ trace (ctrace_reader_read); older formats are checked as by
  * ctrace__tool_open. */

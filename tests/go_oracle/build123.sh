@@ -49,6 +49,23 @@ sed -i 's#g.batches\[b.m\] = append(g.batches\[b.m\], b)#if _, ok := g.batches[b
 sed -i 's#for m, batches := range r.gen.batches {#for _, m := range r.gen.mOrder { batches := r.gen.batches[m]#' "$rd"
 grep -q mOrder "$g" || { echo "$prog: patch failed" >&2; exit 1; }
 rm -f "$mod/trace/summary.go" "$mod/trace/gc.go" "$mod/trace/mud.go"
+# Go's batch framing, exported for main's -batches (a file of our own
+# beside Go's; nothing of Go's changes).
+cat >"$mod/trace/oracle_batches.go" <<'EOF'
+package trace
+
+import "io"
+
+// OracleReadBatch is readBatch (batch.go) for the oracle's -batches: the
+// generation, the thread and the size of the data of the next batch.
+func OracleReadBatch(r interface {
+	io.Reader
+	io.ByteReader
+}) (gen, m uint64, size int, err error) {
+	b, gen, err := readBatch(r)
+	return gen, uint64(b.m), len(b.data), err
+}
+EOF
 # The old-format parser, out of internal/, for main's -old.
 mv "$mod/trace/internal/oldtrace" "$mod/trace/oldtrace"
 sed -i 's#"ctrace_go123_oracle/trace/internal/oldtrace"#"ctrace_go123_oracle/trace/oldtrace"#' "$mod"/trace/*.go "$mod"/trace/*/*.go

@@ -12,6 +12,8 @@
  *             keeps it), CPU samples merged in, a Sync after each
  *             generation, Go's time fix-ups, and the public events.
  *   format.c  Go 1.23's Event.String, which `go tool trace -d=1` prints.
+ *   salvage.c what of a trace cut short still reads: whole generations
+ *             (ctrace_reader_salvage).
  *
  * Memory is one generation's tables and batch index plus the state of live
  * goroutines, Ps, threads and tasks; the file itself is mapped, and the
@@ -224,5 +226,8 @@ g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped);
 void ctrace__g2_free(g2reader *r);
 void ctrace__g2_rewind(g2reader *r);
 int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);
+/* The counts of ctrace_trace_info after events events, the last of a
+ * generation of freq ns per tick (version and bytes are left as they are). */
+void ctrace__g2_info(const g2reader *r, uint64_t events, double freq, ctrace_trace_info *info);
 
 #endif

@@ -328,3 +328,13 @@ int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   }
   return pop(r, ev, err);
 }
+
+void ctrace__g2_info(const g2reader *r, uint64_t events, double freq, ctrace_trace_info *info) {
+  info->events = events;
+  info->frequency = freq > 0 ? (uint64_t)(1e9 / freq + 0.5) : 0;
+  info->goroutines = r->seen_g.len;
+  info->procs = r->seen_p.len;
+  info->threads = r->seen_m.len;
+  info->generations = r->ngens;
+  info->duration_ns = events ? (int64_t)((uint64_t)r->last_ts - (uint64_t)r->first_ts) : 0;
+}

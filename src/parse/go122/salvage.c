@@ -1,0 +1,279 @@
+/* Salvage (ctrace_reader_salvage, include/ctrace/parse.h): the longest
+ * prefix of a trace cut short that still reads, made of whole generations.
+ *
+ * Go's writer, like ctrace's, streams every batch of generation N before
+ * any batch of N+1 (Go's reader rejects anything else: "generations out of
+ * order"), and nothing marks a generation's end: a generation is known to
+ * be whole only once a batch of the next one begins after it. So:
+ *
+ *   1. The walk reads only the batches' framing (Go's readBatch: type,
+ *      generation, size) from the header on: where each generation begins
+ *      and where the whole batches end (the trace's size, or a torn batch,
+ *      or bytes that are no batch). Every generation begun but the last is
+ *      whole; the last is too if the torn batch's header already names the
+ *      next generation.
+ *   2. The reader streams those generations as check does (stream.c), and
+ *      each Sync it emits closes a generation that is valid: the reader
+ *      reads a generation's batches whole before ordering any of its
+ *      events, and emits its Sync before it reads the next generation, so
+ *      the prefix that ends where the next generation begins reads exactly
+ *      as far. What it counted at that Sync is the prefix's summary.
+ *
+ * When the batches fill the file and the stream reads to its end, the
+ * trace is valid as it is (check accepts it) and is kept whole, its last
+ * generation included. Otherwise the last generation begun is dropped, and
+ * with it everything from the first generation that does not read.
+ *
+ * One pass over the events at most (the walk touches only batch headers);
+ * memory is the reader's, one generation's, plus 16 bytes per generation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../reader.h"
+
+int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* What the walk found. */
+typedef struct walk {
+  uint64_t *start; /* the offset of each generation's first batch */
+  uint64_t *gen;   /* its number, as the batches give it */
+  uint64_t n, cap;
+  uint64_t end;    /* where the whole batches end */
+  bool torn;       /* the file ends inside the batch at end */
+  bool torn_new;   /* whose header names a generation not begun before */
+  ctrace_parse_error why; /* if end is not the file's size: what is there */
+} walk;
+
+/* Go's binary.ReadUvarint on d[*off, len): 1 with *v, 0 if the bytes run
+ * out first, -1 if it overflows 64 bits. */
+static int uvarint(const uint8_t *d, uint64_t len, uint64_t *off, uint64_t *v) {
+  uint64_t x = 0;
+  unsigned s = 0;
+  for (int i = 0; i < 10; i++) {
+    if (*off >= len) return 0;
+    uint8_t b = d[(*off)++];
+    if (b < 0x80) {
+      if (i == 9 && b > 1) return -1;
+      *v = x | (uint64_t)b << s;
+      return 1;
+    }
+    x |= (uint64_t)(b & 0x7f) << s;
+    s += 7;
+  }
+  return -1;
+}
+
+static bool add_gen(walk *w, uint64_t off, uint64_t gen) {
+  if (w->n == w->cap) {
+    uint64_t cap = w->cap ? w->cap * 2 : 16;
+    uint64_t *s = realloc(w->start, cap * sizeof *s);
+    if (!s) return false;
+    w->start = s;
+    uint64_t *g = realloc(w->gen, cap * sizeof *g);
+    if (!g) return false;
+    w->gen = g;
+    w->cap = cap;
+  }
+  w->start[w->n] = off;
+  w->gen[w->n++] = gen;
+  return true;
+}
+
+/* A batch header that names generation gen began at w->end and the file
+ * ends inside that batch. */
+static void torn_gen(walk *w, uint64_t gen) {
+  w->torn_new = w->n == 0 ? gen != 0 : gen == w->gen[w->n - 1] + 1;
+}
+
+/* Step 1: 0, or -1 out of memory. g is the reader over the whole trace,
+ * whose pages are given back as the walk goes (each header read faults in
+ * its neighbourhood; gen.c does the same). */
+static int do_walk(const g2reader *g, walk *w) {
+  static const char *const what[4] = {"generation", "thread", "time", "size"};
+  const uint8_t *d = g->data;
+  const uint64_t len = g->len;
+  uint64_t off = 16, from = 16, nread = 0;
+  for (;;) {
+    w->end = off;
+    if ((++nread & 15) == 0) {
+      ctrace__g2_release(g, from, off);
+      from = off;
+    }
+    if (off >= len) return 0;
+    uint64_t p = off;
+    uint8_t t = d[p++];
+    if (t != CTRACE_EV122_EventBatch && t != CTRACE_EV122_ExperimentalBatch) {
+      ctrace__perr(&w->why, off, "expected batch event, got %u", t);
+      return 0;
+    }
+    if (t == CTRACE_EV122_ExperimentalBatch && p++ >= len) {
+      w->torn = true;
+      ctrace__perr(&w->why, off, "the file ends inside the header of the batch there");
+      return 0;
+    }
+    uint64_t v[4];
+    for (int k = 0; k < 4; k++) {
+      int rc = uvarint(d, len, &p, &v[k]);
+      if (rc == 0) {
+        w->torn = true;
+        if (k > 0) torn_gen(w, v[0]);
+        ctrace__perr(&w->why, off, "the file ends inside the header of the batch there");
+        return 0;
+      }
+      if (rc < 0) {
+        ctrace__perr(&w->why, off, "the %s of the batch there overflows a 64-bit integer", what[k]);
+        return 0;
+      }
+    }
+    uint64_t gen = v[0], size = v[3];
+    uint64_t last = w->n ? w->gen[w->n - 1] : 0;
+    if (gen == 0) {
+      ctrace__perr(&w->why, off, "invalid generation number 0");
+      return 0;
+    }
+    if (w->n && gen != last && gen != last + 1) {
+      ctrace__perr(&w->why, off, "generations out of order: a batch of generation %llu after generation %llu",
+                   (unsigned long long)gen, (unsigned long long)last);
+      return 0;
+    }
+    if (size > CTRACE_GO122_MAX_BATCH) {
+      ctrace__perr(&w->why, off, "invalid batch size %llu, maximum is %u", (unsigned long long)size,
+                   CTRACE_GO122_MAX_BATCH);
+      return 0;
+    }
+    if (size > len - p) {
+      w->torn = true;
+      torn_gen(w, gen);
+      ctrace__perr(&w->why, off, "the file ends %llu bytes into the batch there, of %llu bytes",
+                   (unsigned long long)(len - p), (unsigned long long)size);
+      return 0;
+    }
+    if ((!w->n || gen != last) && !add_gen(w, off, gen)) return -1;
+    off = p + size;
+  }
+}
+
+/* The older formats: no generations, and the frequency (Go's, and the
+ * classic writer's, src/runtime/reader.c) is written when tracing stops,
+ * Go's stacks too: a trace cut short lacks what every reader needs. */
+static int salvage_classic(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err) {
+  /* A reader of its own: r may have been checked already, or be read. */
+  ctrace_reader *q;
+  ctrace_parse_error e;
+  if (ctrace_reader_open_mem(r->data, r->len, &q, &e) != 0) return (*err = e, -1);
+  int rc = ctrace_reader_check(q, &s->info, &e);
+  ctrace_reader_close(q);
+  if (rc == 0) {
+    s->whole = 1;
+    s->keep = r->len;
+    return 0;
+  }
+  s->error = e;
+  return ctrace__perr(err, e.offset,
+                      "nothing to salvage: %.240s. A go 1.%d trace has no generations, and its "
+                      "frequency, which every reader needs, is written when tracing stops: one cut "
+                      "short cannot be read (Go 1.22's format, with generations, can)",
+                      e.message, r->ver % 1000);
+}
+
+int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err) {
+  memset(s, 0, sizeof *s);
+  s->info.version = r->ver;
+  s->cut.offset = r->len;
+  if (r->ver < 1022) return salvage_classic(r, s, err);
+
+  walk w = {0};
+  g2reader *all = ctrace__g2_new(r->data, r->len, r->mapped);
+  int rc = all ? do_walk(all, &w) : -1;
+  if (all) ctrace__g2_release(all, 16, r->len); /* what the walk left */
+  ctrace__g2_free(all);
+  if (rc) {
+    free(w.start);
+    free(w.gen);
+    return ctrace__perr(err, 0, "out of memory");
+  }
+  const bool fills = w.end == r->len;
+  uint64_t whole_gens = w.n == 0 ? 0 : w.n - 1 + (w.torn && w.torn_new);
+  if (!fills) {
+    s->cut = w.why;
+    s->torn = w.torn;
+  }
+
+  /* Step 2: the generations the rule keeps; all of it if the batches fill
+   * the file, in case it reads whole. */
+  uint64_t upto = fills ? r->len : whole_gens < w.n ? w.start[whole_gens] : w.end;
+  g2reader *g = ctrace__g2_new(r->data, upto, r->mapped);
+  if (!g) {
+    free(w.start);
+    free(w.gen);
+    return ctrace__perr(err, 0, "out of memory");
+  }
+  ctrace_event ev;
+  ctrace_parse_error e;
+  uint64_t events = 0, syncs = 0;
+  double freq = 0;
+  bool to_end = false;
+  for (;;) {
+    rc = ctrace__g2_next(g, &ev, &e);
+    if (rc < 0) {
+      s->error = e;
+      break;
+    }
+    if (rc == 0) {
+      to_end = true;
+      break;
+    }
+    events++;
+    freq = g->gen.freq;
+    if (ev.type == CTRACE_EV122_Sync) {
+      /* The reader's generations are the walk's, or this is no prefix to
+       * cut at: stop trusting the stream here. */
+      if (syncs >= w.n || ev.off != w.start[syncs]) break;
+      syncs++;
+      if (syncs <= whole_gens) ctrace__g2_info(g, events, freq, &s->info);
+    }
+    if ((events & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+  }
+  if (r->progress) r->progress(r->progress_arg, r->len, r->len);
+
+  int ret = 0;
+  if (fills && to_end) {
+    s->whole = 1;
+    s->keep = r->len;
+    s->generations = syncs;
+    ctrace__g2_info(g, events, freq, &s->info);
+  } else {
+    uint64_t kept = syncs < whole_gens ? syncs : whole_gens;
+    uint64_t begun = w.n + (w.torn && w.torn_new);
+    s->generations = kept;
+    s->dropped = begun - kept;
+    s->keep = kept == 0 ? 0 : kept < w.n ? w.start[kept] : w.end;
+    if (kept == 0) {
+      memset(&s->info, 0, sizeof s->info);
+      if (whole_gens == 0 && !fills)
+        ret = ctrace__perr(err, w.end,
+                           "nothing to salvage: %s at byte %llu, inside its first generation (%.200s); a "
+                           "generation is kept once a batch of the next one begins after it",
+                           w.torn ? "the trace is cut" : "its batches end", (unsigned long long)w.end,
+                           w.why.message);
+      else if (w.n == 0)
+        ret = ctrace__perr(err, 16, "nothing to salvage: no batch follows the header");
+      else if (whole_gens == 0)
+        ret = ctrace__perr(err, s->error.message[0] ? s->error.offset : 16,
+                           "nothing to salvage: its first generation does not read (%.200s), and no "
+                           "generation begins after it",
+                           s->error.message[0] ? s->error.message : "it ends early");
+      else
+        ret = ctrace__perr(err, s->error.message[0] ? s->error.offset : 16,
+                           "nothing to salvage: its first generation does not read: %.240s",
+                           s->error.message[0] ? s->error.message : "it ends early");
+    }
+    s->info.version = r->ver;
+  }
+  s->info.bytes = s->keep;
+  ctrace__g2_free(g);
+  free(w.start);
+  free(w.gen);
+  return ret;
+}
