@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# kill_check.sh - a trace in Go's current format survives SIGKILL.
+#
+# Usage: tests/run/kill_check.sh CTRACE BINDIR OUTDIR
+#
+# Runs a busy program (run_compute: threads hashing and locking) under
+# `ctrace run --format=go1.22` with a generation every 50 ms, and kills it
+# with SIGKILL at five points from 1 s to 2.2 s in (its first generation
+# ends once the symbolizer has read the program's DWARF), so the trace is cut
+# wherever its writer was. `ctrace check` must refuse each cut trace with a
+# hint to salvage it (or accept it, cut between two generations), and
+# `ctrace check --salvage` trim it to a trace that `ctrace check`, Go 1.22
+# and Go 1.23 all read, holding at least two generations.
+# Exit status: 0 on success, 1 on a failure, 2 on a usage error.
+set -euo pipefail
+
+prog=${0##*/}
+[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+ctrace=$1 bindir=$2 out=$3
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+rm -rf "$out"
+mkdir -p "$out"
+export GOCACHE="$out/gocache" GOTOOLCHAIN=local
+
+for ms in 1000 1300 1600 1900 2200; do
+    t=$out/k$ms.trace
+    CTRACE_GEN_MS=50 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_compute" 2000000000 2 \
+        >/dev/null 2>&1 &
+    runner=$!
+    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+    kill -KILL "$runner" 2>/dev/null || true # ctrace run execs the program: this is it
+    wait "$runner" 2>/dev/null || true
+    [ -s "$t" ] || die "$t: no trace"
+    # The writer writes whole buffers and a generation's tables last: a
+    # cut between two generations leaves a valid trace, any other cut
+    # one that check refuses, pointing at --salvage.
+    if ! "$ctrace" check "$t" >"$t.check" 2>&1; then
+        grep -q -- "--salvage" "$t.check" || die "$t: check does not suggest --salvage: $(cat "$t.check")"
+    fi
+    "$ctrace" check --salvage -o "$t.salvaged" "$t" >"$t.salvage" 2>&1 ||
+        die "$t: salvage failed: $(cat "$t.salvage")"
+    sum=$("$ctrace" check "$t.salvaged") || die "$t.salvaged: check failed"
+    gens=$(grep -o '[0-9]* generations' <<<"$sum" | cut -d' ' -f1)
+    [ "$gens" -ge 2 ] || die "$t.salvaged: $gens generation(s) kept of a trace killed at $ms ms"
+    for go in /usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go; do
+        "$go" tool trace -d=1 "$t.salvaged" >/dev/null 2>"$t.go.err" ||
+            die "$t.salvaged: $go refuses it: $(tail -n 2 "$t.go.err")"
+    done
+    echo "$prog: killed at $ms ms: $(stat -c %s "$t") bytes, salvaged $sum"
+done
+rm -rf "$out"
