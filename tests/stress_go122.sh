@@ -9,7 +9,7 @@
 # (`go tool trace -d=1` prints one line per event and one Sync per
 # generation) and pass `ctrace check` with the same count; the six with
 # the most generations must parse in Go 1.22, and the one with the most
-# serve every web page in both (tests/go_compat.sh). Cycles: STRESS_GO122_CYCLES (default 30).
+# serve every web page in both (tests/go_compat.sh). Cycles: STRESS_GO122_CYCLES (default 20).
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 
 set -euo pipefail
@@ -33,7 +33,7 @@ trace123=$("$go123" tool -n trace)
 
 mkdir -p "$dir"
 rm -f "$dir"/trace-*.trace "$dir/counts.txt"
-CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=1 STRESS_CYCLES=${STRESS_GO122_CYCLES:-30} \
+CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=1 STRESS_CYCLES=${STRESS_GO122_CYCLES:-20} \
     "$stress_bin" "$dir" || die "$stress_bin failed (traces kept in $dir)"
 
 # check_one NNN WANT: "NNN GENERATIONS" on success, else a message.

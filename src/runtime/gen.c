@@ -28,7 +28,10 @@ uint64_t ctrace__gen_base, ctrace__gen0;
  * thread that seals a generation, which reads the status of Ps no thread
  * stated in it while threads of the next may be stating them. */
 typedef struct pstate {
-  uint64_t gen, seq;
+  /* Stored under the lock, read without by the P's holder: release and
+   * acquire order the holder's later changes after the sealer's reads. */
+  _Atomic uint64_t gen;
+  uint64_t seq;
   uint8_t status; /* CTRACE_PS_*, 0 for a P never shown */
   _Atomic uint8_t lock;
 } pstate;
@@ -81,13 +84,13 @@ uint64_t ctrace__reason_id(ctrace__w *w, int r) {
 static void proc_status(ctrace__w *w, int64_t p) {
   pstate *s = pstate_of(p);
   uint64_t gen = ctrace__gen(w->t);
-  if (s->gen == gen) return;
+  if (atomic_load_explicit(&s->gen, memory_order_acquire) == gen) return;
   p_lock(s);
   if (!s->status) s->status = CTRACE_PS_IDLE;
   uint64_t v[2] = {(uint64_t)p, s->status};
   ctrace__emit2(w, CTRACE_EV122_ProcStatus, 2, v, 0);
-  s->gen = gen;
   s->seq = 0;
+  atomic_store_explicit(&s->gen, gen, memory_order_release);
   p_unlock(s);
 }
 
@@ -154,7 +157,8 @@ void ctrace__gen_seal(uint64_t gen, uint64_t ticks) {
     pstate *s = &ps[p];
     p_lock(s);
     /* Stated in gen already, or since, by a thread of the next one. */
-    if (s->status && s->gen < gen && ctrace__reserve2(&b, gen, ticks)) {
+    if (atomic_load_explicit(&s->gen, memory_order_relaxed) < gen && s->status &&
+        ctrace__reserve2(&b, gen, ticks)) {
       uint64_t v[2] = {(uint64_t)p, s->status};
       ctrace__emit2(&w, CTRACE_EV122_ProcStatus, 2, v, 0);
     }

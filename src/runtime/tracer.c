@@ -132,8 +132,9 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
     ctrace__gen_resume(t);
     return true;
   }
-  /* The buffers of the previous trace, if any, were taken by its stop. */
-  t->bufs[0] = t->bufs[1] = NULL;
+  /* The buffers of the previous trace, if any, were taken by its stop
+   * (both are NULL: the generation format's ends, reading them, may run
+   * meanwhile). */
   t->tcurg = NULL;
   t->sys_g = NULL;
   t->sweep_p = -1;
@@ -237,7 +238,11 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
     pthread_mutex_unlock(&ctl_mu);
     return CTRACE_EINVAL;
   }
+  /* A thread registering now (begin_slow of the last trace, outside its
+   * write section) reads cpu_hz under threads_mu. */
+  pthread_mutex_lock(&threads_mu);
   ctrace__cfg.cpu_hz = o.cpu_hz;
+  pthread_mutex_unlock(&threads_mu);
   ctrace__cfg.unwind = o.unwind;
   ctrace__cfg.max_pending = o.max_pending;
   ctrace__cfg.format = o.format;
@@ -324,7 +329,8 @@ static void end_generation(uint64_t s, uint64_t ns) {
   uint64_t gen = s >> 1;
   quiesce(ns);
   for (ctrace__thread *t = threads; t; t = t->next) {
-    if (t->bufs[gen & 1]) ctrace__queue_full(t->bufs[gen & 1]);
+    if (!t->bufs[gen & 1]) continue;
+    ctrace__queue_full(t->bufs[gen & 1]);
     t->bufs[gen & 1] = NULL;
   }
   pthread_mutex_unlock(&threads_mu);
