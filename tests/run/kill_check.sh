@@ -5,9 +5,8 @@
 #
 # Runs a busy program (run_compute: threads hashing and locking) under
 # `ctrace run --format=go1.22` with a generation every 50 ms, and kills it
-# with SIGKILL at five points from 1 s to 2.2 s in (its first generation
-# ends once the symbolizer has read the program's DWARF), so the trace is cut
-# wherever its writer was. `ctrace check` must refuse each cut trace with a
+# with SIGKILL at five points, 0 to 0.6 s after its trace passed 1500
+# bytes (several generations), so the trace is cut wherever its writer was. `ctrace check` must refuse each cut trace with a
 # hint to salvage it (or accept it, cut between two generations), and
 # `ctrace check --salvage` trim it to a trace that `ctrace check`, Go 1.22
 # and Go 1.23 all read, holding at least two generations.
@@ -25,12 +24,18 @@ rm -rf "$out"
 mkdir -p "$out"
 export GOCACHE="$out/gocache" GOTOOLCHAIN=local
 
-for ms in 1000 1300 1600 1900 2200; do
+for ms in 0 150 300 450 600; do
     t=$out/k$ms.trace
     CTRACE_GEN_MS=50 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_compute" 2000000000 2 \
         >/dev/null 2>&1 &
     runner=$!
-    sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+    # Generations are written once the first one's stacks are symbolized
+    # (longer in sanitized builds): kill ms after the trace has several.
+    for _ in $(seq 600); do
+        [ "$(stat -c %s "$t" 2>/dev/null || echo 0)" -ge 1500 ] && break
+        sleep 0.05
+    done
+    sleep "0.$(printf '%03d' "$ms")"
     kill -KILL "$runner" 2>/dev/null || true # ctrace run execs the program: this is it
     wait "$runner" 2>/dev/null || true
     [ -s "$t" ] || die "$t: no trace"
@@ -44,11 +49,11 @@ for ms in 1000 1300 1600 1900 2200; do
         die "$t: salvage failed: $(cat "$t.salvage")"
     sum=$("$ctrace" check "$t.salvaged") || die "$t.salvaged: check failed"
     gens=$(grep -o '[0-9]* generations' <<<"$sum" | cut -d' ' -f1)
-    [ "$gens" -ge 2 ] || die "$t.salvaged: $gens generation(s) kept of a trace killed at $ms ms"
+    [ "$gens" -ge 2 ] || die "$t.salvaged: $gens generation(s) kept of a trace killed $ms ms after 1500 bytes"
     for go in /usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go; do
         "$go" tool trace -d=1 "$t.salvaged" >/dev/null 2>"$t.go.err" ||
             die "$t.salvaged: $go refuses it: $(tail -n 2 "$t.go.err")"
     done
-    echo "$prog: killed at $ms ms: $(stat -c %s "$t") bytes, salvaged $sum"
+    echo "$prog: killed $ms ms after 1500 bytes: $(stat -c %s "$t") bytes, salvaged $sum"
 done
 rm -rf "$out"
