@@ -267,7 +267,11 @@ static uint32_t to_rule(const frame_state *s, fde_stats *st) {
   if (s->cfa_kind == CFA_PLT)
     return s->cfa_off >= 0 && s->cfa_off <= 64 ? RULE(RULE_PLT, s->plt_thr & 31, s->cfa_off)
                                                : RULE_NONE;
-  if (s->cfa_kind != CFA_REG || s->cfa_off < 8 || s->cfa_off > RULE_MAX_OFF) return RULE_NONE;
+  if (s->cfa_kind != CFA_REG || s->cfa_off < 8 || s->cfa_off > RULE_MAX_OFF || s->cfa_off % 8)
+    return RULE_NONE;
+  /* A saved RBP below the stack pointer (a leaf's red zone): not followed
+   * (table.h). */
+  if (slot != RBP_LOST && 8 * (int64_t)slot > s->cfa_off) slot = RBP_LOST;
   if (s->cfa_reg == REG_RSP) {
     if (s->cfa_off > 8) st->has_frame = true;
     return RULE(RULE_RSP, slot, s->cfa_off);
@@ -560,7 +564,7 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
     page[p] = (uint32_t)j;
   }
   *t = (ctrace__unw_table){key, lo, hi, (uint32_t)n, npages, fdes > 0 && plain == 0,
-                           page, pc, rule, cache, cache_bits, size, NULL};
+                           page, pc, rule, cache, (1u << cache_bits) - 1, size, NULL};
 out:
   if (rows.v) munmap(rows.v, rows.cap * sizeof *rows.v);
   return t;
