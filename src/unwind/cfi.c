@@ -269,9 +269,10 @@ static uint32_t to_rule(const frame_state *s, fde_stats *st) {
                                                : RULE_NONE;
   if (s->cfa_kind != CFA_REG || s->cfa_off < 8 || s->cfa_off > RULE_MAX_OFF || s->cfa_off % 8)
     return RULE_NONE;
-  /* A saved RBP below the stack pointer (a leaf's red zone): not followed
-   * (table.h). */
-  if (slot != RBP_LOST && 8 * (int64_t)slot > s->cfa_off) slot = RBP_LOST;
+  /* A saved RBP below the stack pointer: in an epilogue after `leave` or
+   * `pop %rbp`, which GCC does not follow with a rule for RBP, so the
+   * register holds the caller's value again (table.h). */
+  if (slot != RBP_LOST && 8 * (int64_t)slot > s->cfa_off) slot = 0;
   if (s->cfa_reg == REG_RSP) {
     if (s->cfa_off > 8) st->has_frame = true;
     return RULE(RULE_RSP, slot, s->cfa_off);

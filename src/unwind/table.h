@@ -16,7 +16,9 @@
  * The return address is always at CFA - 8 (rows where DWARF says
  * otherwise compile to RULE_NONE). For RULE_RSP and RULE_RBP the offset
  * is a multiple of 8 (else RULE_NONE) and a saved RBP lies inside the
- * frame, 8k <= offset (else RBP is lost): so from an 8-aligned stack
+ * frame, 8k <= offset (else RBP was popped already: unchanged, 0, as
+ * after `leave`, where GCC leaves the rule saying "saved"): so from an
+ * 8-aligned stack
  * pointer the CFA stays 8-aligned, and every word a frame's rule reads
  * lies between the stack pointer and the CFA, which the walk's fast loop
  * checks once per frame instead of once per read. */
