@@ -58,6 +58,9 @@ typedef struct ctrace__unw_table {
   _Atomic uint64_t *cache;
   uint32_t cache_mask; /* slots - 1 */
   size_t mapped;     /* bytes mmapped for this table, header included */
+  uint32_t debug_fdes; /* FDEs taken from .debug_frame */
+  int debug_frame;   /* CTRACE__UNW_DF_* (elf.h): where .debug_frame was read from */
+  const char *name;  /* the object's path, "(program)" for the program */
   struct ctrace__unw_table *next; /* cache of every table built */
 } ctrace__unw_table;
 
@@ -90,13 +93,24 @@ __attribute__((no_sanitize("thread"))) static inline uint32_t ctrace__unw_rule(c
   return rule;
 }
 
-/* Compiles the CFI of the object loaded at bias with its .eh_frame_hdr at
- * hdr (run-time address) and its memory in [seg_lo, seg_hi) (what may be
- * read); key is its fingerprint. Returns NULL if it has none usable or
- * memory ran out. The caller holds the loader's lock (dl_iterate_phdr
- * callback), so the object stays mapped. Uses mmap only, never malloc: it
- * may run inside an interposed malloc's caller. */
-ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintptr_t seg_lo,
-                                       uintptr_t seg_hi, uint64_t key);
+/* What an object's table is compiled from. */
+typedef struct ctrace__unw_src {
+  uintptr_t bias;             /* load bias (dlpi_addr) */
+  uintptr_t text_lo, text_hi; /* its text, link-time: rows outside are left out */
+  /* .eh_frame_hdr (run-time address) and the segment holding it, [seg_lo,
+   * seg_hi) (what of .eh_frame may be read); hdr NULL if none. */
+  const uint8_t *hdr;
+  uintptr_t seg_lo, seg_hi;
+  /* .debug_frame's bytes, read from a file (elf.c); NULL if none. */
+  const uint8_t *debug_frame;
+  size_t debug_frame_len;
+} ctrace__unw_src;
+
+/* Compiles an object's CFI: .eh_frame, then the FDEs of .debug_frame for
+ * functions .eh_frame leaves out. key is its fingerprint. Returns NULL if
+ * there is none usable or memory ran out. The caller holds the loader's
+ * lock (dl_iterate_phdr callback), so the object stays mapped. Uses mmap
+ * only, never malloc: it may run inside an interposed malloc's caller. */
+ctrace__unw_table *ctrace__unw_compile(const ctrace__unw_src *src, uint64_t key);
 
 #endif

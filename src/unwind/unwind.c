@@ -19,9 +19,14 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "unwind/elf.h"
 #include "unwind/table.h"
 
 #define MAX_OBJS 1024
@@ -93,22 +98,39 @@ static bool describe(const struct dl_phdr_info *info, phdr_info *d) {
   return d->hi > d->lo;
 }
 
+/* Whether an object without .eh_frame_hdr may have a file to read
+ * .debug_frame from: the program (no name) or a path (the vDSO's name
+ * has no slash). Objects with neither have no table at all. */
+static bool may_have_file(const struct dl_phdr_info *info) {
+  return !info->dlpi_name || !*info->dlpi_name || strchr(info->dlpi_name, '/');
+}
+
 /* Fingerprint of an object's CFI: its .eh_frame_hdr, whose table holds
- * every function's offset and FDE's position relative to itself. */
-static uint64_t fingerprint(const phdr_info *d) {
-  const uint8_t *h = (const uint8_t *)d->hdr;
-  size_t n = d->seg_hi - d->hdr;
-  if (n > 12 && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b) {
-    uint32_t count;
-    memcpy(&count, h + 8, 4);
-    size_t want = 12 + (size_t)count * 8;
-    if (want <= n) n = want;
-  } else if (n > 4096) {
-    n = 4096;
+ * every function's offset and FDE's position relative to itself; its
+ * build id, or without either its name; and where its text lies relative
+ * to the former, and the text's size. */
+static uint64_t fingerprint(const struct dl_phdr_info *info, const phdr_info *d) {
+  uint64_t k = 14695981039346656037ull;
+  if (d->hdr) {
+    const uint8_t *h = (const uint8_t *)d->hdr;
+    size_t n = d->seg_hi - d->hdr;
+    if (n > 12 && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b) {
+      uint32_t count;
+      memcpy(&count, h + 8, 4);
+      size_t want = 12 + (size_t)count * 8;
+      if (want <= n) n = want;
+    } else if (n > 4096) {
+      n = 4096;
+    }
+    k = fnv(k, h, n);
   }
-  uint64_t k = fnv(14695981039346656037ull, h, n);
-  /* And where the text lies relative to it, and the size. */
-  uintptr_t rel[2] = {d->hdr - d->lo, d->hi - d->lo};
+  const uint8_t *id;
+  size_t len;
+  if (ctrace__unw_build_id(info, &id, &len))
+    k = fnv(k, id, len);
+  else if (!d->hdr && info->dlpi_name)
+    k = fnv(k, (const uint8_t *)info->dlpi_name, strlen(info->dlpi_name));
+  uintptr_t rel[2] = {d->hdr ? d->hdr - d->lo : 0, d->hi - d->lo};
   return fnv(k, (const uint8_t *)rel, sizeof rel);
 }
 
@@ -140,11 +162,12 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   ST(o->bias, (uintptr_t)info->dlpi_addr);
   ST(o->hdr, d.hdr);
   const ctrace__unw_table *t = NULL;
-  int state = d.hdr ? OBJ_UNBUILT : OBJ_NOTABLE;
+  /* Without .eh_frame_hdr there may still be .debug_frame in a file. */
+  int state = d.hdr || may_have_file(info) ? OBJ_UNBUILT : OBJ_NOTABLE;
   /* A table built for this very object (same fingerprint) is kept; the
    * fingerprint reads the object's memory, which is safe here, under the
    * loader's lock. */
-  if (d.hdr && cache && (t = cached(fingerprint(&d)))) state = OBJ_BUILT;
+  if (state == OBJ_UNBUILT && cache && (t = cached(fingerprint(info, &d)))) state = OBJ_BUILT;
   ST(o->tab, t);
   ST(o->state, state);
   return 0;
@@ -223,7 +246,7 @@ void ctrace__unwind_prepare(void) {
 /* ---- building ------------------------------------------------------------------ */
 
 typedef struct build_arg {
-  uintptr_t bias, hdr;    /* the object to build, or */
+  uintptr_t bias, lo;     /* the object to build (load bias, text start), or */
   const char *name;       /* the first whose path contains name */
   ctrace__unw_table *tab;
   bool found;
@@ -236,21 +259,58 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Strings kept with the tables (names, for ctrace__unwind_report): mmap'd
+ * pages never freed, like the tables. Under reg_mu. */
+static char *arena;
+static size_t arena_left;
+
+static const char *keep_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  if (n > 4096) return "?";
+  if (n > arena_left) {
+    void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return "?";
+    arena = p;
+    arena_left = 65536;
+  }
+  char *r = arena;
+  memcpy(r, s, n);
+  arena += n;
+  arena_left -= n;
+  return r;
+}
+
 static int build_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   build_arg *b = arg;
   phdr_info d;
-  if (!describe(info, &d) || !d.hdr) return 0;
+  if (!describe(info, &d)) return 0;
   if (b->name ? !(info->dlpi_name && strstr(info->dlpi_name, b->name))
-              : (info->dlpi_addr != b->bias || d.hdr != b->hdr))
+              : (info->dlpi_addr != b->bias || d.lo != b->lo))
     return 0;
   b->found = true;
-  uint64_t key = fingerprint(&d);
+  if (!d.hdr && !may_have_file(info)) return 1;
+  uint64_t key = fingerprint(info, &d);
   b->tab = cached(key);
   if (!b->tab) {
     double t0 = now_ms();
-    b->tab = ctrace__unw_compile(info->dlpi_addr, (const uint8_t *)d.hdr, d.seg_lo, d.seg_hi, key);
+    ctrace__unw_blob df;
+    int how = ctrace__unw_debug_frame(info, &df);
+    ctrace__unw_src src = {info->dlpi_addr, d.lo - info->dlpi_addr, d.hi - info->dlpi_addr,
+                           (const uint8_t *)d.hdr, d.seg_lo, d.seg_hi, df.data, df.len};
+    b->tab = ctrace__unw_compile(&src, key);
+    ctrace__unw_blob_free(&df);
     b->ms = now_ms() - t0;
     if (b->tab) {
+      b->tab->debug_frame = how;
+      char exe[4096];
+      const char *name = info->dlpi_name;
+      if (!name || !*name) {
+        /* The program: its path as the kernel knows it. */
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        name = n > 0 ? exe : "(program)";
+      }
+      b->tab->name = keep_string(name);
       b->tab->next = cache;
       cache = b->tab;
     }
@@ -262,7 +322,7 @@ static int build_cb(struct dl_phdr_info *info, size_t size, void *arg) {
 static void build(obj *o) {
   pthread_mutex_lock(&reg_mu);
   if (LD(o->state) == OBJ_UNBUILT) {
-    build_arg b = {LD(o->bias), LD(o->hdr), NULL, NULL, false, 0};
+    build_arg b = {LD(o->bias), LD(o->lo), NULL, NULL, false, 0};
     dl_iterate_phdr(build_cb, &b);
     /* Publish the table before the state that says it is there. */
     atomic_store_explicit(&o->tab, b.tab, memory_order_release);
@@ -271,15 +331,34 @@ static void build(obj *o) {
   pthread_mutex_unlock(&reg_mu);
 }
 
-long ctrace__unwind_build(const char *name, bool *fp_all, double *ms) {
+long ctrace__unwind_build(const char *name, ctrace__unw_build_info *info) {
   pthread_mutex_lock(&reg_mu);
   build_arg b = {0, 0, name, NULL, false, 0};
   dl_iterate_phdr(build_cb, &b);
   pthread_mutex_unlock(&reg_mu);
   if (!b.tab) return -1;
-  if (fp_all) *fp_all = b.tab->fp_all;
-  if (ms) *ms = b.ms;
+  if (info)
+    *info = (ctrace__unw_build_info){b.tab->fp_all, b.ms,
+                                     b.tab->debug_fdes ? b.tab->debug_frame : 0, b.tab->debug_fdes};
   return (long)b.tab->n;
+}
+
+static const char *const df_how[] = {
+    [CTRACE__UNW_DF_FILE] = "the file",
+    [CTRACE__UNW_DF_BUILD_ID] = "its debug file (build id)",
+    [CTRACE__UNW_DF_DEBUGLINK] = "its debug file (.gnu_debuglink)",
+};
+
+void ctrace__unwind_report(void) {
+  const char *v = getenv("CTRACE_VERBOSE");
+  if (!v || !*v || strcmp(v, "0") == 0) return;
+  pthread_mutex_lock(&reg_mu);
+  for (const ctrace__unw_table *t = cache; t; t = t->next)
+    if (t->debug_fdes && t->debug_frame > CTRACE__UNW_DF_NONE &&
+        t->debug_frame <= CTRACE__UNW_DF_DEBUGLINK)
+      fprintf(stderr, "ctrace: unwind tables of %s: .debug_frame from %s (%u functions)\n",
+              t->name, df_how[t->debug_frame], t->debug_fdes);
+  pthread_mutex_unlock(&reg_mu);
 }
 
 int ctrace__unwind_mode(const char *name) {
