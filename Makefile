@@ -10,7 +10,7 @@
 PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libclang-rt-14-dev \
-  bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler jq
+  bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler jq gdb
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go
 JOBS ?= $(shell nproc)
 
