@@ -29,6 +29,8 @@
 #include <cmocka.h>
 
 #include "ctrace/ctrace.h"
+#include "ctrace/format.h"
+#include "ctrace/parse.h"
 #include "unwind/scenarios.h"
 #include "unwind/table.h"
 #include "unwind/unwind.h"
@@ -177,6 +179,104 @@ static void test_auto_matches_libunwind(void **state) {
   run_all(CTRACE__UNW_AUTO, &t);
   report("auto", &t);
   assert_true(t.matched * 100 >= t.frames * 99);
+}
+
+/* ---- the same, as the trace records them -------------------------------------------- */
+
+/* Each scenario ends in traced_probe, which takes libunwind's walk and
+ * then writes an event with its stack (GoSysCall); after the stop, the
+ * i-th GoSysCall's stack in the trace is held to the i-th walk, frame for
+ * frame, above the probe's own (the event's first pc is the return from
+ * ctrace_go_syscall, libunwind's the return from unw_getcontext). This is
+ * the path of stacks.c (the walk as the tracer runs it, the cut at the
+ * first pc outside code, the stack table), not only the walk. */
+#define MAX_TRACED (4 * NSCN_MAX)
+#define NSCN_MAX 16
+
+typedef struct traced_walk {
+  uintptr_t pcs[MAXF + 1];
+  int n;
+} traced_walk;
+
+static traced_walk traced[MAX_TRACED];
+static int ntraced;
+
+static NOINLINE int traced_probe(void *arg) {
+  (void)arg;
+  if (ntraced == MAX_TRACED) return 0;
+  traced_walk *w = &traced[ntraced++];
+  unw_context_t uc;
+  unw_cursor_t cur;
+  w->n = 0;
+  unw_getcontext(&uc);
+  if (unw_init_local(&cur, &uc) == 0) {
+    do {
+      unw_word_t ip;
+      unw_get_reg(&cur, UNW_REG_IP, &ip);
+      w->pcs[w->n++] = (uintptr_t)ip;
+    } while (w->n < MAXF + 1 && unw_step(&cur) > 0);
+  }
+  ctrace_go_syscall();
+  return w->n;
+}
+
+/* Frames of the trace's stacks that agree with libunwind's walks. */
+static void compare_traced(const char *path, tally *t) {
+  ctrace_reader *r;
+  ctrace_parse_error err;
+  ctrace_trace_info info;
+  assert_int_equal(ctrace_reader_open(path, &r, &err), 0);
+  assert_int_equal(ctrace_reader_check(r, &info, &err), 0);
+  ctrace_event ev;
+  int i = 0;
+  while (ctrace_reader_next(r, &ev) == 1) {
+    if (ev.type != CTRACE_EV_GoSysCall || i >= ntraced) continue;
+    const ctrace_frame *f;
+    int n = (int)ctrace_reader_stack(r, ev.stack, &f);
+    const traced_walk *w = &traced[i++];
+    int total = (n > w->n ? n : w->n) - 1, ok = 0;
+    for (int k = 1; k < n && k < w->n; k++) {
+      uintptr_t want = w->pcs[k];
+      if (f[k].pc == want || (in_restore_rt(f[k - 1].pc) && f[k].pc == want + 1)) ok++;
+    }
+    t->frames += total;
+    t->matched += ok;
+    t->walks++;
+    if (ok != total) {
+      fprintf(stderr, "traced walk %d: %d of %d frames agree\n", i - 1, ok, total);
+      uintptr_t ours[MAXF];
+      for (int k = 0; k < n && k < MAXF; k++) ours[k] = (uintptr_t)f[k].pc;
+      show("trace", ours + 1, n - 1);
+      show("libunwind", w->pcs + 1, w->n - 1);
+    }
+  }
+  assert_int_equal(i, ntraced);
+  ctrace_reader_close(r);
+}
+
+static void test_traced_stacks_match_libunwind(void **state) {
+  assert_true(NSCN <= NSCN_MAX);
+  const char *dir = getenv("TMPDIR");
+  for (int mode = CTRACE_UNWIND_AUTO; mode <= CTRACE_UNWIND_TABLES; mode += 2) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/test_unwind_traced.%d.%d", dir && *dir ? dir : "/tmp",
+             (int)getpid(), mode);
+    ctrace_options o = {.unwind = mode, .stack_depth = CTRACE_MAX_STACK_DEPTH};
+    assert_int_equal(ctrace_start_file(path, &o), 0);
+    ntraced = 0;
+    scn_env e = {traced_probe, NULL};
+    for (size_t i = 0; i < NSCN; i++) {
+      scenarios[i].fn(&e);
+      scenarios[i].fn(&e);
+    }
+    assert_int_equal(ctrace_stop(), 0);
+    tally t = {0, 0, 0, 1};
+    compare_traced(path, &t);
+    report(mode == CTRACE_UNWIND_AUTO ? "traced, auto" : "traced, tables", &t);
+    remove(path);
+    assert_int_equal(t.walks, 2 * (long)NSCN);
+    assert_true(t.matched * 100 >= t.frames * 99);
+  }
 }
 
 /* ---- a thread: the walk reaches its start ---------------------------------------- */
@@ -512,6 +612,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_match_libunwind),
       cmocka_unit_test(test_auto_matches_libunwind),
+      cmocka_unit_test(test_traced_stacks_match_libunwind),
       cmocka_unit_test(test_thread_start),
       cmocka_unit_test(test_no_build_stops_cleanly),
       cmocka_unit_test(test_garbage_never_faults),
