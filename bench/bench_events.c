@@ -133,6 +133,26 @@ static NOIPA void body_syscall(uint64_t n) {
   }
 }
 
+/* The same event from two call sites a frame apart, in turn: each stack
+ * differs at every position from the one before it, so the unwind walk
+ * finds no rule it kept for a position (src/unwind/unwind.c, last_walk)
+ * and looks every new return address up. */
+static NOIPA void syscall_one_deeper(void) {
+  ctrace_go_syscall();
+  BARRIER();
+}
+
+static NOIPA void body_syscall_alt(uint64_t n) {
+  loop_frames = count_frames();
+  for (uint64_t i = 0; i < n; i++) {
+    if (i & 1)
+      syscall_one_deeper();
+    else
+      ctrace_go_syscall();
+    BARRIER();
+  }
+}
+
 static NOIPA void body_log(uint64_t n) {
   loop_frames = count_frames();
   for (uint64_t i = 0; i < n; i++) {
@@ -501,6 +521,10 @@ static const bench_case cases[] = {
     {"event-stack16-auto", body_syscall, 1, 2, 1, CTRACE_UNWIND_AUTO, "event-stack16"},
     /* 16 frames, 15 of them without frame pointers: through the tables. */
     {"event-stack16-nofp", body_syscall, DEEP_NOFP, 2, 2, CTRACE_UNWIND_AUTO, "event-stack16"},
+    /* The same, from two places in turn: the walk's per-thread rules by
+     * position never apply. */
+    {"event-stack16-nofp-alt", body_syscall_alt, DEEP_NOFP, 2, 1, CTRACE_UNWIND_AUTO,
+     "event-stack16"},
     {"user-log", body_log, 0, 1, 2, 0, NULL},
     {"user-log-stack16", body_log, 1, 2, 2, CTRACE_UNWIND_FP, NULL},
     {"sched-mix", body_mix, 0, 2, 1, 0, NULL},
