@@ -45,6 +45,12 @@
  * at 2 threads over ratio_to_floor at 1), so that a neighbour's load on
  * this shared machine between the two runs does not pass for contention;
  * the floor is core-local, so real contention in the tracer still shows.
+ * A case compared with another (the unwind tables' with the frame-pointer
+ * walk's) has one more line,
+ *   BENCH name=<case> vs=<other> threads=<n> ratio=<r> ratio_min=<a>
+ *         ratio_max=<b> passes=<p>
+ * where ratio is the median over passes of the case's ratio to the floor
+ * over the other's in the same pass (both cases must run: -c a,b).
  * stderr has progress and, per run, interquartile ranges, the median of
  * per-round ratios, the wall-clock ratio, the bytes per event and the
  * reader's CPU time per event. See BENCHMARKS.md.
@@ -123,6 +129,26 @@ static NOIPA void body_syscall(uint64_t n) {
   loop_frames = count_frames();
   for (uint64_t i = 0; i < n; i++) {
     ctrace_go_syscall();
+    BARRIER();
+  }
+}
+
+/* The same event from two call sites a frame apart, in turn: each stack
+ * differs at every position from the one before it, so the unwind walk
+ * finds no rule it kept for a position (src/unwind/unwind.c, last_walk)
+ * and looks every new return address up. */
+static NOIPA void syscall_one_deeper(void) {
+  ctrace_go_syscall();
+  BARRIER();
+}
+
+static NOIPA void body_syscall_alt(uint64_t n) {
+  loop_frames = count_frames();
+  for (uint64_t i = 0; i < n; i++) {
+    if (i & 1)
+      syscall_one_deeper();
+    else
+      ctrace_go_syscall();
     BARRIER();
   }
 }
@@ -221,6 +247,7 @@ typedef struct bench_case {
   int trace;   /* 0: tracing off; 1: no stacks; 2: stacks, depth 32 (DEEP_NOFP: 16) */
   int threads; /* 1, or 1 and 2 */
   int unwind;  /* ctrace_options.unwind */
+  const char *vs; /* also reported as a ratio to this case, pass by pass */
 } bench_case;
 
 typedef struct run {
@@ -486,22 +513,26 @@ static void *probe_main(void *arg) {
 }
 
 static const bench_case cases[] = {
-    {"event-nostack", body_heap_alloc, 0, 1, 2, 0},
+    {"event-nostack", body_heap_alloc, 0, 1, 2, 0, NULL},
     /* Frame pointers, as before unwind tables: the walk to beat. */
-    {"event-stack16", body_syscall, 1, 2, 2, CTRACE_UNWIND_FP},
+    {"event-stack16", body_syscall, 1, 2, 2, CTRACE_UNWIND_FP, NULL},
     /* The default (auto) on the same frame-pointer code, which also walks
      * on through libc's start_thread and clone3 by their tables. */
-    {"event-stack16-auto", body_syscall, 1, 2, 1, CTRACE_UNWIND_AUTO},
+    {"event-stack16-auto", body_syscall, 1, 2, 1, CTRACE_UNWIND_AUTO, "event-stack16"},
     /* 16 frames, 15 of them without frame pointers: through the tables. */
-    {"event-stack16-nofp", body_syscall, DEEP_NOFP, 2, 2, CTRACE_UNWIND_AUTO},
-    {"user-log", body_log, 0, 1, 2, 0},
-    {"user-log-stack16", body_log, 1, 2, 2, CTRACE_UNWIND_FP},
-    {"sched-mix", body_mix, 0, 2, 1, 0},
-    {"sched-log-mix", body_mix_log, 0, 2, 1, 0},
+    {"event-stack16-nofp", body_syscall, DEEP_NOFP, 2, 2, CTRACE_UNWIND_AUTO, "event-stack16"},
+    /* The same, from two places in turn: the walk's per-thread rules by
+     * position never apply. */
+    {"event-stack16-nofp-alt", body_syscall_alt, DEEP_NOFP, 2, 1, CTRACE_UNWIND_AUTO,
+     "event-stack16"},
+    {"user-log", body_log, 0, 1, 2, 0, NULL},
+    {"user-log-stack16", body_log, 1, 2, 2, CTRACE_UNWIND_FP, NULL},
+    {"sched-mix", body_mix, 0, 2, 1, 0, NULL},
+    {"sched-log-mix", body_mix_log, 0, 2, 1, 0, NULL},
 #ifdef BENCH_HAVE_LIBUNWIND
-    {"stack16-unwind", body_unwind, 1, 0, 1, 0},
+    {"stack16-unwind", body_unwind, 1, 0, 1, 0, "event-stack16"},
 #endif
-    {"disabled", body_log, 0, 0, 1, 0},
+    {"disabled", body_log, 0, 0, 1, 0, NULL},
 };
 
 #define NCASES (sizeof cases / sizeof cases[0])
@@ -513,6 +544,36 @@ static bool selected(const char *only, const char *name) {
   for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
     if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0)) return true;
   return false;
+}
+
+static int case_index(const char *name) {
+  for (size_t i = 0; i < NCASES; i++)
+    if (strcmp(cases[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+/* A case against its reference (bench_case.vs): in each pass, the ratio of
+ * their ratios to the floor, both measured in that pass, minutes apart at
+ * most, so that the machine's load drifting between passes cancels; the
+ * median over passes, and the least and greatest. */
+static void report_vs(const bench_case *c, int n, result res[][MAX_THREADS][MAX_PASSES],
+                      const char *suffix) {
+  int i = (int)(c - cases), j = case_index(c->vs);
+  if (j < 0 || n > cases[j].threads) return;
+  double q[MAX_PASSES];
+  int k = 0;
+  for (int p = 0; p < passes; p++) {
+    const result *a = &res[i][n - 1][p], *b = &res[j][n - 1][p];
+    if (a->ok && b->ok && b->ratio > 0) q[k++] = a->ratio / b->ratio;
+  }
+  if (k == 0) return;
+  double lo = q[0], hi = q[0];
+  for (int p = 1; p < k; p++) {
+    if (q[p] < lo) lo = q[p];
+    if (q[p] > hi) hi = q[p];
+  }
+  printf("BENCH name=%s%s vs=%s%s threads=%d ratio=%.2f ratio_min=%.2f ratio_max=%.2f passes=%d\n",
+         c->name, suffix, c->vs, suffix, n, median(q, k), lo, hi, k);
 }
 
 int main(int argc, char **argv) {
@@ -622,6 +683,11 @@ int main(int argc, char **argv) {
                 mns / ns1, med_ratio / med_ratio1);
       fprintf(stderr, "\n");
     }
+  }
+  for (size_t i = 0; i < NCASES; i++) {
+    const bench_case *c = &cases[i];
+    if (!c->vs || !selected(only, c->name) || !selected(only, c->vs)) continue;
+    for (int n = 1; n <= c->threads; n++) report_vs(c, n, res, suffix);
   }
   fflush(stdout);
   fprintf(stderr, "bench: done in %.1f s\n", (double)(now_ns() - t0) / 1e9);

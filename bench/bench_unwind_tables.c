@@ -12,15 +12,14 @@
 #include "unwind/unwind.h"
 
 static void one(const char *name) {
-  bool fp_all = false;
-  double ms = 0;
-  long rows = ctrace__unwind_build(name, &fp_all, &ms);
+  ctrace__unw_build_info info;
+  long rows = ctrace__unwind_build(name, &info);
   if (rows < 0) {
     fprintf(stderr, "bench_unwind_tables: %s: not loaded or no unwind tables\n", name);
     return;
   }
-  printf("BENCH name=unwind-table-build object=%s ms=%.2f rows=%ld fp_all=%d\n", name, ms, rows,
-         fp_all);
+  printf("BENCH name=unwind-table-build object=%s ms=%.2f rows=%ld fp_all=%d\n", name, info.ms,
+         rows, info.fp_all);
 }
 
 int main(void) {

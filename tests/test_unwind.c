@@ -4,8 +4,11 @@
  * frame-pointer code, inlining, tail calls, deep recursion, alloca and
  * VLAs, a signal frame, a thread's start, and a library loaded and
  * unloaded in a loop while another thread walks. Also: garbage stacks end
- * the walk without faulting, and a walk that may not build tables (as in
- * a signal handler) stops cleanly.
+ * the walk without faulting, a walk that may not build tables (as in a
+ * signal handler) stops cleanly, and .debug_frame compiles to the rules it
+ * says, damaged without a read outside it. (Stacks through .debug_frame
+ * code are held to gdb's in tests/run/dbgframe_check.sh: libunwind does
+ * not read .debug_frame on x86-64.)
  *
  * Workers record what they saw; cmocka asserts only on the main thread.
  */
@@ -21,10 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "ctrace/ctrace.h"
+#include "ctrace/format.h"
+#include "ctrace/parse.h"
 #include "unwind/scenarios.h"
+#include "unwind/table.h"
 #include "unwind/unwind.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -138,12 +146,16 @@ static const struct {
 };
 #define NSCN (sizeof scenarios / sizeof scenarios[0])
 
+/* Each scenario twice: the second walk of a stack finds the rules the
+ * first kept for its positions (unwind.c, last_walk), and must agree as
+ * well. */
 static void run_all(int mode, tally *t) {
   probe_ctx c = {mode, CTRACE__UNW_MAY_BUILD, 0, 0, t, NULL, 0};
   stack_bounds(&c.lo, &c.hi);
   scn_env e = {probe, &c};
   for (size_t i = 0; i < NSCN; i++) {
     c.what = scenarios[i].name;
+    scenarios[i].fn(&e);
     scenarios[i].fn(&e);
   }
 }
@@ -158,7 +170,7 @@ static void test_tables_match_libunwind(void **state) {
   tally t = {0, 0, 0, 1};
   run_all(CTRACE__UNW_TABLES, &t);
   report("tables", &t);
-  assert_true(t.walks == (long)NSCN);
+  assert_true(t.walks == 2 * (long)NSCN);
   assert_true(t.matched * 100 >= t.frames * 99);
 }
 
@@ -167,6 +179,104 @@ static void test_auto_matches_libunwind(void **state) {
   run_all(CTRACE__UNW_AUTO, &t);
   report("auto", &t);
   assert_true(t.matched * 100 >= t.frames * 99);
+}
+
+/* ---- the same, as the trace records them -------------------------------------------- */
+
+/* Each scenario ends in traced_probe, which takes libunwind's walk and
+ * then writes an event with its stack (GoSysCall); after the stop, the
+ * i-th GoSysCall's stack in the trace is held to the i-th walk, frame for
+ * frame, above the probe's own (the event's first pc is the return from
+ * ctrace_go_syscall, libunwind's the return from unw_getcontext). This is
+ * the path of stacks.c (the walk as the tracer runs it, the cut at the
+ * first pc outside code, the stack table), not only the walk. */
+#define MAX_TRACED (4 * NSCN_MAX)
+#define NSCN_MAX 16
+
+typedef struct traced_walk {
+  uintptr_t pcs[MAXF + 1];
+  int n;
+} traced_walk;
+
+static traced_walk traced[MAX_TRACED];
+static int ntraced;
+
+static NOINLINE int traced_probe(void *arg) {
+  (void)arg;
+  if (ntraced == MAX_TRACED) return 0;
+  traced_walk *w = &traced[ntraced++];
+  unw_context_t uc;
+  unw_cursor_t cur;
+  w->n = 0;
+  unw_getcontext(&uc);
+  if (unw_init_local(&cur, &uc) == 0) {
+    do {
+      unw_word_t ip;
+      unw_get_reg(&cur, UNW_REG_IP, &ip);
+      w->pcs[w->n++] = (uintptr_t)ip;
+    } while (w->n < MAXF + 1 && unw_step(&cur) > 0);
+  }
+  ctrace_go_syscall();
+  return w->n;
+}
+
+/* Frames of the trace's stacks that agree with libunwind's walks. */
+static void compare_traced(const char *path, tally *t) {
+  ctrace_reader *r;
+  ctrace_parse_error err;
+  ctrace_trace_info info;
+  assert_int_equal(ctrace_reader_open(path, &r, &err), 0);
+  assert_int_equal(ctrace_reader_check(r, &info, &err), 0);
+  ctrace_event ev;
+  int i = 0;
+  while (ctrace_reader_next(r, &ev) == 1) {
+    if (ev.type != CTRACE_EV_GoSysCall || i >= ntraced) continue;
+    const ctrace_frame *f;
+    int n = (int)ctrace_reader_stack(r, ev.stack, &f);
+    const traced_walk *w = &traced[i++];
+    int total = (n > w->n ? n : w->n) - 1, ok = 0;
+    for (int k = 1; k < n && k < w->n; k++) {
+      uintptr_t want = w->pcs[k];
+      if (f[k].pc == want || (in_restore_rt(f[k - 1].pc) && f[k].pc == want + 1)) ok++;
+    }
+    t->frames += total;
+    t->matched += ok;
+    t->walks++;
+    if (ok != total) {
+      fprintf(stderr, "traced walk %d: %d of %d frames agree\n", i - 1, ok, total);
+      uintptr_t ours[MAXF];
+      for (int k = 0; k < n && k < MAXF; k++) ours[k] = (uintptr_t)f[k].pc;
+      show("trace", ours + 1, n - 1);
+      show("libunwind", w->pcs + 1, w->n - 1);
+    }
+  }
+  assert_int_equal(i, ntraced);
+  ctrace_reader_close(r);
+}
+
+static void test_traced_stacks_match_libunwind(void **state) {
+  assert_true(NSCN <= NSCN_MAX);
+  const char *dir = getenv("TMPDIR");
+  for (int mode = CTRACE_UNWIND_AUTO; mode <= CTRACE_UNWIND_TABLES; mode += 2) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/test_unwind_traced.%d.%d", dir && *dir ? dir : "/tmp",
+             (int)getpid(), mode);
+    ctrace_options o = {.unwind = mode, .stack_depth = CTRACE_MAX_STACK_DEPTH};
+    assert_int_equal(ctrace_start_file(path, &o), 0);
+    ntraced = 0;
+    scn_env e = {traced_probe, NULL};
+    for (size_t i = 0; i < NSCN; i++) {
+      scenarios[i].fn(&e);
+      scenarios[i].fn(&e);
+    }
+    assert_int_equal(ctrace_stop(), 0);
+    tally t = {0, 0, 0, 1};
+    compare_traced(path, &t);
+    report(mode == CTRACE_UNWIND_AUTO ? "traced, auto" : "traced, tables", &t);
+    remove(path);
+    assert_int_equal(t.walks, 2 * (long)NSCN);
+    assert_true(t.matched * 100 >= t.frames * 99);
+  }
 }
 
 /* ---- a thread: the walk reaches its start ---------------------------------------- */
@@ -241,6 +351,144 @@ static void test_garbage_never_faults(void **state) {
                              CTRACE__UNW_MAY_BUILD, pcs, 128, NULL);
   }
   assert_true(frames >= 2000);
+}
+
+/* ---- .debug_frame ------------------------------------------------------------------ */
+
+/* A .debug_frame by hand: two CIEs (the second version 4), then an FDE
+ * whose CIE pointer names the second by its offset from the section's
+ * start (where .eh_frame would count back from the field), for a function
+ * at 0x1000..0x1040 (link time) that pushes RBP after one byte and pops it
+ * after five more. 32-bit DWARF: CIE id 0xffffffff. */
+static const uint8_t debug_frame[] = {
+    /* CIE at 0: length 20, id, version 1, "", code 1, data -8, ra 16,
+     * def_cfa rsp+8, offset(ra) 1, nops */
+    20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 1, 0x78, 16, 0x0c, 7, 8, 0x90, 1, 0, 0, 0, 0, 0, 0,
+    /* CIE at 24: length 20, id, version 4, "", address 8, segment 0, code 1,
+     * data -8, ra 16 (uleb), def_cfa rsp+8, offset(ra) 1, nop */
+    20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 4, 0, 8, 0, 1, 0x78, 16, 0x0c, 7, 8, 0x90, 1, 0, 0, 0, 0,
+    /* FDE at 48: length 32, CIE 24, start 0x1000, range 0x40, advance 1,
+     * def_cfa_offset 16, offset(rbp) 2, advance 5, def_cfa_offset 8,
+     * restore(rbp), nops */
+    32, 0, 0, 0, 24, 0, 0, 0, 0x00, 0x10, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0,
+    0x41, 0x0e, 16, 0x86, 2, 0x45, 0x0e, 8, 0xc6, 0, 0, 0,
+};
+
+/* Compiles bytes as an object's .debug_frame, the text at 0x1000..0x2000,
+ * from memory that ends at a page the process cannot read: a read past
+ * the section faults, with or without ASan. */
+static ctrace__unw_table *compile_debug_frame(const uint8_t *bytes, size_t n) {
+  static uint8_t *mem;
+  long page = sysconf(_SC_PAGESIZE);
+  if (!mem) {
+    mem = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(mem != MAP_FAILED);
+    assert_int_equal(mprotect(mem + page, (size_t)page, PROT_NONE), 0);
+  }
+  assert_true(n <= (size_t)page);
+  uint8_t *at = mem + page - n;
+  memcpy(at, bytes, n);
+  ctrace__unw_src src = {0, 0x1000, 0x2000, NULL, 0, 0, at, n};
+  return ctrace__unw_compile(&src, 0);
+}
+
+static void test_debug_frame_rules(void **state) {
+  ctrace__unw_table *t = compile_debug_frame(debug_frame, sizeof debug_frame);
+  assert_non_null(t);
+  assert_int_equal(t->lo, 0x1000);
+  assert_int_equal(t->hi, 0x1040);
+  assert_true(!t->fp_all); /* a frame, RSP-based */
+  assert_int_equal(ctrace__unw_rule(t, 0), RULE(RULE_RSP, 0, 8));
+  assert_int_equal(ctrace__unw_rule(t, 1), RULE(RULE_RSP, 2, 16));
+  assert_int_equal(ctrace__unw_rule(t, 5), RULE(RULE_RSP, 2, 16));
+  assert_int_equal(ctrace__unw_rule(t, 6), RULE(RULE_RSP, 0, 8));
+  assert_int_equal(ctrace__unw_rule(t, 0x3f), RULE(RULE_RSP, 0, 8));
+  assert_int_equal(t->debug_fdes, 1);
+  munmap(t, t->mapped);
+}
+
+/* With .eh_frame as well: .debug_frame's FDE for a function .eh_frame
+ * describes is left out, its FDE for another function is used. In one
+ * mapping: .eh_frame_hdr (a sorted table of one FDE), .eh_frame (a "zR"
+ * CIE with pc-relative addresses and an FDE for 0x1000..0x1040 that only
+ * moves the CFA after one byte), the text at 0x1000 from the load bias
+ * (the mapping's start). */
+static void test_debug_frame_with_eh_frame(void **state) {
+  static uint8_t mem[4096] __attribute__((aligned(64)));
+  memset(mem, 0, sizeof mem);
+  uintptr_t bias = (uintptr_t)mem;
+  uint8_t *hdr = mem, *eh = mem + 32, *cie = eh, *fde = eh + 24;
+  int32_t v;
+  /* .eh_frame_hdr: version, eh_frame_ptr pcrel|sdata4, count udata4,
+   * table datarel|sdata4; then the pointer, the count, one entry. */
+  hdr[0] = 1, hdr[1] = 0x1b, hdr[2] = 0x03, hdr[3] = 0x3b;
+  v = (int32_t)(eh - (hdr + 4));
+  memcpy(hdr + 4, &v, 4);
+  v = 1;
+  memcpy(hdr + 8, &v, 4);
+  v = (int32_t)(bias + 0x1000 - (uintptr_t)hdr);
+  memcpy(hdr + 12, &v, 4);
+  v = (int32_t)(fde - hdr);
+  memcpy(hdr + 16, &v, 4);
+  /* CIE: length 20, id 0, version 1, "zR", code 1, data -8, ra 16,
+   * augmentation 1 byte: pcrel|sdata4; def_cfa rsp+8, offset(ra) 1. */
+  static const uint8_t cie_bytes[] = {20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78,
+                                      16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1, 0, 0};
+  memcpy(cie, cie_bytes, sizeof cie_bytes);
+  /* FDE: length 16, CIE pointer back from the field, start, range 0x40,
+   * no augmentation, advance 1, def_cfa_offset 16 (RBP not saved). */
+  v = 16;
+  memcpy(fde, &v, 4);
+  v = (int32_t)(fde + 4 - cie);
+  memcpy(fde + 4, &v, 4);
+  v = (int32_t)(bias + 0x1000 - (uintptr_t)(fde + 8));
+  memcpy(fde + 8, &v, 4);
+  v = 0x40;
+  memcpy(fde + 12, &v, 4);
+  static const uint8_t fde_insns[] = {0, 0x41, 0x0e, 16};
+  memcpy(fde + 16, fde_insns, sizeof fde_insns);
+  /* .debug_frame: the bytes above, and a second FDE like the first for
+   * 0x1100..0x1140. */
+  uint8_t dbg[sizeof debug_frame + 36];
+  memcpy(dbg, debug_frame, sizeof debug_frame);
+  memcpy(dbg + sizeof debug_frame, debug_frame + 48, 36);
+  dbg[sizeof debug_frame + 9] = 0x11;
+  ctrace__unw_src src = {bias, 0x1000, 0x2000, hdr, bias, bias + sizeof mem, dbg, sizeof dbg};
+  ctrace__unw_table *t = ctrace__unw_compile(&src, 0);
+  assert_non_null(t);
+  assert_int_equal(t->debug_fdes, 1);
+  assert_int_equal(ctrace__unw_rule(t, 0), RULE(RULE_RSP, 0, 8));
+  assert_int_equal(ctrace__unw_rule(t, 1), RULE(RULE_RSP, 0, 16)); /* .eh_frame's */
+  assert_int_equal(ctrace__unw_rule(t, 0x3f), RULE(RULE_RSP, 0, 16));
+  assert_int_equal(ctrace__unw_rule(t, 0x40), RULE_NONE);
+  assert_int_equal(ctrace__unw_rule(t, 0x101), RULE(RULE_RSP, 2, 16)); /* .debug_frame's */
+  assert_int_equal(ctrace__unw_rule(t, 0x106), RULE(RULE_RSP, 0, 8));
+  munmap(t, t->mapped);
+}
+
+/* The same bytes with random ones changed: never a read outside them. */
+static void test_debug_frame_garbage(void **state) {
+  uint8_t buf[sizeof debug_frame];
+  unsigned seed = 777;
+  long built = 0;
+  for (int round = 0; round < 20000; round++) {
+    memcpy(buf, debug_frame, sizeof buf);
+    seed = seed * 1103515245u + 12345u;
+    int flips = 1 + (int)(seed >> 28) % 4;
+    for (int k = 0; k < flips; k++) {
+      seed = seed * 1103515245u + 12345u;
+      buf[(seed >> 8) % sizeof buf] = (uint8_t)(seed >> 20);
+    }
+    seed = seed * 1103515245u + 12345u;
+    size_t n = sizeof buf - ((seed >> 16) % 4 ? 0 : (seed >> 20) % 8); /* sometimes cut short */
+    ctrace__unw_table *t = compile_debug_frame(buf, n);
+    if (t) {
+      built++;
+      munmap(t, t->mapped);
+    }
+  }
+  fprintf(stderr, "test_unwind: %ld of 20000 damaged .debug_frames still compiled\n", built);
+  assert_true(built > 0);
 }
 
 /* ---- dlopen/dlclose while another thread walks --------------------------------------- */
@@ -364,9 +612,13 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_match_libunwind),
       cmocka_unit_test(test_auto_matches_libunwind),
+      cmocka_unit_test(test_traced_stacks_match_libunwind),
       cmocka_unit_test(test_thread_start),
       cmocka_unit_test(test_no_build_stops_cleanly),
       cmocka_unit_test(test_garbage_never_faults),
+      cmocka_unit_test(test_debug_frame_rules),
+      cmocka_unit_test(test_debug_frame_with_eh_frame),
+      cmocka_unit_test(test_debug_frame_garbage),
       cmocka_unit_test(test_dlopen_loop),
       cmocka_unit_test(test_dlopen_loop_traced),
   };

@@ -56,7 +56,7 @@ const char *ctrace_strerror(int err);
 /* How stacks are walked (ctrace_options.unwind). */
 #define CTRACE_UNWIND_AUTO 0   /* frame pointers where objects keep them, else unwind tables */
 #define CTRACE_UNWIND_FP 1     /* frame pointers only: fastest, short stacks in code without */
-#define CTRACE_UNWIND_TABLES 2 /* unwind tables (.eh_frame, compiled once per object) for every frame */
+#define CTRACE_UNWIND_TABLES 2 /* unwind tables (.eh_frame, .debug_frame; compiled once per object) for every frame */
 
 /* The trace format (ctrace_options.format). */
 #define CTRACE_FORMAT_DEFAULT 0 /* the CTRACE_FORMAT environment variable, else GO111 */

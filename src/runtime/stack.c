@@ -256,6 +256,7 @@ void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) {
    * then read, and at last close, the program's files) or exec with them
    * open. So each stop symbolizes afresh; the strings are copied above. */
   ctrace__symbolize_close();
+  ctrace__unwind_report();
 }
 
 /* Fork child: the tables hold the parent's trace; an insert may have been

@@ -1,15 +1,26 @@
-/* .eh_frame -> compiled table (table.h).
+/* .eh_frame and .debug_frame -> compiled table (table.h).
  *
  * Runs each FDE's call frame program (after its CIE's initial one) and
  * turns every row into a rule of the few shapes the walk knows; anything
  * else (a CFA in another register, a return address not at CFA - 8)
- * becomes RULE_NONE, where the walk stops. The FDEs are found through
- * .eh_frame_hdr's sorted table where its encoding is the usual one, else by
- * scanning .eh_frame up to its terminator.
+ * becomes RULE_NONE, where the walk stops. The FDEs of .eh_frame are found
+ * through .eh_frame_hdr's sorted table where its encoding is the usual
+ * one, else by scanning .eh_frame up to its terminator; .debug_frame is
+ * scanned whole.
  *
- * Reads only the object's own mapped memory, every read checked against
- * the segment holding it, since a malformed .eh_frame must not fault the
- * traced program. Allocates with mmap only (see table.h).
+ * .debug_frame (elf.c reads it from the object's file or its separate
+ * debug file) is the same format with other conventions: CIE id
+ * 0xffffffff (all ones in 64-bit DWARF) where .eh_frame has 0, an FDE's
+ * CIE pointer an offset from the section's start where .eh_frame has one
+ * back from the field, version 4 CIEs with address and segment sizes, and
+ * addresses absolute, at link time. Its FDEs describe only functions no
+ * .eh_frame FDE covers (code built -fno-asynchronous-unwind-tables has no
+ * .eh_frame; both are written for one function only by mistake).
+ *
+ * Reads only the object's own mapped memory and the buffer elf.c filled,
+ * every read checked against the segment or buffer holding it, since
+ * malformed CFI must not fault the traced program. Every row lies in the
+ * object's text. Allocates with mmap only (see table.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -170,26 +181,46 @@ typedef struct cie {
   const uint8_t *insns, *insns_end;
 } cie;
 
-/* Reads the record at p: *body and *end delimit what follows its length;
- * returns false at the terminator or when it does not fit. */
+/* Reads the record at p: *body and *end delimit what follows its length,
+ * *wide tells 64-bit DWARF (an 8-byte length, and in .debug_frame 8-byte
+ * CIE ids and pointers); returns false at the terminator or when it does
+ * not fit. */
 static bool record(const uint8_t *p, const uint8_t *limit, const uint8_t **body,
-                   const uint8_t **end) {
+                   const uint8_t **end, bool *wide) {
   rd r = {p, limit, false};
   uint64_t len = un(&r, 4);
-  if (len == 0xffffffffu) len = un(&r, 8);
+  *wide = len == 0xffffffffu;
+  if (*wide) len = un(&r, 8);
   if (r.bad || len == 0 || len > (uint64_t)(limit - r.p)) return false;
   *body = r.p;
   *end = r.p + len;
   return true;
 }
 
-static bool parse_cie(const uint8_t *p, const uint8_t *limit, cie *c) {
+/* Which section a record is in. */
+typedef struct section {
+  const uint8_t *lo, *hi;
+  bool debug; /* .debug_frame: ids and pointers as above, link-time addresses */
+} section;
+
+/* The CIE id field of a record (or an FDE's CIE pointer). */
+static uint64_t cie_field(rd *r, const section *sec, bool wide) {
+  return un(r, sec->debug && wide ? 8 : 4);
+}
+
+static bool is_cie_id(uint64_t id, const section *sec, bool wide) {
+  if (!sec->debug) return id == 0;
+  return wide ? id == UINT64_MAX : id == 0xffffffffu;
+}
+
+static bool parse_cie(const uint8_t *p, const section *sec, cie *c) {
   const uint8_t *body, *end;
-  if (!record(p, limit, &body, &end)) return false;
+  bool wide;
+  if (!record(p, sec->hi, &body, &end, &wide)) return false;
   rd r = {body, end, false};
-  if (un(&r, 4) != 0) return false; /* CIE id in .eh_frame */
+  if (!is_cie_id(cie_field(&r, sec, wide), sec, wide)) return false;
   uint8_t version = (uint8_t)u8(&r);
-  if (version != 1 && version != 3) return false;
+  if (version != 1 && version != 3 && !(sec->debug && version == 4)) return false;
   const char *aug = (const char *)r.p;
   size_t alen = strnlen(aug, (size_t)(end - r.p));
   if (alen == (size_t)(end - r.p)) return false;
@@ -197,6 +228,10 @@ static bool parse_cie(const uint8_t *p, const uint8_t *limit, cie *c) {
   if (aug[0] == 'e' && aug[1] == 'h') un(&r, 8); /* old GCC's eh_data */
   *c = (cie){0};
   c->fde_enc = PE_absptr;
+  if (version == 4) {
+    /* address_size, segment_selector_size: 8-byte addresses, no segments. */
+    if (u8(&r) != 8 || u8(&r) != 0) return false;
+  }
   c->code_align = uleb(&r);
   c->data_align = sleb(&r);
   c->ra_reg = version == 1 ? u8(&r) : uleb(&r);
@@ -226,6 +261,8 @@ static bool parse_cie(const uint8_t *p, const uint8_t *limit, cie *c) {
 done:
   if (aug_end) r.p = aug_end;
   if (r.bad) return false;
+  /* Addresses relative to where .debug_frame was read would mean nothing. */
+  if (sec->debug && (c->fde_enc & 0x70) != 0) return false;
   c->insns = r.p;
   c->insns_end = end;
   return true;
@@ -267,7 +304,12 @@ static uint32_t to_rule(const frame_state *s, fde_stats *st) {
   if (s->cfa_kind == CFA_PLT)
     return s->cfa_off >= 0 && s->cfa_off <= 64 ? RULE(RULE_PLT, s->plt_thr & 31, s->cfa_off)
                                                : RULE_NONE;
-  if (s->cfa_kind != CFA_REG || s->cfa_off < 8 || s->cfa_off > RULE_MAX_OFF) return RULE_NONE;
+  if (s->cfa_kind != CFA_REG || s->cfa_off < 8 || s->cfa_off > RULE_MAX_OFF || s->cfa_off % 8)
+    return RULE_NONE;
+  /* A saved RBP below the stack pointer: in an epilogue after `leave` or
+   * `pop %rbp`, which GCC does not follow with a rule for RBP, so the
+   * register holds the caller's value again (table.h). */
+  if (slot != RBP_LOST && 8 * (int64_t)slot > s->cfa_off) slot = 0;
   if (s->cfa_reg == REG_RSP) {
     if (s->cfa_off > 8) st->has_frame = true;
     return RULE(RULE_RSP, slot, s->cfa_off);
@@ -303,7 +345,10 @@ static bool plt_expr(const uint8_t *e, size_t n, frame_state *s) {
 
 typedef struct emitter {
   vec *rows;
-  uintptr_t bias;
+  uintptr_t bias;     /* subtracted from the section's addresses: 0 for .debug_frame */
+  uintptr_t text_lo, text_hi; /* the object's text, link-time */
+  vec *covered;       /* .eh_frame's FDEs, start << 32 | end, link-time */
+  bool skip_covered;  /* leave out FDEs that overlap those */
   fde_stats st;
   bool oom;
   /* The last CIE and the state after its initial instructions: most
@@ -313,10 +358,31 @@ typedef struct emitter {
   frame_state cie_state;
 } emitter;
 
+/* Rows outside the object's text are left out, and one past its end
+ * becomes "no rule", so that a table never answers for another object's
+ * pc (the walk trusts it to stay in the object: unwind.c, wobj). */
 static void emit(emitter *em, uintptr_t pc, uint32_t rule) {
   uintptr_t a = pc - em->bias;
+  if (a < em->text_lo) return;
+  if (a > em->text_hi) {
+    a = em->text_hi;
+    rule = RULE_NONE;
+  }
   if (a > UINT32_MAX) return; /* objects above 4 GiB of link addresses: not covered */
   if (!vec_push(em->rows, (uint64_t)a << 32 | rule)) em->oom = true;
+}
+
+/* Whether [lo, hi) (link-time) overlaps an .eh_frame FDE: em->covered
+ * holds, sorted by start, each FDE's start and the greatest end of it and
+ * those before it (compile_debug), so the last starting below hi tells. */
+static bool covered(const emitter *em, uint64_t lo, uint64_t hi) {
+  const uint64_t *v = em->covered->v;
+  size_t a = 0, b = em->covered->n;
+  while (a < b) { /* first starting at or after hi */
+    size_t m = a + (b - a) / 2;
+    if (v[m] >> 32 < hi) a = m + 1; else b = m;
+  }
+  return a > 0 && (v[a - 1] & 0xffffffffu) > lo;
 }
 
 #define MAX_REMEMBER 8
@@ -438,18 +504,26 @@ static bool run(const cie *c, const uint8_t *insns, const uint8_t *end, frame_st
 }
 
 /* Compiles one FDE at p into rows. Returns false when the record cannot
- * be read (the caller skips it). */
-static bool compile_fde(const uint8_t *p, uintptr_t lo, uintptr_t hi, emitter *em) {
+ * be read, or is a CIE (the caller skips it). */
+static bool compile_fde(const uint8_t *p, const section *sec, emitter *em) {
   const uint8_t *body, *end;
-  if (!record(p, (const uint8_t *)hi, &body, &end)) return false;
+  bool wide;
+  if (!record(p, sec->hi, &body, &end, &wide)) return false;
   rd r = {body, end, false};
-  uint32_t cie_off = (uint32_t)un(&r, 4);
-  if (r.bad || cie_off == 0) return false; /* a CIE, not an FDE */
-  const uint8_t *cp = body - cie_off;
-  if ((uintptr_t)cp < lo || (uintptr_t)cp >= hi) return false;
+  uint64_t cie_ptr = cie_field(&r, sec, wide);
+  if (r.bad || is_cie_id(cie_ptr, sec, wide)) return false; /* a CIE, not an FDE */
+  /* .eh_frame: back from the field; .debug_frame: from the section's start. */
+  const uint8_t *cp;
+  if (sec->debug) {
+    if (cie_ptr >= (uint64_t)(sec->hi - sec->lo)) return false;
+    cp = sec->lo + cie_ptr;
+  } else {
+    if (cie_ptr > (uint64_t)(body - sec->lo)) return false;
+    cp = body - cie_ptr;
+  }
   if (cp != em->cie_at) {
     em->cie_at = NULL;
-    if (!parse_cie(cp, (const uint8_t *)hi, &em->cie)) return false;
+    if (!parse_cie(cp, sec, &em->cie)) return false;
     frame_state s0 = {CFA_OTHER, 0, 0, 0, R_SAME, R_SAME, 0, 0};
     uintptr_t loc0 = 0;
     if (!run(&em->cie, em->cie.insns, em->cie.insns_end, &s0, &s0, &loc0, UINTPTR_MAX, NULL))
@@ -468,6 +542,11 @@ static bool compile_fde(const uint8_t *p, uintptr_t lo, uintptr_t hi, emitter *e
   if (r.bad || start == 0 || range == 0 || start + range < start) return false;
   uintptr_t stop = start + range;
   em->st = (fde_stats){false, false, false};
+  uint64_t lo = start - em->bias, hi = stop - em->bias;
+  if (em->skip_covered && covered(em, lo, hi)) return false;
+  if (em->covered && !em->skip_covered && lo <= UINT32_MAX && hi <= UINT32_MAX &&
+      !vec_push(em->covered, lo << 32 | hi))
+    em->oom = true;
   if (c.signal) {
     emit(em, start, RULE(RULE_SIGNAL, 0, 0));
   } else {
@@ -487,44 +566,86 @@ static bool compile_fde(const uint8_t *p, uintptr_t lo, uintptr_t hi, emitter *e
 
 /* ---- the table -------------------------------------------------------------- */
 
-ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintptr_t seg_lo,
-                                       uintptr_t seg_hi, uint64_t key) {
-  if ((uintptr_t)hdr < seg_lo || (uintptr_t)hdr + 4 > seg_hi) return NULL;
+/* Compiles every FDE of .eh_frame, found through .eh_frame_hdr at hdr
+ * when its table is usable, else by scanning. Returns false when hdr
+ * cannot be read. */
+static bool compile_eh(const uint8_t *hdr, uintptr_t seg_lo, uintptr_t seg_hi, emitter *em,
+                       size_t *fdes, size_t *plain) {
+  if ((uintptr_t)hdr < seg_lo || (uintptr_t)hdr + 4 > seg_hi) return false;
   rd r = {hdr, (const uint8_t *)seg_hi, false};
-  if (u8(&r) != 1) return NULL;
+  if (u8(&r) != 1) return false;
   uint8_t eh_enc = (uint8_t)u8(&r), count_enc = (uint8_t)u8(&r), tab_enc = (uint8_t)u8(&r);
   uintptr_t eh = ptr(&r, eh_enc, (uintptr_t)hdr);
   uintptr_t count = ptr(&r, count_enc, (uintptr_t)hdr);
-  if (r.bad || eh < seg_lo || eh >= seg_hi) return NULL;
-
-  vec rows = {0};
-  emitter em = {&rows, bias, {false, false, false}, false, NULL, {0}, {0}};
-  size_t fdes = 0, plain = 0; /* FDEs with a frame, of which without RBP */
+  if (r.bad || eh < seg_lo || eh >= seg_hi) return false;
+  section sec = {(const uint8_t *)seg_lo, (const uint8_t *)seg_hi, false};
   if (tab_enc == (PE_datarel | PE_sdata4) && count_enc != PE_omit &&
       count <= (seg_hi - (uintptr_t)r.p) / 8) {
-    for (uintptr_t i = 0; i < count && !em.oom; i++) {
+    for (uintptr_t i = 0; i < count && !em->oom; i++) {
       int32_t fo;
       memcpy(&fo, r.p + 8 * i + 4, 4);
       const uint8_t *f = hdr + fo;
       if ((uintptr_t)f < seg_lo || (uintptr_t)f >= seg_hi) continue;
-      if (compile_fde(f, seg_lo, seg_hi, &em) && em.st.has_frame && !em.st.plt) {
-        fdes++;
-        plain += !em.st.rbp_frame;
+      if (compile_fde(f, &sec, em) && em->st.has_frame && !em->st.plt) {
+        (*fdes)++;
+        *plain += !em->st.rbp_frame;
       }
     }
   } else {
     /* No usable search table: walk .eh_frame up to its terminator. */
     const uint8_t *p = (const uint8_t *)eh, *body, *end;
-    while (!em.oom && record(p, (const uint8_t *)seg_hi, &body, &end)) {
-      uint32_t id;
-      memcpy(&id, body, 4);
-      if (id != 0 && compile_fde(p, seg_lo, seg_hi, &em) && em.st.has_frame && !em.st.plt) {
-        fdes++;
-        plain += !em.st.rbp_frame;
+    bool wide;
+    while (!em->oom && record(p, (const uint8_t *)seg_hi, &body, &end, &wide)) {
+      if (compile_fde(p, &sec, em) && em->st.has_frame && !em->st.plt) {
+        (*fdes)++;
+        *plain += !em->st.rbp_frame;
       }
       p = end;
     }
   }
+  return true;
+}
+
+/* Compiles the FDEs of .debug_frame (dbg, len bytes) that no .eh_frame FDE
+ * covers. Returns how many. */
+static uint32_t compile_debug(const uint8_t *dbg, size_t len, emitter *em, size_t *fdes,
+                              size_t *plain) {
+  uint32_t used = 0;
+  section sec = {dbg, dbg + len, true};
+  uint64_t *v = em->covered->v, reach = 0;
+  sort_u64(v, em->covered->n);
+  for (size_t i = 0; i < em->covered->n; i++) {
+    if ((v[i] & 0xffffffffu) > reach) reach = v[i] & 0xffffffffu;
+    v[i] = (v[i] >> 32) << 32 | reach;
+  }
+  em->skip_covered = true;
+  em->bias = 0;
+  em->cie_at = NULL;
+  const uint8_t *p = dbg, *body, *end;
+  bool wide;
+  while (!em->oom && record(p, sec.hi, &body, &end, &wide)) {
+    if (compile_fde(p, &sec, em)) {
+      used++;
+      if (em->st.has_frame && !em->st.plt) {
+        (*fdes)++;
+        *plain += !em->st.rbp_frame;
+      }
+    }
+    p = end;
+  }
+  return used;
+}
+
+ctrace__unw_table *ctrace__unw_compile(const ctrace__unw_src *src, uint64_t key) {
+  vec rows = {0}, cover = {0};
+  emitter em = {&rows, src->bias, src->text_lo, src->text_hi,
+                src->debug_frame ? &cover : NULL, false, {false, false, false}, false,
+                NULL, {0}, {0}};
+  size_t fdes = 0, plain = 0; /* FDEs with a frame, of which without RBP */
+  uint32_t debug_fdes = 0;
+  if (src->hdr) compile_eh(src->hdr, src->seg_lo, src->seg_hi, &em, &fdes, &plain);
+  if (src->debug_frame && !em.oom)
+    debug_fdes = compile_debug(src->debug_frame, src->debug_frame_len, &em, &fdes, &plain);
   ctrace__unw_table *t = NULL;
   if (em.oom || rows.n == 0) goto out;
   sort_u64(rows.v, rows.n);
@@ -560,8 +681,9 @@ ctrace__unw_table *ctrace__unw_compile(uintptr_t bias, const uint8_t *hdr, uintp
     page[p] = (uint32_t)j;
   }
   *t = (ctrace__unw_table){key, lo, hi, (uint32_t)n, npages, fdes > 0 && plain == 0,
-                           page, pc, rule, cache, cache_bits, size, NULL};
+                           page, pc, rule, cache, (1u << cache_bits) - 1, size, debug_fdes, 0, NULL, NULL};
 out:
   if (rows.v) munmap(rows.v, rows.cap * sizeof *rows.v);
+  if (cover.v) munmap(cover.v, cover.cap * sizeof *cover.v);
   return t;
 }

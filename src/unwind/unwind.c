@@ -19,9 +19,14 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "unwind/elf.h"
 #include "unwind/table.h"
 
 #define MAX_OBJS 1024
@@ -93,22 +98,39 @@ static bool describe(const struct dl_phdr_info *info, phdr_info *d) {
   return d->hi > d->lo;
 }
 
+/* Whether an object without .eh_frame_hdr may have a file to read
+ * .debug_frame from: the program (no name) or a path (the vDSO's name
+ * has no slash). Objects with neither have no table at all. */
+static bool may_have_file(const struct dl_phdr_info *info) {
+  return !info->dlpi_name || !*info->dlpi_name || strchr(info->dlpi_name, '/');
+}
+
 /* Fingerprint of an object's CFI: its .eh_frame_hdr, whose table holds
- * every function's offset and FDE's position relative to itself. */
-static uint64_t fingerprint(const phdr_info *d) {
-  const uint8_t *h = (const uint8_t *)d->hdr;
-  size_t n = d->seg_hi - d->hdr;
-  if (n > 12 && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b) {
-    uint32_t count;
-    memcpy(&count, h + 8, 4);
-    size_t want = 12 + (size_t)count * 8;
-    if (want <= n) n = want;
-  } else if (n > 4096) {
-    n = 4096;
+ * every function's offset and FDE's position relative to itself; its
+ * build id, or without either its name; and where its text lies relative
+ * to the former, and the text's size. */
+static uint64_t fingerprint(const struct dl_phdr_info *info, const phdr_info *d) {
+  uint64_t k = 14695981039346656037ull;
+  if (d->hdr) {
+    const uint8_t *h = (const uint8_t *)d->hdr;
+    size_t n = d->seg_hi - d->hdr;
+    if (n > 12 && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b) {
+      uint32_t count;
+      memcpy(&count, h + 8, 4);
+      size_t want = 12 + (size_t)count * 8;
+      if (want <= n) n = want;
+    } else if (n > 4096) {
+      n = 4096;
+    }
+    k = fnv(k, h, n);
   }
-  uint64_t k = fnv(14695981039346656037ull, h, n);
-  /* And where the text lies relative to it, and the size. */
-  uintptr_t rel[2] = {d->hdr - d->lo, d->hi - d->lo};
+  const uint8_t *id;
+  size_t len;
+  if (ctrace__unw_build_id(info, &id, &len))
+    k = fnv(k, id, len);
+  else if (!d->hdr && info->dlpi_name)
+    k = fnv(k, (const uint8_t *)info->dlpi_name, strlen(info->dlpi_name));
+  uintptr_t rel[2] = {d->hdr ? d->hdr - d->lo : 0, d->hi - d->lo};
   return fnv(k, (const uint8_t *)rel, sizeof rel);
 }
 
@@ -140,11 +162,12 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   ST(o->bias, (uintptr_t)info->dlpi_addr);
   ST(o->hdr, d.hdr);
   const ctrace__unw_table *t = NULL;
-  int state = d.hdr ? OBJ_UNBUILT : OBJ_NOTABLE;
+  /* Without .eh_frame_hdr there may still be .debug_frame in a file. */
+  int state = d.hdr || may_have_file(info) ? OBJ_UNBUILT : OBJ_NOTABLE;
   /* A table built for this very object (same fingerprint) is kept; the
    * fingerprint reads the object's memory, which is safe here, under the
    * loader's lock. */
-  if (d.hdr && cache && (t = cached(fingerprint(&d)))) state = OBJ_BUILT;
+  if (state == OBJ_UNBUILT && cache && (t = cached(fingerprint(info, &d)))) state = OBJ_BUILT;
   ST(o->tab, t);
   ST(o->state, state);
   return 0;
@@ -223,7 +246,7 @@ void ctrace__unwind_prepare(void) {
 /* ---- building ------------------------------------------------------------------ */
 
 typedef struct build_arg {
-  uintptr_t bias, hdr;    /* the object to build, or */
+  uintptr_t bias, lo;     /* the object to build (load bias, text start), or */
   const char *name;       /* the first whose path contains name */
   ctrace__unw_table *tab;
   bool found;
@@ -236,21 +259,58 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Strings kept with the tables (names, for ctrace__unwind_report): mmap'd
+ * pages never freed, like the tables. Under reg_mu. */
+static char *arena;
+static size_t arena_left;
+
+static const char *keep_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  if (n > 4096) return "?";
+  if (n > arena_left) {
+    void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return "?";
+    arena = p;
+    arena_left = 65536;
+  }
+  char *r = arena;
+  memcpy(r, s, n);
+  arena += n;
+  arena_left -= n;
+  return r;
+}
+
 static int build_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   build_arg *b = arg;
   phdr_info d;
-  if (!describe(info, &d) || !d.hdr) return 0;
+  if (!describe(info, &d)) return 0;
   if (b->name ? !(info->dlpi_name && strstr(info->dlpi_name, b->name))
-              : (info->dlpi_addr != b->bias || d.hdr != b->hdr))
+              : (info->dlpi_addr != b->bias || d.lo != b->lo))
     return 0;
   b->found = true;
-  uint64_t key = fingerprint(&d);
+  if (!d.hdr && !may_have_file(info)) return 1;
+  uint64_t key = fingerprint(info, &d);
   b->tab = cached(key);
   if (!b->tab) {
     double t0 = now_ms();
-    b->tab = ctrace__unw_compile(info->dlpi_addr, (const uint8_t *)d.hdr, d.seg_lo, d.seg_hi, key);
+    ctrace__unw_blob df;
+    int how = ctrace__unw_debug_frame(info, &df);
+    ctrace__unw_src src = {info->dlpi_addr, d.lo - info->dlpi_addr, d.hi - info->dlpi_addr,
+                           (const uint8_t *)d.hdr, d.seg_lo, d.seg_hi, df.data, df.len};
+    b->tab = ctrace__unw_compile(&src, key);
+    ctrace__unw_blob_free(&df);
     b->ms = now_ms() - t0;
     if (b->tab) {
+      b->tab->debug_frame = how;
+      char exe[4096];
+      const char *name = info->dlpi_name;
+      if (!name || !*name) {
+        /* The program: its path as the kernel knows it. */
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        name = n > 0 ? exe : "(program)";
+      }
+      b->tab->name = keep_string(name);
       b->tab->next = cache;
       cache = b->tab;
     }
@@ -262,7 +322,7 @@ static int build_cb(struct dl_phdr_info *info, size_t size, void *arg) {
 static void build(obj *o) {
   pthread_mutex_lock(&reg_mu);
   if (LD(o->state) == OBJ_UNBUILT) {
-    build_arg b = {LD(o->bias), LD(o->hdr), NULL, NULL, false, 0};
+    build_arg b = {LD(o->bias), LD(o->lo), NULL, NULL, false, 0};
     dl_iterate_phdr(build_cb, &b);
     /* Publish the table before the state that says it is there. */
     atomic_store_explicit(&o->tab, b.tab, memory_order_release);
@@ -271,15 +331,34 @@ static void build(obj *o) {
   pthread_mutex_unlock(&reg_mu);
 }
 
-long ctrace__unwind_build(const char *name, bool *fp_all, double *ms) {
+long ctrace__unwind_build(const char *name, ctrace__unw_build_info *info) {
   pthread_mutex_lock(&reg_mu);
   build_arg b = {0, 0, name, NULL, false, 0};
   dl_iterate_phdr(build_cb, &b);
   pthread_mutex_unlock(&reg_mu);
   if (!b.tab) return -1;
-  if (fp_all) *fp_all = b.tab->fp_all;
-  if (ms) *ms = b.ms;
+  if (info)
+    *info = (ctrace__unw_build_info){b.tab->fp_all, b.ms,
+                                     b.tab->debug_fdes ? b.tab->debug_frame : 0, b.tab->debug_fdes};
   return (long)b.tab->n;
+}
+
+static const char *const df_how[] = {
+    [CTRACE__UNW_DF_FILE] = "the file",
+    [CTRACE__UNW_DF_BUILD_ID] = "its debug file (build id)",
+    [CTRACE__UNW_DF_DEBUGLINK] = "its debug file (.gnu_debuglink)",
+};
+
+void ctrace__unwind_report(void) {
+  const char *v = getenv("CTRACE_VERBOSE");
+  if (!v || !*v || strcmp(v, "0") == 0) return;
+  pthread_mutex_lock(&reg_mu);
+  for (const ctrace__unw_table *t = cache; t; t = t->next)
+    if (t->debug_fdes && t->debug_frame > CTRACE__UNW_DF_NONE &&
+        t->debug_frame <= CTRACE__UNW_DF_DEBUGLINK)
+      fprintf(stderr, "ctrace: unwind tables of %s: .debug_frame from %s (%u functions)\n",
+              t->name, df_how[t->debug_frame], t->debug_fdes);
+  pthread_mutex_unlock(&reg_mu);
 }
 
 int ctrace__unwind_mode(const char *name) {
@@ -324,9 +403,176 @@ static obj *find_obj(objset *s, uintptr_t pc) {
   return o;
 }
 
+/* The object the walk is in, as its loops want it: one subtraction and
+ * one comparison tell whether a pc is still in it (len) and whether its
+ * table covers the pc (tlen). */
+typedef struct wobj {
+  uintptr_t lo, len;     /* run-time text: pc is in it iff pc - lo < len */
+  uintptr_t tbase, tlen; /* the table's range, run-time: bias + t->lo, t->hi - t->lo; tlen 0 without one */
+  const ctrace__unw_table *tab;
+  bool fp;               /* follow frame pointers here */
+} wobj;
+
+/* Finds the object holding look and describes it in *w (the registry *s
+ * may be reread, when flags allow). Returns false when the walk must stop
+ * cleanly: the object's table is not built and may not be built here.
+ * Out of line: the walk's loops keep their registers. */
+static __attribute__((noinline)) bool enter_obj(objset **s, uintptr_t look, int mode,
+                                                unsigned flags, wobj *w) {
+  obj *o = find_obj(*s, look);
+  if (!o && (flags & CTRACE__UNW_MAY_BUILD) && refresh_if_changed(true)) {
+    *s = atomic_load_explicit(&cur, memory_order_acquire);
+    o = find_obj(*s, look);
+  }
+  *w = (wobj){0, 0, 0, 0, NULL, false};
+  if (!o) {
+    /* Code outside every object (JIT code): only a frame pointer can
+     * help, and only in auto mode. */
+    w->fp = mode == CTRACE__UNW_AUTO;
+    return true;
+  }
+  w->lo = LD(o->lo);
+  w->len = LD(o->hi) - w->lo;
+  int st = atomic_load_explicit(&o->state, memory_order_acquire);
+  if (st == OBJ_UNBUILT && (flags & CTRACE__UNW_MAY_BUILD)) {
+    build(o);
+    st = atomic_load_explicit(&o->state, memory_order_acquire);
+  }
+  if (st == OBJ_UNBUILT) return false; /* may not build here: stop cleanly */
+  const ctrace__unw_table *t = NULL;
+  if (st == OBJ_BUILT) t = atomic_load_explicit(&o->tab, memory_order_acquire);
+  if (t) {
+    w->tab = t;
+    w->tbase = LD(o->bias) + t->lo;
+    w->tlen = t->hi - t->lo;
+  }
+  w->fp = mode == CTRACE__UNW_AUTO && (t ? t->fp_all : true);
+  return true;
+}
+
+/* What this thread's last walks learnt, for the next ones, with the
+ * registry snapshot it holds for (the set and its sequence number, which
+ * no other snapshot shares) and the mode: used only by a walk of the same
+ * snapshot in the same mode.
+ *
+ * - The last two objects, as the walk wants them: what enter_obj would
+ *   say, without its search and its chain of loads (object, table,
+ *   table's range). Objects without a table built are not kept.
+ * - The rule found for the pc at each of the first LAST_PCS positions of
+ *   the stack. Events come again and again from the same places, and a
+ *   return address seen at the same depth before has its rule at hand:
+ *   comparing it is a branch the CPU predicts, where looking it up is a
+ *   chain of loads the next frame's address waits on (the return
+ *   address, the table's cache slot, then the CFA).
+ *
+ * A rule depends only on the pc, the snapshot and the mode, so an entry
+ * stays right while the label does; the label changes (and the entries
+ * are emptied) when a walk finds the registry reread or the mode changed.
+ *
+ * Written only by walks that may build (the tracer's event path, never a
+ * signal handler's walk, which may read it), and not by one that
+ * interrupted another's (busy). Each entry is emptied before it is
+ * written (set or pc 0, both never matched), so a handler interrupting a
+ * write sees it empty, never half written. About 350 bytes of
+ * initial-exec TLS, like the tracer's own (src/runtime/internal.h). */
+#define LAST_PCS 16
+
+typedef struct recent_obj {
+  const objset *set; /* NULL: empty */
+  uint32_t seq;
+  int mode;
+  wobj w;
+} recent_obj;
+
+typedef struct last_walk {
+  const objset *set; /* label; NULL: empty */
+  uint32_t seq;
+  int mode;
+  int busy;          /* a walk that may write is under way */
+  uintptr_t pc[LAST_PCS]; /* 0: empty */
+  uint32_t rule[LAST_PCS];
+  recent_obj obj[2];
+} last_walk;
+
+static __thread last_walk last __attribute__((tls_model("initial-exec")));
+
+#define SIGNAL_FENCE() atomic_signal_fence(memory_order_seq_cst)
+
+/* The entry for look, or NULL. */
+static inline const recent_obj *recent_find(const objset *s, uint32_t seq, int mode,
+                                            uintptr_t look) {
+  for (int i = 0; i < 2; i++) {
+    const recent_obj *e = &last.obj[i];
+    if (e->set == s && e->seq == seq && e->mode == mode && look - e->w.lo < e->w.len) return e;
+  }
+  return NULL;
+}
+
+/* Caller may write (see above). */
+static __attribute__((noinline)) void recent_put(const objset *s, uint32_t seq, int mode,
+                                                 const wobj *w) {
+  recent_obj *a = &last.obj[0], *b = &last.obj[1];
+  b->set = NULL;
+  SIGNAL_FENCE();
+  b->seq = a->seq;
+  b->mode = a->mode;
+  b->w = a->w;
+  SIGNAL_FENCE();
+  b->set = a->set;
+  a->set = NULL;
+  SIGNAL_FENCE();
+  a->seq = seq;
+  a->mode = mode;
+  a->w = *w;
+  SIGNAL_FENCE();
+  a->set = s;
+}
+
+/* Relabels the rules for snapshot (s, seq) and mode, emptied. Caller may
+ * write. */
+static __attribute__((noinline)) void last_relabel(const objset *s, uint32_t seq, int mode) {
+  last.set = NULL;
+  SIGNAL_FENCE();
+  for (int i = 0; i < LAST_PCS; i++) last.pc[i] = 0;
+  last.seq = seq;
+  last.mode = mode;
+  SIGNAL_FENCE();
+  last.set = s;
+}
+
+/* The rule of the pc at position i, found by lookup: kept for the next
+ * walks. Caller may write. */
+static inline void last_put(size_t i, uintptr_t pc, uint32_t rule) {
+  if (i >= LAST_PCS) return;
+  last.pc[i] = 0;
+  SIGNAL_FENCE();
+  last.rule[i] = rule;
+  SIGNAL_FENCE();
+  last.pc[i] = pc;
+}
+
+/* lookup's answer for a return address outside w's table. */
+#define RULE_OUTSIDE UINT32_MAX
+
+/* The rule for return address ra in w, kept for the next walks at
+ * position at if keep. Out of line, so that the walk's fast loop keeps
+ * its own values (the hash above all, a chain of multiplies) in
+ * registers: a stack slot between its steps costs more than this call,
+ * which only frames new to their position in the stack pay. Outside
+ * ThreadSanitizer's view for the reason ctrace__unw_rule is. */
+static __attribute__((noinline, no_sanitize("thread"))) uint32_t lookup(const wobj *w, uintptr_t ra,
+                                                                       size_t at, bool keep) {
+  uintptr_t o = ra - 1 - w->tbase;
+  if (o >= w->tlen) return RULE_OUTSIDE;
+  uint32_t rule = ctrace__unw_rule(w->tab, (uint32_t)o);
+  if (keep) last_put(at, ra, rule);
+  return rule;
+}
+
 /* Reads the word at a if [a, a + 8) lies in [lo, hi). */
-#define READ(a, lo, hi, out) \
-  ((a) >= (lo) && (a) <= (hi) - 8 && !((a) & 7) ? ((out) = *(const uintptr_t *)(a), true) : false)
+#define READ(a, lo, hi, out)                                                          \
+  ((a) >= (lo) && (a) < (hi) && (hi) - (a) >= 8 && !((a) & 7) ? ((out) = *(const uintptr_t *)(a), true) \
+                                                            : false)
 
 /* ucontext_t's gregs on x86-64 Linux: uc_flags, uc_link, uc_stack (24),
  * then mcontext's gregs[23]: RBP is 10, RSP 15, RIP 16. */
@@ -334,59 +580,58 @@ static obj *find_obj(objset *s, uintptr_t pc) {
 
 /* Stack reads may touch slots the compiler never marked as ours (saved
  * registers of other frames, a signal frame): not ASan's business.
- * Async-signal-safe unless flags has CTRACE__UNW_MAY_BUILD. */
+ * Async-signal-safe unless flags has CTRACE__UNW_MAY_BUILD.
+ *
+ * Invariants the loops rely on: sp only grows, within [lo, hi] (checked
+ * once at the start and after a signal frame), so a frame whose CFA is
+ * above sp and at most hi has its return address and saved RBP, which its
+ * rule puts between sp and the CFA (table.h), inside [lo, hi). No sum
+ * overflows: sp and bp are checked against hi before an offset (< 2^24)
+ * is added. */
 __attribute__((no_sanitize("address", "thread"), always_inline)) static inline int
-walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode, unsigned flags,
-     uintptr_t *pcs, int max, uint64_t *hash) {
+walk(objset *s, uint32_t seq, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
+     unsigned flags, uintptr_t *pcs, int max, uint64_t *hash) {
   uintptr_t pc = r->pc, sp = r->sp, bp = r->bp, lo = b->lo, hi = b->hi;
+  uintptr_t *out = pcs, *end = pcs + (max > 0 ? max : 0);
   /* Must equal src/runtime/stack.c's hash_pcs. */
   uint64_t h = 0x9E3779B97F4A7C15u;
 #define RECORD(x)                         \
   do {                                    \
     uintptr_t x_ = (x);                   \
-    pcs[n++] = x_;                        \
+    *out++ = x_;                          \
     h = (h ^ x_) * 0xBF58476D1CE4E5B9u;   \
     h ^= h >> 31;                         \
   } while (0)
   bool exact = r->exact, switched = false;
   /* The object of the last frame: consecutive frames are mostly in one.
    * Empty at first, so the first frame searches. */
-  uintptr_t olo = 0, ohi = 0, obias = 0;
-  const ctrace__unw_table *otab = NULL;
-  bool ofp = false;
-  /* The last lookup: recursion returns to one pc frame after frame. */
-  uintptr_t last_look = 0;
-  uint32_t last_rule = RULE_NONE;
-  int n = 0;
-  if (max <= 0) goto out;
+  wobj w = {0, 0, 0, 0, NULL, false};
+  /* What the last walks learnt (last_walk): keep, this walk may write it;
+   * use, its rules are for this snapshot and mode. Neither while the
+   * snapshot is being written (seq odd: the walk will be redone). */
+  bool keep = (flags & CTRACE__UNW_MAY_BUILD) && s && !(seq & 1) && !last.busy, busy = keep;
+  if (keep) {
+    last.busy = 1;
+    SIGNAL_FENCE();
+    if (last.set != s || last.seq != seq || last.mode != mode) last_relabel(s, seq, mode);
+  }
+  bool use = s && !(seq & 1) && last.set == s && last.seq == seq && last.mode == mode;
+  if (out == end) goto out;
   RECORD(exact ? pc + 1 : pc);
-  while (n < max) {
+  if (sp < lo || sp > hi) goto out;
+  while (out < end) {
     uintptr_t look = exact ? pc : pc - 1;
-    if (look - olo >= ohi - olo) {
-      obj *o = find_obj(s, look);
-      if (!o && (flags & CTRACE__UNW_MAY_BUILD) && refresh_if_changed(true)) {
-        s = atomic_load_explicit(&cur, memory_order_acquire);
-        o = find_obj(s, look);
-      }
-      otab = NULL;
-      ofp = false;
-      if (o) {
-        olo = LD(o->lo);
-        ohi = LD(o->hi);
-        obias = LD(o->bias);
-        int st = atomic_load_explicit(&o->state, memory_order_acquire);
-        if (st == OBJ_UNBUILT && (flags & CTRACE__UNW_MAY_BUILD)) {
-          build(o);
-          st = atomic_load_explicit(&o->state, memory_order_acquire);
-        }
-        if (st == OBJ_BUILT) otab = atomic_load_explicit(&o->tab, memory_order_acquire);
-        if (st == OBJ_UNBUILT) break; /* may not build here: stop cleanly */
-        ofp = mode == CTRACE__UNW_AUTO && (otab ? otab->fp_all : true);
+    if (look - w.lo >= w.len) {
+      const recent_obj *e = use ? recent_find(s, seq, mode, look) : NULL;
+      if (e) {
+        w = e->w;
       } else {
-        olo = ohi = 0;
-        /* Code outside every object (JIT code): only a frame pointer can
-         * help, and only in auto mode. */
-        ofp = mode == CTRACE__UNW_AUTO;
+        objset *s0 = s;
+        if (!enter_obj(&s, look, mode, flags, &w)) break;
+        /* When enter_obj read the registry anew, what this walk learns is
+         * not for the snapshot the label names. */
+        if (s != s0) keep = use = false;
+        if (keep && w.len) recent_put(s, seq, mode, &w);
       }
     }
     /* A frame pointer is valid at every return address of a function
@@ -394,9 +639,9 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
      * there the table decides. Frame-pointer frames are walked in a loop
      * of their own, as src/runtime/stack.c does, while they stay in the
      * object. */
-    if (ofp && !(exact && otab)) {
+    if (w.fp && !(exact && w.tab)) {
       for (;;) {
-        if (bp < sp || bp & 7 || bp + 16 > hi) goto out;
+        if (bp < sp || bp & 7 || bp >= hi || hi - bp < 16) goto out;
         const uintptr_t *f = (const uintptr_t *)bp;
         pc = f[1];
         bp = f[0];
@@ -404,45 +649,59 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
         exact = false;
         if (pc < 4096) goto out;
         RECORD(pc);
-        if (n >= max || pc - 1 - olo >= ohi - olo) break;
+        if (out == end || pc - 1 - w.lo >= w.len) break;
       }
       continue;
     }
-    uint32_t rule = last_rule;
-    if (look != last_look) {
-      rule = otab ? ctrace__unw_lookup(otab, look - obias) : RULE_NONE;
-      last_look = look;
-      last_rule = rule;
+    /* Position of pc in pcs, for last_walk's rules. */
+    size_t at = (size_t)(out - pcs) - 1;
+    uint32_t rule;
+    if (!exact && use && at < LAST_PCS && last.pc[at] == pc) {
+      rule = last.rule[at];
+    } else {
+      rule = look - w.tbase < w.tlen ? ctrace__unw_rule(w.tab, (uint32_t)(look - w.tbase))
+                                     : RULE_NONE;
+      if (!exact && keep && w.tlen) last_put(at, pc, rule);
     }
-    /* The common case in a loop of its own: CFA = RSP or RBP + n, frame
-     * after frame in one object. sp only grows, from at least lo, and
-     * stays 8-aligned, so cfa > sp, 8-aligned and at most hi puts the
-     * return address at cfa - 8 inside [lo, hi); a saved RBP below it is
-     * checked against lo. */
-    while (RULE_KIND(rule) - 1u < 2u) {
-      uintptr_t cfa = (RULE_KIND(rule) == RULE_RSP ? sp : bp) + RULE_OFF(rule);
-      if (cfa <= sp || cfa > hi || (cfa & 7)) goto out;
-      uintptr_t ra = ((const uintptr_t *)cfa)[-1];
-      uint32_t slot = RULE_RBPSLOT(rule);
-      if (slot == RBP_LOST) {
-        bp = 0;
-      } else if (slot) {
-        if (cfa - 8 * slot < lo) goto out;
-        bp = ((const uintptr_t *)cfa)[-(int)slot];
+    /* The common case in a loop of its own: CFA = RSP or RBP + n at
+     * return addresses, frame after frame in one object. Its rules keep
+     * the CFA 8-aligned from an aligned sp, and what they read inside
+     * [sp, CFA) (table.h): one comparison with hi per frame. A return
+     * address equal to the last (recursion) has the last one's rule. */
+    if (!exact && !(sp & 7)) {
+      while (RULE_KIND(rule) - 1u < 2u) {
+        uintptr_t cfa;
+        if (RULE_KIND(rule) == RULE_RSP) {
+          cfa = sp + RULE_OFF(rule);
+        } else {
+          if (bp < sp || bp >= hi || (bp & 7)) goto out;
+          cfa = bp + RULE_OFF(rule);
+        }
+        if (cfa > hi) goto out;
+        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+        uint32_t slot = RULE_RBPSLOT(rule);
+        if (slot == RBP_LOST)
+          bp = 0;
+        else if (slot)
+          bp = ((const uintptr_t *)cfa)[-(int)slot];
+        if (ra < 4096) goto out;
+        sp = cfa;
+        RECORD(ra);
+        if (out == end) goto out;
+        if (ra != pc) {
+          pc = ra;
+          at = (size_t)(out - pcs) - 1;
+          if (use && at < LAST_PCS && last.pc[at] == ra) {
+            /* Right whichever object ra is in: a later lookup that misses
+             * w goes back to the outer loop, which finds ra's. */
+            rule = last.rule[at];
+          } else {
+            rule = lookup(&w, ra, at, keep);
+            if (rule == RULE_OUTSIDE) goto next; /* another object, or no rule known */
+          }
+        }
       }
-      if (ra < 4096) goto out;
-      pc = ra;
-      sp = cfa;
-      exact = false;
-      RECORD(pc);
-      if (n >= max) goto out;
       look = pc - 1;
-      if (look - olo >= ohi - olo) goto next;
-      if (look != last_look) {
-        rule = ctrace__unw_lookup(otab, look - obias);
-        last_look = look;
-        last_rule = rule;
-      }
     }
     uintptr_t cfa, ra;
     switch (RULE_KIND(rule)) {
@@ -499,8 +758,12 @@ walk(objset *s, const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode
   }
 #undef RECORD
 out:
+  if (busy) {
+    SIGNAL_FENCE();
+    last.busy = 0;
+  }
   if (hash) *hash = h;
-  return n;
+  return (int)(out - pcs);
 }
 
 /* Carries walk's attributes: it is inlined here. */
@@ -512,7 +775,7 @@ ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
     if (!(flags & CTRACE__UNW_MAY_BUILD)) {
       /* Nothing known yet: the first frame only. */
       static const ctrace__unw_bounds none = {0, 0, 0, 0};
-      return walk(NULL, r, &none, mode, flags, pcs, max > 1 ? 1 : max, hash);
+      return walk(NULL, 0, r, &none, mode, flags, pcs, max > 1 ? 1 : max, hash);
     }
     ctrace__unwind_prepare();
     s = atomic_load_explicit(&cur, memory_order_acquire);
@@ -520,7 +783,7 @@ ctrace__unwind(const ctrace__unw_regs *r, const ctrace__unw_bounds *b, int mode,
   int n = 0;
   for (int tries = 0; tries < 3; tries++) {
     uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-    n = walk(s, r, b, mode, flags, pcs, max, hash);
+    n = walk(s, seq, r, b, mode, flags, pcs, max, hash);
     atomic_thread_fence(memory_order_acquire);
     if (!(seq & 1) && LD(s->seq) == seq) break;
     s = atomic_load_explicit(&cur, memory_order_acquire);

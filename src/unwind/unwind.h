@@ -90,11 +90,24 @@ void ctrace__unwind_fork_child(void);
  * the first walks need not. Not async-signal-safe. */
 void ctrace__unwind_prepare(void);
 
+/* What ctrace__unwind_build tells of a table. */
+typedef struct ctrace__unw_build_info {
+  bool fp_all;     /* every function with a frame keeps RBP as a frame pointer */
+  double ms;       /* CPU time taken to build it (0 when it was built before) */
+  int debug_frame; /* where rows from .debug_frame came from: 0 none, 1 the
+                    * object's file, 2 a debug file by build id, 3 by
+                    * .gnu_debuglink (elf.h) */
+  unsigned debug_fdes; /* functions whose rows came from .debug_frame */
+} ctrace__unw_build_info;
+
 /* Builds the table of the loaded object whose path contains name (the
  * first such), as a walk would; for the benchmark and tests. Returns the
- * rows of the table, or -1 if no such object is loaded or it has no CFI.
- * *fp_all tells whether every function with a frame keeps RBP as a frame
- * pointer; *ms the time taken to build it (0 when it was built before). */
-long ctrace__unwind_build(const char *name, bool *fp_all, double *ms);
+ * rows of the table, or -1 if no such object is loaded or it has no CFI;
+ * fills *info unless NULL. */
+long ctrace__unwind_build(const char *name, ctrace__unw_build_info *info);
+
+/* With CTRACE_VERBOSE set, one line on stderr per table that holds rows
+ * from .debug_frame, saying where they came from. Not async-signal-safe. */
+void ctrace__unwind_report(void);
 
 #endif

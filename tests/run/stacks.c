@@ -1,20 +1,26 @@
 /* Prints each event of a trace that has a stack, one line:
  *   <event as ctrace dump prints it> | func1 < func2 < ... (innermost first)
- * for tests/run/unwind_check.sh to look into. */
+ * or with -p, the stack's pcs in hex instead of names:
+ *   <event> | 0x... 0x... ...
+ * for tests/run/unwind_check.sh and dbgframe_check.sh to look into. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ctrace/parse.h"
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s TRACE\n", argv[0]);
+  int pcs = argc == 3 && strcmp(argv[1], "-p") == 0;
+  if (argc != 2 + pcs) {
+    fprintf(stderr, "usage: %s [-p] TRACE\n", argv[0]);
     return 2;
   }
+  const char *path = argv[1 + pcs];
   ctrace_reader *r;
   ctrace_parse_error err;
   ctrace_trace_info info;
-  if (ctrace_reader_open(argv[1], &r, &err) != 0 || ctrace_reader_check(r, &info, &err) != 0) {
-    fprintf(stderr, "%s: %s\n", argv[1], err.message);
+  if (ctrace_reader_open(path, &r, &err) != 0 || ctrace_reader_check(r, &info, &err) != 0) {
+    fprintf(stderr, "%s: %s\n", path, err.message);
     return 1;
   }
   ctrace_event ev;
@@ -25,7 +31,12 @@ int main(int argc, char **argv) {
     const ctrace_frame *f;
     size_t n = ctrace_reader_stack(r, ev.stack, &f);
     printf("%s |", buf);
-    for (size_t i = 0; i < n; i++) printf("%s%s", i ? " < " : " ", f[i].func);
+    for (size_t i = 0; i < n; i++) {
+      if (pcs)
+        printf(" %#" PRIx64, f[i].pc);
+      else
+        printf("%s%s", i ? " < " : " ", f[i].func);
+    }
     printf("\n");
   }
   ctrace_reader_close(r);

@@ -6,7 +6,9 @@
 # run_deep9 (static functions t1..t9, m1..m9, built without frame pointers)
 # is stripped of every symbol in two ways, then run under `ctrace run -v`:
 #   debuglink: its DWARF moved to .debug/prog.debug, named by
-#              .gnu_debuglink (no build id), as objcopy makes it;
+#              .gnu_debuglink (no build id), as objcopy makes it; libc's
+#              frames in the same stacks are named from the debug file
+#              Debian's libc6-dbg installs under /usr/lib/debug/.build-id;
 #   minidebuginfo: its function symbols in an xz-compressed .gnu_debugdata
 #              section (Fedora's MiniDebugInfo; skipped without xz).
 # The stacks must still name t9 ... t1, and the verbose line must say where
@@ -40,6 +42,20 @@ objcopy --only-keep-debug "$d/prog" "$d/.debug/prog.debug"
 strip --strip-all "$d/prog"
 objcopy --add-gnu-debuglink="$d/.debug/prog.debug" "$d/prog"
 check debuglink "DWARF from $d/.debug/prog.debug (.gnu_debuglink)"
+
+# By build id: libc's frames in the same stacks, named from Debian's
+# libc6-dbg (make test-deps installs it) under /usr/lib/debug/.build-id.
+libc=$(sed -n 's/^ctrace: symbols of \([^:]*libc\.so\.6\): .*/\1/p' "$d/err" | head -1)
+[ -n "$libc" ] || fail "build id: no verbose line for libc"
+id=$(readelf -n "$libc" | awk '/Build ID:/ {print $3; exit}')
+dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+if [ -n "$id" ] && [ -f "$dbg" ]; then
+    grep -q "symbols of $libc: DWARF from $dbg (build id)" "$d/err" ||
+        fail "build id: libc's symbols not from $dbg: $(grep "symbols of $libc" "$d/err")"
+    echo "build id: libc's symbols from $dbg"
+else
+    echo "$prog: no $dbg (libc6-dbg): the build id path left out"
+fi
 
 if command -v xz >/dev/null; then
     d=$out/minidebuginfo
