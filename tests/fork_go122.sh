@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# fork_go122.sh - tests/test_fork.c in Go's current format.
+#
+# Usage: tests/fork_go122.sh TEST_FORK CTRACE DIR
+#
+# TEST_FORK (CTRACE_FORMAT=go1.22) writes DIR/parent.trace, traced while
+# its threads fork 20 times, and one DIR/child-NN.trace per child, traced
+# on its own. Every trace must say "go 1.22 trace", pass `ctrace check`
+# and parse in Go 1.23; the first child's in Go 1.22 too. Traces are removed on success.
+set -euo pipefail
+prog=${0##*/}
+[ $# -eq 3 ] || { echo "usage: $prog TEST_FORK CTRACE DIR" >&2; exit 2; }
+bin=$1 ctrace=$2 dir=$3
+die() {
+    echo "$prog: $*" >&2
+    exit 1
+}
+rm -rf "$dir"
+mkdir -p "$dir"
+CTRACE_FORMAT=go1.22 "$bin" "$dir"
+traces=("$dir"/*.trace)
+[ "${#traces[@]}" -ge 21 ] || die "expected 21 traces, found ${#traces[@]}"
+for t in "${traces[@]}"; do
+    [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
+    "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
+done
+here=$(cd "$(dirname "$0")" && pwd)
+GO_COMPAT_GOS=/usr/lib/go-1.23/bin/go bash "$here/go_compat.sh" --parse-only "${traces[@]}" >/dev/null ||
+    die "Go 1.23 refuses a trace (kept in $dir)"
+GO_COMPAT_GOS=/usr/lib/go-1.22/bin/go bash "$here/go_compat.sh" --parse-only "$dir/child-00.trace" \
+    >/dev/null || die "Go 1.22 refuses a trace (kept in $dir)"
+echo "$prog: ${#traces[@]} traces in Go's current format, read by ctrace and Go"
+rm -rf "$dir"
