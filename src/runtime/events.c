@@ -365,8 +365,9 @@ void ctrace_go_sysblock(void) {
   /* Go 1.23's MMU page counts an assisting G's time per P, and its
    * GoSysExit has none: the assist ends as the call blocks. */
   if (g->ctrace__flags & CTRACE__GF_ASSIST) {
-    g->ctrace__flags &= ~CTRACE__GF_ASSIST;
-    ctrace__emit_as(&w, CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, v, 0);
+    bool shown = ctrace__assist_shown(g);
+    g->ctrace__flags &= ~(CTRACE__GF_ASSIST | CTRACE__GF_MARK);
+    if (shown) ctrace__emit_as(&w, CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, v, 0);
   }
   if (ctrace__genfmt()) {
     /* The thread keeps the G, in its call, and gives up the P. */
@@ -512,22 +513,23 @@ void ctrace_gomaxprocs(int64_t procs) {
 
 /* An event of the current G (or G0) with n values; with_stack appends the
  * caller's stack id as the last one. */
-static void simple(uint8_t ev, uint8_t ev2, int n, uint64_t a, uint64_t b, void *fp) {
+static uint64_t trace_mark(ctrace__thread *t);
+
+/* Returns the trace's mark (trace_mark) if the event was written, else 0. */
+static uint64_t simple(uint8_t ev, uint8_t ev2, int n, uint64_t a, uint64_t b, void *fp) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   ctrace__thread *t = ctrace__begin();
-  if (!t) return;
+  if (!t) return 0;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
-  uint64_t v[3] = {a, b, 0};
-  if (ctrace__genfmt() && !ctrace__gen_can(&w, ev2 != CTRACE_EV122_HeapAlloc && ev2 != CTRACE_EV122_HeapGoal)) {
-    ctrace__writer_done(&w);
-    ctrace__end(t);
-    return;
+  uint64_t v[3] = {a, b, 0}, mark = 0;
+  if (!ctrace__genfmt() || ctrace__gen_can(&w, ev2 != CTRACE_EV122_HeapAlloc && ev2 != CTRACE_EV122_HeapGoal)) {
+    if (fp) v[n++] = ctrace__stack_id(t, fp);
+    if (ctrace__emit_as(&w, ev, ev2, n, v, 0)) mark = trace_mark(t);
   }
-  if (fp) v[n++] = ctrace__stack_id(t, fp);
-  ctrace__emit_as(&w, ev, ev2, n, v, 0);
   ctrace__writer_done(&w);
   ctrace__end(t);
+  return mark;
 }
 
 /* Whether w's thread shows a P (and, with need_g, a G on it), as Go's
@@ -697,13 +699,16 @@ void ctrace_gc_mark_assist_start(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g) return;
   g->ctrace__flags |= CTRACE__GF_ASSIST;
-  simple(CTRACE_EV_GCMarkAssistStart, CTRACE_EV122_GCMarkAssistBegin, 0, 0, 0, __builtin_frame_address(0));
+  uint64_t mark = simple(CTRACE_EV_GCMarkAssistStart, CTRACE_EV122_GCMarkAssistBegin, 0, 0, 0,
+                         __builtin_frame_address(0));
+  ctrace__assist_mark(g, mark);
 }
 void ctrace_gc_mark_assist_done(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g || !(g->ctrace__flags & CTRACE__GF_ASSIST)) return;
-  g->ctrace__flags &= ~CTRACE__GF_ASSIST;
-  simple(CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, 0, 0, NULL);
+  bool shown = ctrace__assist_shown(g);
+  g->ctrace__flags &= ~(CTRACE__GF_ASSIST | CTRACE__GF_MARK);
+  if (shown) simple(CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, 0, 0, NULL);
 }
 void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, CTRACE_EV122_HeapAlloc, 1, live, 0, NULL); }
 void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, CTRACE_EV122_HeapGoal, 1, goal, 0, NULL); }

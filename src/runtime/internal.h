@@ -121,6 +121,14 @@ enum {
 /* ctrace__flags of a ctrace_g */
 #define CTRACE__GF_OWNED 1u  /* allocated by ctrace_thread_create */
 #define CTRACE__GF_ASSIST 2u /* in a mark assist; its own thread's to change */
+/* Generation format: the low 16 bits of the trace mark (ctrace__gen0) of
+ * the trace that showed the assist begin, for its end: Go's current
+ * reader refuses an end whose begin it has not seen. */
+#define CTRACE__GF_MARK 0xffff0000u
+
+CTRACE__INLINE void ctrace__assist_mark(ctrace_g *g, uint64_t mark) {
+  g->ctrace__flags = (g->ctrace__flags & ~CTRACE__GF_MARK) | (uint32_t)(mark & 0xffff) << 16;
+}
 
 typedef struct ctrace__thread {
   _Atomic uint32_t seq; /* odd while writing an event */
@@ -470,6 +478,12 @@ enum {
  * (ctrace__gen0, a state generation). */
 extern uint64_t ctrace__gen_base CTRACE__HIDDEN, ctrace__gen0 CTRACE__HIDDEN;
 CTRACE__INLINE uint64_t ctrace__file_gen(uint64_t gen) { return gen - ctrace__gen_base; }
+
+/* Whether g's open assist began in this trace, as the trace showed it (the
+ * classic format takes an end without its begin). */
+CTRACE__INLINE bool ctrace__assist_shown(const ctrace_g *g) {
+  return !ctrace__genfmt() || (g->ctrace__flags >> 16) == (ctrace__gen0 & 0xffff);
+}
 
 ctrace__buf *ctrace__buf_get(void) CTRACE__HIDDEN;
 /* Opens a batch of gen for thread m (UINT64_MAX: none) in empty b. */
