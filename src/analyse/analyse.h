@@ -40,6 +40,43 @@ size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame 
 const char *ctrace__an_string(const ctrace_reader *r, uint64_t id);
 bool ctrace__an_oom(const ctrace_reader *r);
 
+/* A goroutine stops running to wait: GoSleep, GoBlock and its kinds
+ * (send, receive, select, sync, cond, network, GC). Not GoStop, which Go
+ * 1.23 reads as the goroutine's end. */
+static inline bool ctrace__an_is_block(uint8_t type) {
+  switch (type) {
+  case CTRACE_EV_GoSleep:
+  case CTRACE_EV_GoBlock:
+  case CTRACE_EV_GoBlockSend:
+  case CTRACE_EV_GoBlockRecv:
+  case CTRACE_EV_GoBlockSelect:
+  case CTRACE_EV_GoBlockSync:
+  case CTRACE_EV_GoBlockCond:
+  case CTRACE_EV_GoBlockNet:
+  case CTRACE_EV_GoBlockGC:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* type, every block read as GoBlock: for a switch over the classic events
+ * that treats all blocks alike (case CTRACE_EV_GoBlock). */
+static inline uint8_t ctrace__an_class(uint8_t type) {
+  return ctrace__an_is_block(type) ? CTRACE_EV_GoBlock : type;
+}
+
+/* The number of key in m: 1, 2, ... in the order keys first come (m keeps
+ * them); 0 if out of memory. What a profile's samples are keyed by, when a
+ * key is too wide to share a uint64_t with another. */
+static inline uint64_t ctrace__an_number(u64map *m, uint64_t key) {
+  bool fresh;
+  uint64_t *v = ctrace__map_put(m, key, &fresh);
+  if (!v) return 0;
+  if (fresh) *v = m->len;
+  return *v;
+}
+
 typedef struct an_interval {
   int64_t begin, end;
 } an_interval;

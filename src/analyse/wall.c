@@ -53,7 +53,7 @@ typedef struct wctx {
   u64map gix; /* g -> index + 1 into gs */
   gwall *gs;
   size_t ngs, capgs;
-  u64map combo; /* stack << 5 | state -> its number + 1 */
+  u64map combo; /* stack << 5 | state -> its number (ctrace__an_number) */
   uint64_t state_loc[S_COUNT];
   uint64_t key_state, key_g, state_str[S_COUNT];
   uint64_t *locs;
@@ -82,11 +82,9 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
   int64_t d = ctrace__an_overlap(c->f, gw->g, gw->since, ts);
   gw->since = ts;
   if (d <= 0) return;
-  bool fresh;
-  uint64_t *combo = ctrace__map_put(&c->combo, stack << 5 | gw->state, &fresh);
+  uint64_t combo = ctrace__an_number(&c->combo, stack << 5 | gw->state);
   if (!combo) goto oom;
-  if (fresh) *combo = c->combo.len;
-  uint64_t key = *combo << 32 | (uint64_t)(gw - c->gs);
+  uint64_t key = combo << 32 | (uint64_t)(gw - c->gs);
   uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
   prof_sample *s;
   if (ix) {
