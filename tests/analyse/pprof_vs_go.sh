@@ -24,47 +24,22 @@
 
 set -euo pipefail
 
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
 # make check's sanitizer stages share the plain stage's Go outputs and Go
 # builds (CTRACE_GO_WORK): only ctrace's side differs between them.
-if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
+shared_go_work=1
+. "$here/lib.sh"
 norm=$here/pprof_norm.awk
-
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 mkdir -p "$work/cache"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-export GOCACHE="$work/gocache" BROWSER=/bin/true PPROF_TMPDIR="$run/pproftmp"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$work/home"
-    mkdir -p "$HOME"
-fi
-unset DISPLAY GOFLAGS
+go_env
 trace_tool=$(go tool -n trace) || die "cannot locate 'go tool trace'"
 pprof_tool=$(go tool -n pprof) || die "cannot locate 'go tool pprof'"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT)/src/internal/trace/testdata}
 [ -d "$corpus" ] || die "no Go trace corpus in $corpus"
 govers=$(go version | sha256sum | cut -c1-12)
 
-failed=0
 checked=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # raw PROFILE OUT: the normalised samples of PROFILE, sorted.
 raw() {
@@ -235,9 +210,4 @@ for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.sysca
     fi
 done
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s) in $checked profile(s); outputs kept in $run" >&2
-    exit 1
-fi
-echo "$prog: $checked profile(s) the same as Go's"
-rm -rf "$run"
+finish "in $checked profile(s)" "$checked profile(s) the same as Go's"

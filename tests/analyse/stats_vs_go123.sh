@@ -31,39 +31,14 @@
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
-prog=${0##*/}
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 go123=${GO123:-/usr/lib/go-1.23/bin/go}
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps)"
 command -v curl >/dev/null 2>&1 || die "curl not found"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-export GOCACHE="$work/gocache" BROWSER=/bin/true
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$work/home"
-    mkdir -p "$HOME"
-fi
-unset DISPLAY GOFLAGS
+go_env
 trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT 2>/dev/null)/src/internal/trace/testdata}
-
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # shift_budget DUMP: S, as described above.
 shift_budget() {
@@ -266,8 +241,4 @@ for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
     done
 done
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s); outputs kept in $run" >&2
-    exit 1
-fi
-rm -rf "$run"
+finish
