@@ -25,15 +25,29 @@
  *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
  *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
  *     reads it as a transition with a stack);
- *   - CTRACE_EV122_Sync (format 1) passes at each generation's end.
+ *   - CTRACE_EV122_Sync (format 1) passes at each generation's end, and
+ *     CTRACE__AN_GoLabel and CTRACE__AN_RangeActive (format 1) for what
+ *     Go's MMU reads of labels and ranges under way;
+ *   - the first event is a Gomaxprocs of procs 0, the adapter's own (the
+ *     analyses date goroutines there before the trace from it); those of
+ *     the trace's ProcsChange follow, with their counts.
  * Stack and string ids are the adapter's, the same for the whole trace:
  * resolve them with ctrace__an_stack and ctrace__an_string. 1 with *ev
  * set, 0 at the end (or out of memory: ctrace__an_oom). */
 int ctrace__an_next(ctrace_reader *r, ctrace_event *ev);
-/* A type neither format uses (classic types end below 64, 1.22's at 136,
+/* Types neither format uses (classic types end below 64, 1.22's at 136,
  * its Sync is 255), so that analyses which switch on classic types pass
- * it by. */
+ * them by. */
 #define CTRACE__AN_GoStatusStack 254
+/* A 1.22+ trace's GoLabel (format 1): g and p the event's, sargs[0] the
+ * label ("GC (dedicated)", ...: a classic trace has it in GoStartLabel).
+ * Go's MMU counts the goroutine as a background mark worker. */
+#define CTRACE__AN_GoLabel 253
+/* A 1.22+ trace's GCMarkAssistActive or GCSweepActive (format 1): a range
+ * under way when its generation began. args[1] the CTRACE_EV122_* type,
+ * args[0] the goroutine in the assist or the P sweeping; g and p the
+ * event's. Go's MMU counts those of the first generation. */
+#define CTRACE__AN_RangeActive 252
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__an_rewind(ctrace_reader *r);
 size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
@@ -146,5 +160,20 @@ int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_
 /* -t waker. */
 int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
                      size_t errlen);
+
+/* Minimum mutator utilization as Go 1.23's /mmu page computes it (mmu.c):
+ * fed every event of a pass, then ended at the last event's time. Flags
+ * as Go's UtilFlags (its system view only); the page's default counts
+ * stop-the-world, background mark workers and mark assists. */
+enum { AN_MMU_STW = 1, AN_MMU_BACKGROUND = 2, AN_MMU_ASSIST = 4, AN_MMU_SWEEP = 8 };
+#define AN_MMU_DEFAULT (AN_MMU_STW | AN_MMU_BACKGROUND | AN_MMU_ASSIST)
+typedef struct an_mmu an_mmu;
+an_mmu *ctrace__an_mmu_new(const ctrace_trace_info *info, unsigned flags); /* NULL: out of memory */
+bool ctrace__an_mmu_event(an_mmu *m, const ctrace_event *ev);            /* false: out of memory */
+bool ctrace__an_mmu_end(an_mmu *m, int64_t last);
+/* The MMU over windows of w, or -1 if there is no utilization (Go shows
+ * none); *span: the utilization's length, which a longer window is cut to. */
+double ctrace__an_mmu(const an_mmu *m, int64_t w, int64_t *span);
+void ctrace__an_mmu_free(an_mmu *m);
 
 #endif
