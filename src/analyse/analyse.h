@@ -127,6 +127,10 @@ int64_t ctrace__an_pct(const int64_t *d, size_t n, double q);
 /* The start function of goroutine g as Go names it: the first frame of the
  * stack its creation gives it ("" if unknown). */
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack);
+/* The outermost frame's function of a stack ("" if none): a goroutine's
+ * name in Go 1.23's summary, from the first stack a change of its state
+ * carries. */
+const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack);
 
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,

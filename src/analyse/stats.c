@@ -94,10 +94,7 @@ static gst *gfind(sctx *c, uint64_t g, bool create) {
 }
 
 static void name_from(sctx *c, gst *g, uint64_t stack) {
-  if (g->s.name[0] || !stack) return;
-  const ctrace_frame *fr;
-  size_t n = ctrace__an_stack(c->r, stack, &fr);
-  if (n && fr[n - 1].func) g->s.name = fr[n - 1].func;
+  if (!g->s.name[0] && stack) g->s.name = ctrace__an_root_func(c->r, stack);
 }
 
 /* Leaves the current state at ts (summary.go's "old" half). */
