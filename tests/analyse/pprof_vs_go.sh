@@ -19,9 +19,10 @@
 # Also: the profile types' sample types are Go's, and the ctrace traces give
 # non-empty profiles where the program did wait (so that agreement is not
 # only two empty profiles). The same on traces Go 1.22 and 1.23 write, held
-# to Go 1.23 (its own rules there). The filters (--goroutine, --region)
-# against Go's pages, which filter: Go 1.19's on an example's trace, Go
-# 1.23's on Go 1.22 and 1.23 traces.
+# to Go 1.23 (its own rules there), one of them with a goroutine that Go
+# 1.23 first shows in a status with a stack (GoStatusStack). The filters
+# (--goroutine, --region) against Go's pages, which filter: Go 1.19's on
+# an example's trace, Go 1.23's on Go 1.22 and 1.23 traces.
 # Go's normalised output for the corpus is cached in WORKDIR/cache.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
@@ -246,6 +247,15 @@ filters() {
     echo "$prog: $name: filters as Go's pages ($n samples)"
 }
 filters ex_threads "$gen/ex_threads.trace"
+
+# Go 1.23's GoStatusStack: gotrace's long mode has a goroutine in a system
+# call from before the trace until after its first generation; Go 1.23
+# writes its status with its stack at that generation's end, and its
+# syscall profile counts the call from there (Go 1.22 writes the status
+# without a stack). That sample must be among those both agree on.
+if [ -f "$run/go1.23-long.syscall.go" ] && ! grep -q 'blockedBeforeTrace\.func1' "$run/go1.23-long.syscall.go"; then
+    fail go1.23-long "no sample of the goroutine met in a GoStatusStack in the syscall profile: nothing compared"
+fi
 
 for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync \
     go1.22-nocpu.{net,sync,syscall,sched} go1.23-nocpu.{net,sync,syscall,sched}; do
