@@ -40,7 +40,9 @@
 # machine; some hundreds on Go's corpus, whose clock ticked every 64 ns).
 #
 # The same pages give the minimum mutator utilization (/mmu), held to
-# ctrace's at 1, 10 and 100 ms (mmu_check).
+# ctrace's at 1, 10 and 100 ms (mmu_check); and, on a Go 1.23 trace and
+# Go's gc-stress, the goroutines' times are held to ctrace export's slices
+# and pprof -t wall's samples (views_vs_go).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
@@ -52,6 +54,7 @@ command -v curl >/dev/null 2>&1 || die "curl not found"
 command -v jq >/dev/null 2>&1 || die "jq not found (make test-deps)"
 go_env
 trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
+pprof_tool=$("$go123" tool -n pprof) || die "cannot locate Go 1.23's 'go tool pprof'"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT 2>/dev/null)/src/internal/trace/testdata}
 
 # shift_budget DUMP: S, as described above.
@@ -168,6 +171,86 @@ mmu_check() {
     echo "$prog: $name: MMU at 1, 10, 100 ms:$vals as Go 1.23's /mmu (largest difference $maxd)"
 }
 
+# views_vs_go NAME TRACE OUT BUDGET: ctrace export and pprof -t wall of a
+# Go 1.22+ trace against Go 1.23's view of it, after check has read Go's
+# pages (OUT.go, OUT.groups.html). The export must have one goroutine
+# track per goroutine Go counts; per goroutine, the export's slices and
+# the wall profile's samples (labels goroutine and state), summed by
+# state, must equal Go's times, within 2*S: running its execution,
+# runnable its scheduling wait, syscall its syscall execution plus blocked
+# in syscall, "waiting: REASON" its time blocked for that reason (where
+# "unknown", waiting when met, and "forever", a block with no reason, are
+# Go's reason "", and "sync.Cond" and "GC assist" are Go's longer names).
+# The JSON export is decoded with jq (its microseconds have three
+# decimals: whole nanoseconds), the profile with pprof -raw.
+views_vs_go() {
+    local name=$1 file=$2 out=$3 budget=$4 ntracks ngo view
+    "$ctrace" export -f json -o "$out.json" "$file" 2>"$out.export.err" \
+        || { fail "$name" "ctrace export failed"; sed 's/^/  | /' "$out.export.err" >&2; return; }
+    jq -r '.traceEvents[] | select(.tid != null and .tid < 1000000000 and (.ph == "B" or .ph == "E"))
+           | "\(.ph)\t\(.tid)\t\(.ts * 1000 | round)\t\(.name // "")"' "$out.json" |
+        awk -F'\t' '$1 == "B" { b[$2] = $3; nm[$2] = $4; next }
+                    ($2 in b) { print $2 "\t" nm[$2] "\t" $3 - b[$2]; delete b[$2] }' >"$out.export.sums" \
+        || { fail "$name" "the export is not JSON jq reads"; return; }
+    ntracks=$(jq '[.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .tid < 1000000000)] | length' "$out.json")
+    ngo=$(awk '/href="\/goroutine\?name=/ { st = 1; next } st && /<td>/ { v = $0; gsub(/<[^>]*>|[ \t]/, "", v); n += v; st = 0 } END { print n + 0 }' "$out.groups.html")
+    [ "$ntracks" -eq "$ngo" ] || fail "$name" "the export has $ntracks goroutine tracks, Go counts $ngo goroutines"
+    "$ctrace" pprof -t wall -o "$out.wall.pb" "$file" 2>"$out.wall.err" \
+        || { fail "$name" "ctrace pprof -t wall failed"; sed 's/^/  | /' "$out.wall.err" >&2; return; }
+    "$pprof_tool" -raw "$out.wall.pb" 2>/dev/null |
+        awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+             s && /^ +[0-9]+ +[0-9]+:/ { v = $2; next }
+             s && /state:\[/ { st = $0; sub(/.*state:\[/, "", st); sub(/\].*/, "", st); next }
+             s && /goroutine:\[/ { g = $0; sub(/.*goroutine:\[/, "", g); sub(/\].*/, "", g); print g "\t" st "\t" v }' \
+        >"$out.wall.sums"
+    [ -s "$out.wall.sums" ] || { fail "$name" "no samples in pprof -raw of the wall profile"; return; }
+    local nbad maxd items
+    for view in export wall; do
+        awk -F'\t' -v tol=$((2 * budget)) -v view=$view '
+            FNR == 1 { file++ }
+            file == 1 {
+                # Go: "ID COLUMN NS", COLUMN with spaces
+                id = $0; sub(/ .*/, "", id); v = $0; sub(/.* /, "", v)
+                col = substr($0, length(id) + 2, length($0) - length(id) - length(v) - 2)
+                if (col == "Total" || col == "Unknown time") next
+                if (col == "Syscall execution time" || col == "Block time (syscall)") col = "syscall"
+                go[id SUBSEP col] += v; ids[id] = 1; next
+            }
+            {
+                n = $2
+                if (n == "running") col = "Execution time"
+                else if (n == "runnable") col = "Sched wait time"
+                else if (n == "syscall") col = "syscall"
+                else if (n == "waiting: unknown" || n == "waiting: forever") col = "Block time ()"
+                else if (n == "waiting: sync.Cond") col = "Block time (sync.(*Cond).Wait)"
+                else if (n == "waiting: GC assist" || n == "waiting: GC assist wait") col = "Block time (GC mark assist wait for work)"
+                else if (n ~ /^waiting: /) col = "Block time (" substr(n, 10) ")"
+                else col = "state " n
+                ours[$1 SUBSEP col] += $3; items++
+            }
+            END {
+                for (k in go) {
+                    split(k, p, SUBSEP); o = (k in ours) ? ours[k] : 0; d = go[k] - o; if (d < 0) d = -d
+                    if (d > maxd) maxd = d
+                    if (d > tol) { print "goroutine " p[1] " " p[2] ": Go " go[k] ", " view " " o; bad++ }
+                }
+                for (k in ours) {
+                    split(k, p, SUBSEP)
+                    if ((p[1] in ids) && !(k in go) && ours[k] > tol) { print "goroutine " p[1] " " p[2] ": Go none, " view " " ours[k]; bad++ }
+                }
+                print bad + 0, maxd + 0, items + 0
+            }' "$out.go" "$out.$view.sums" >"$out.$view.cmp"
+        read -r nbad maxd items < <(tail -n 1 "$out.$view.cmp")
+        if [ "$nbad" -ne 0 ]; then
+            fail "$name" "$nbad $view time(s) differ from Go's pages beyond 2*S = $((2 * budget)) ns"
+            head -n -1 "$out.$view.cmp" | head -n 10 | sed 's/^/  | /' >&2
+            continue
+        fi
+        if [ $view = export ]; then items="$items slices in $ntracks goroutine tracks"; else items="$items samples"; fi
+        echo "$prog: $name: $view: $items, summed per goroutine and state, as Go 1.23's times (largest difference $maxd ns)"
+    done
+}
+
 check() {
     local name=$1 file=$2 out=$run/$1 log url pid budget
     "$ctrace" stats --format=csv "$file" >"$out.csv" 2>"$out.err" || { fail "$name" "ctrace stats failed"; sed 's/^/  | /' "$out.err" >&2; return; }
@@ -264,6 +347,9 @@ check() {
         return
     fi
     echo "$prog: $name: $(cut -d' ' -f1 "$out.go" | sort -u | wc -l) goroutines in $n groups as Go 1.23 times them (largest difference ${nbad#* } ns, allowed $((2 * budget)))"
+    case " ${STATS_VIEW_TRACES:-go1.23-long go123_test_gc-stress} " in
+    *" $name "*) views_vs_go "$name" "$file" "$out" "$budget" ;;
+    esac
 }
 
 for t in ${STATS_TRACES:-stress_1_19_good http_1_19_good user_task_region_1_19_good stress_1_11_good stress_start_stop_1_19_good}; do
