@@ -371,15 +371,21 @@ fi
 # traces in fuzz/corpus): mark workers, assists, sweeps, and ranges under
 # way when the trace began. ctrace's: test_sequences' gc scenario, two
 # traces (stop-the-world of both kinds, sweeps, assists across a block
-# and a system call, left open at stop).
+# and a system call, left open at stop), and its first in Go's current
+# format (CTRACE_FORMAT=go1.22), read natively.
 for t in ${STATS_GO_CORPUS:-gc-stress annotations-stress}; do
     check "go123_test_$t" "$here/../../fuzz/corpus/go123_test_$t" native
 done
-mkdir -p "$run/seq"
+mkdir -p "$run/seq" "$run/seq122"
 if "$bindir/test_sequences" "$run/seq" >/dev/null 2>&1; then
     for t in gc gc_2; do check "seq_$t" "$run/seq/$t.trace"; done
 else
     fail test_sequences "exited non-zero"
+fi
+if CTRACE_FORMAT=go1.22 "$bindir/test_sequences" "$run/seq122" >/dev/null 2>&1; then
+    check seq122_gc "$run/seq122/gc.trace" native
+else
+    fail test_sequences "exited non-zero with CTRACE_FORMAT=go1.22"
 fi
 
 # Traces Go 1.22 and 1.23 write themselves (tests/reader/gotrace.go.in:
