@@ -34,10 +34,11 @@
 # on different threads Go's reader takes in the order a walk over a map
 # happens to give (Go's tool is not deterministic there), then moves each
 # 1 ns past the one before; ctrace's reader has one fixed order. So a run
-# of events each 1 ns after the one before may be another order in Go, an
-# event up to k ns from where ctrace has it in a run of k + 1: S = the sum
-# over runs of k*(k+1) (a few ns for the traces Go writes on this
-# machine; some hundreds on Go's corpus, whose clock ticked every 64 ns).
+# of events each 1 ns after the one before, on two threads or more, may be
+# another order in Go, an event up to k ns from where ctrace has it in a
+# run of k + 1: S = the sum over such runs of k*(k+1) (0 to a few ns for
+# the traces Go writes on this machine; some hundreds on Go's corpus,
+# whose clock ticked every 64 ns).
 #
 # The same pages give the minimum mutator utilization (/mmu), held to
 # ctrace's at 1, 10 and 100 ms (mmu_check); and, on a Go 1.23 trace and
@@ -65,12 +66,14 @@ shift_budget() {
              END { print s + 0 }'
 }
 
-# tie_budget DUMP: S of a Go 1.22+ trace, as described above.
+# tie_budget DUMP: S of a Go 1.22+ trace, as described above (a run whose
+# events are all of one thread keeps its order in Go too: it counts 0).
 tie_budget() {
-    sed -n 's/^M=.* Time=\([0-9]*\).*/\1/p' "$1" |
-        awk 'NR > 1 && $1 == prev + 1 { k++; prev = $1; next }
-             { s += k * (k + 1); k = 0; prev = $1 }
-             END { print s + k * (k + 1) }'
+    sed -n 's/^M=\([^ ]*\) .* Time=\([0-9]*\).*/\2 \1/p' "$1" |
+        awk 'function run(   m, n) { for (m in ms) n++; if (n > 1) s += k * (k + 1); k = 0; delete ms }
+             NR > 1 && $1 == prev + 1 { k++; ms[$2] = 1; prev = $1; next }
+             { run(); ms[$2] = 1; prev = $1 }
+             END { run(); print s + 0 }'
 }
 
 # dur: Go's time.Duration strings (1.5ms, 805.404µs, 51ns, 1m2.5s, 0s) in ns.
