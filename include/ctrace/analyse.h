@@ -146,8 +146,13 @@ typedef struct ctrace_stats {
   size_t ngroups;
   ctrace_latency_stats *tasks, *regions; /* by name */
   size_t ntasks, nregions;
+  /* Minimum mutator utilization as Go 1.23's /mmu page has it by default
+   * (stop-the-world for the GC, background mark workers, mark assists;
+   * docs/analyse.md). A window longer than the utilization's span is cut
+   * to it, as Go does. */
   int64_t mmu_window_ns[CTRACE_MMU_WINDOWS];
-  double mmu[CTRACE_MMU_WINDOWS]; /* -1: window longer than the trace */
+  double mmu[CTRACE_MMU_WINDOWS]; /* -1: no utilization (Go shows none) */
+  int64_t mmu_span_ns;            /* the span of the utilization */
   ctrace_waker_stats *wakers; /* by total wait time, largest first */
   size_t nwakers;
 } ctrace_stats;

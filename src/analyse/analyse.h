@@ -25,20 +25,71 @@
  *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
  *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
  *     reads it as a transition with a stack);
- *   - CTRACE_EV122_Sync (format 1) passes at each generation's end.
+ *   - CTRACE_EV122_Sync (format 1) passes at each generation's end, and
+ *     CTRACE__AN_GoLabel and CTRACE__AN_RangeActive (format 1) for what
+ *     Go's MMU reads of labels and ranges under way;
+ *   - the first event is a Gomaxprocs of procs 0, the adapter's own (the
+ *     analyses date goroutines there before the trace from it); those of
+ *     the trace's ProcsChange follow, with their counts.
  * Stack and string ids are the adapter's, the same for the whole trace:
  * resolve them with ctrace__an_stack and ctrace__an_string. 1 with *ev
  * set, 0 at the end (or out of memory: ctrace__an_oom). */
 int ctrace__an_next(ctrace_reader *r, ctrace_event *ev);
-/* A type neither format uses (classic types end below 64, 1.22's at 136,
+/* Types neither format uses (classic types end below 64, 1.22's at 136,
  * its Sync is 255), so that analyses which switch on classic types pass
- * it by. */
+ * them by. */
 #define CTRACE__AN_GoStatusStack 254
+/* A 1.22+ trace's GoLabel (format 1): g and p the event's, sargs[0] the
+ * label ("GC (dedicated)", ...: a classic trace has it in GoStartLabel).
+ * Go's MMU counts the goroutine as a background mark worker. */
+#define CTRACE__AN_GoLabel 253
+/* A 1.22+ trace's GCMarkAssistActive or GCSweepActive (format 1): a range
+ * under way when its generation began. args[1] the CTRACE_EV122_* type,
+ * args[0] the goroutine in the assist or the P sweeping; g and p the
+ * event's. Go's MMU counts those of the first generation. */
+#define CTRACE__AN_RangeActive 252
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__an_rewind(ctrace_reader *r);
 size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
 const char *ctrace__an_string(const ctrace_reader *r, uint64_t id);
 bool ctrace__an_oom(const ctrace_reader *r);
+
+/* A goroutine stops running to wait: GoSleep, GoBlock and its kinds
+ * (send, receive, select, sync, cond, network, GC). Not GoStop, which Go
+ * 1.23 reads as the goroutine's end. */
+static inline bool ctrace__an_is_block(uint8_t type) {
+  switch (type) {
+  case CTRACE_EV_GoSleep:
+  case CTRACE_EV_GoBlock:
+  case CTRACE_EV_GoBlockSend:
+  case CTRACE_EV_GoBlockRecv:
+  case CTRACE_EV_GoBlockSelect:
+  case CTRACE_EV_GoBlockSync:
+  case CTRACE_EV_GoBlockCond:
+  case CTRACE_EV_GoBlockNet:
+  case CTRACE_EV_GoBlockGC:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* type, every block read as GoBlock: for a switch over the classic events
+ * that treats all blocks alike (case CTRACE_EV_GoBlock). */
+static inline uint8_t ctrace__an_class(uint8_t type) {
+  return ctrace__an_is_block(type) ? CTRACE_EV_GoBlock : type;
+}
+
+/* The number of key in m: 1, 2, ... in the order keys first come (m keeps
+ * them); 0 if out of memory. What a profile's samples are keyed by, when a
+ * key is too wide to share a uint64_t with another. */
+static inline uint64_t ctrace__an_number(u64map *m, uint64_t key) {
+  bool fresh;
+  uint64_t *v = ctrace__map_put(m, key, &fresh);
+  if (!v) return 0;
+  if (fresh) *v = m->len;
+  return *v;
+}
 
 typedef struct an_interval {
   int64_t begin, end;
@@ -76,6 +127,10 @@ int64_t ctrace__an_pct(const int64_t *d, size_t n, double q);
 /* The start function of goroutine g as Go names it: the first frame of the
  * stack its creation gives it ("" if unknown). */
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack);
+/* The outermost frame's function of a stack ("" if none): a goroutine's
+ * name in Go 1.23's summary, from the first stack a change of its state
+ * carries. */
+const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack);
 
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,
@@ -109,5 +164,20 @@ int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_
 /* -t waker. */
 int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
                      size_t errlen);
+
+/* Minimum mutator utilization as Go 1.23's /mmu page computes it (mmu.c):
+ * fed every event of a pass, then ended at the last event's time. Flags
+ * as Go's UtilFlags (its system view only); the page's default counts
+ * stop-the-world, background mark workers and mark assists. */
+enum { AN_MMU_STW = 1, AN_MMU_BACKGROUND = 2, AN_MMU_ASSIST = 4, AN_MMU_SWEEP = 8 };
+#define AN_MMU_DEFAULT (AN_MMU_STW | AN_MMU_BACKGROUND | AN_MMU_ASSIST)
+typedef struct an_mmu an_mmu;
+an_mmu *ctrace__an_mmu_new(const ctrace_trace_info *info, unsigned flags); /* NULL: out of memory */
+bool ctrace__an_mmu_event(an_mmu *m, const ctrace_event *ev);            /* false: out of memory */
+bool ctrace__an_mmu_end(an_mmu *m, int64_t last);
+/* The MMU over windows of w, or -1 if there is no utilization (Go shows
+ * none); *span: the utilization's length, which a longer window is cut to. */
+double ctrace__an_mmu(const an_mmu *m, int64_t w, int64_t *span);
+void ctrace__an_mmu_free(an_mmu *m);
 
 #endif

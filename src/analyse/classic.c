@@ -564,7 +564,26 @@ static void convert(an_classic *a, const ctrace_event *ev) {
     e->args[2] = g;
     e->stack = intern_stack(a, ev->stack, ev->frames, ev->nframes);
     break;
-  default: /* labels, GC and sweep actives, experimental events: no classic kind */
+  case CTRACE_EV122_GoLabel: {
+    /* No classic kind (a classic trace puts it in GoStartLabel): passed
+     * on, for Go's MMU, which counts labelled mark workers. */
+    e = emit(a, ev, CTRACE__AN_GoLabel, g);
+    e->format = 1;
+    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
+    e->sargs[0] = s ? a->strs[s - 1].s : "";
+    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+    break;
+  }
+  case CTRACE_EV122_GCMarkAssistActive:
+  case CTRACE_EV122_GCSweepActive:
+    /* Ranges under way at a generation's start: no classic kind, passed on
+     * for Go's MMU, which counts those of the first generation. */
+    e = emit(a, ev, CTRACE__AN_RangeActive, g);
+    e->format = 1;
+    e->args[0] = ev->args[0];
+    e->args[1] = ev->type;
+    break;
+  default: /* GC actives, experimental events: no classic kind */
     break;
   }
 }

@@ -4,7 +4,14 @@
  * a region from its start to its end, where a region with no end in the
  * trace ends with its goroutine or the trace, and one begun before the
  * trace begins with it. Overlapping regions of one goroutine are merged by
- * dropping those that start inside an earlier one, as Go does. */
+ * dropping those that start inside an earlier one, as Go does.
+ *
+ * A goroutine's name: on a classic trace, the function its creation's
+ * stack starts (Go 1.19's pages filter by that function's PC); on a Go
+ * 1.22+ trace, the name Go 1.23's summary gives it and its pages filter
+ * by (/block?name=...): the outermost frame of the first stack one of its
+ * state changes carries, as ctrace stats names it, so that goroutines
+ * there before the trace, which have no creation, have their names too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,12 @@ const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack)
   const ctrace_frame *fr;
   if (ctrace__an_stack(r, create_stack, &fr) == 0) return "";
   return fr[0].func ? fr[0].func : "";
+}
+
+const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack) {
+  const ctrace_frame *fr;
+  size_t n = ctrace__an_stack(r, stack, &fr);
+  return n && fr[n - 1].func ? fr[n - 1].func : "";
 }
 
 static struct an_gintervals *per_g(an_filter *f, uint64_t g) {
@@ -86,6 +99,7 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
   int rc = -1;
   bool oom = false;
 
+  bool v122 = ctrace_reader_version(r) >= 1022;
   ctrace__an_rewind(r);
   ctrace_event ev;
   int64_t last = 0;
@@ -96,7 +110,7 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
     gdesc *d = NULL;
     if (g && (ev.type == CTRACE_EV_GoCreate || ev.type == CTRACE_EV_GoStart ||
               ev.type == CTRACE_EV_GoStartLabel || ev.type == CTRACE_EV_GoEnd ||
-              ev.type == CTRACE_EV_GoStop)) {
+              ev.type == CTRACE_EV_GoStop || (v122 && ev.tstack))) {
       bool fresh;
       uint64_t *ix = ctrace__map_put(&gix, g, &fresh);
       if (!ix) {
@@ -118,9 +132,11 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
       }
       d = &gs[*ix - 1];
     }
+    if (d && v122 && !d->name[0]) /* a creation's tstack is args[1] (classic.c) */
+      d->name = ctrace__an_root_func(r, ev.type == CTRACE_EV_GoCreate ? ev.args[1] : ev.tstack);
     switch (ev.type) {
     case CTRACE_EV_GoCreate:
-      d->name = ctrace__an_start_func(r, ev.args[1]);
+      if (!v122) d->name = ctrace__an_start_func(r, ev.args[1]);
       break;
     case CTRACE_EV_GoStart:
     case CTRACE_EV_GoStartLabel:

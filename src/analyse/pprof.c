@@ -103,7 +103,7 @@ static int go_profile(ctx *c) {
   ctrace__an_rewind(c->r);
   while (rc == 0 && ctrace__an_next(c->r, &ev)) {
     pending *pe;
-    switch (ev.type) {
+    switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_GoCreate:
     case CTRACE_EV_GoUnblock: /* the goroutine made runnable waits to start */
       if (!(pe = pend_of(&s, ev.args[0]))) goto oom;
@@ -124,15 +124,7 @@ static int go_profile(ctx *c) {
     case CTRACE_EV_GoSched:
     case CTRACE_EV_GoPreempt:
     case CTRACE_EV_GoSysCall:
-    case CTRACE_EV_GoSleep:
-    case CTRACE_EV_GoBlock:
-    case CTRACE_EV_GoBlockSend:
-    case CTRACE_EV_GoBlockRecv:
-    case CTRACE_EV_GoBlockSelect:
-    case CTRACE_EV_GoBlockSync:
-    case CTRACE_EV_GoBlockCond:
-    case CTRACE_EV_GoBlockNet:
-    case CTRACE_EV_GoBlockGC:
+    case CTRACE_EV_GoBlock: /* and every other block */
     case CTRACE_EV_GoWaiting:
     case CTRACE_EV_GoInSyscall:
       if (!(pe = pend_of(&s, ev.g))) goto oom;
@@ -194,7 +186,7 @@ static const char *block_reason(const ctrace_event *ev) {
 static bool transition_of(const ctrace_event *ev, transition *t) {
   if (ev->stack == 0) return false;
   *t = (transition){ev->g, ev->stack, TS_OTHER, ""};
-  switch (ev->type) {
+  switch (ctrace__an_class(ev->type)) {
   case CTRACE_EV_GoCreate:
     if (ev->args[2] == 1) return false; /* there before: no creation */
     t->g = ev->args[0];
@@ -210,15 +202,7 @@ static bool transition_of(const ctrace_event *ev, transition *t) {
   case CTRACE_EV_GoSysCall:
     t->state = TS_SYSCALL;
     return true;
-  case CTRACE_EV_GoSleep:
-  case CTRACE_EV_GoBlock:
-  case CTRACE_EV_GoBlockSend:
-  case CTRACE_EV_GoBlockRecv:
-  case CTRACE_EV_GoBlockSelect:
-  case CTRACE_EV_GoBlockSync:
-  case CTRACE_EV_GoBlockCond:
-  case CTRACE_EV_GoBlockNet:
-  case CTRACE_EV_GoBlockGC:
+  case CTRACE_EV_GoBlock: /* and every other block */
   case CTRACE_EV_GoStop:
     t->state = TS_WAITING;
     t->reason = block_reason(ev);

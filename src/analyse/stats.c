@@ -15,7 +15,9 @@
  *   - the start function is the outermost frame of the first stack a
  *     state change gives the goroutine (its creation's, usually).
  * One difference, which the test allows for: Go 1.23 moves events that
- * share a timestamp 1 ns apart; we keep the trace's times. */
+ * share a timestamp 1 ns apart; we keep the trace's times.
+ * The minimum mutator utilization is that of Go 1.23's /mmu page (mmu.c),
+ * fed the same pass. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,10 +94,7 @@ static gst *gfind(sctx *c, uint64_t g, bool create) {
 }
 
 static void name_from(sctx *c, gst *g, uint64_t stack) {
-  if (g->s.name[0] || !stack) return;
-  const ctrace_frame *fr;
-  size_t n = ctrace__an_stack(c->r, stack, &fr);
-  if (n && fr[n - 1].func) g->s.name = fr[n - 1].func;
+  if (!g->s.name[0] && stack) g->s.name = ctrace__an_root_func(c->r, stack);
 }
 
 /* Leaves the current state at ts (summary.go's "old" half). */
@@ -273,41 +272,6 @@ static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
   a->unknown += b->unknown;
 }
 
-/* Minimum mutator utilization over windows of w: the least fraction of any
- * window [t, t+w] inside the trace not spent stopped-the-world. The
- * fraction is piecewise linear in t, so its minimum lies where a window
- * starts at a stop's start or ends at a stop's end. iv: sorted, disjoint. */
-static double mmu(const an_interval *iv, size_t n, const int64_t *prefix, int64_t dur, int64_t w) {
-  if (w > dur || dur <= 0) return -1;
-  double best = 1;
-  for (size_t k = 0; k < 2 * n; k++) {
-    int64_t t = k < n ? iv[k].begin : iv[k - n].end - w;
-    if (t < 0) t = 0;
-    if (t > dur - w) t = dur - w;
-    int64_t e = t + w, stopped = 0;
-    /* Stops overlapping [t, e]: binary search for the first ending after t. */
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (iv[mid].end <= t) lo = mid + 1; else hi = mid;
-    }
-    size_t j = lo;
-    size_t lo2 = j, hi2 = n; /* first starting at or after e */
-    while (lo2 < hi2) {
-      size_t mid = (lo2 + hi2) / 2;
-      if (iv[mid].begin < e) lo2 = mid + 1; else hi2 = mid;
-    }
-    if (lo2 > j) {
-      stopped = prefix[lo2] - prefix[j];
-      if (iv[j].begin < t) stopped -= t - iv[j].begin;
-      if (iv[lo2 - 1].end > e) stopped -= iv[lo2 - 1].end - e;
-    }
-    double u = 1 - (double)stopped / (double)w;
-    if (u < best) best = u;
-  }
-  return best;
-}
-
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
                        char *err, size_t errlen) {
   *out = NULL;
@@ -315,14 +279,12 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   ctrace_stats *st = calloc(1, sizeof *st);
   lat *tasks = NULL, *regions = NULL;
   size_t ntasks = 0, captasks = 0, nregions = 0, capregions = 0;
-  an_interval *stw = NULL;
-  size_t nstw = 0, capstw = 0;
-  int64_t *prefix = NULL;
+  an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
   u64map threads = {0}, open_regions = {0}, open_tasks = {0}; /* seq/task -> ts+1 */
   int64_t gc_start = -1, stw_start = -1, last = 0;
   bool preinit = true;
   int rc = -1;
-  if (!st) goto oom;
+  if (!st || !mmu) goto oom;
   st->info = *info;
 
   ctrace__an_rewind(r);
@@ -336,6 +298,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   int64_t sync_ts = -1;
   while (!c.oom && ctrace__an_next(r, &ev)) {
     last = ev.ts;
+    if (!ctrace__an_mmu_event(mmu, &ev)) goto oom;
     if (t0 < 0 && !(preinit && ev.type == CTRACE_EV_GoCreate) && ev.type != CTRACE_EV_GoSysBlock)
       t0 = ev.ts;
     if (sync_ts < 0) sync_ts = t0;
@@ -484,13 +447,6 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
         st->stw_count++;
         st->stw_ns += d;
         if (d > st->stw_max_ns) st->stw_max_ns = d;
-        if (nstw == capstw) {
-          capstw = capstw ? capstw * 2 : 64;
-          void *m = realloc(stw, capstw * sizeof *stw);
-          if (!m) goto oom;
-          stw = m;
-        }
-        stw[nstw++] = (an_interval){stw_start, ev.ts};
       }
       stw_start = -1;
       break;
@@ -602,12 +558,10 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   /* A 1.22+ trace names the thread of every event: the reader's count of
    * them, as ctrace check gives it, not only those that started a P. */
   st->threads = info->version >= 1022 ? info->threads : threads.len;
-  prefix = calloc(nstw + 1, sizeof *prefix);
-  if (!prefix) goto oom;
-  for (size_t i = 0; i < nstw; i++) prefix[i + 1] = prefix[i] + stw[i].end - stw[i].begin;
+  if (!ctrace__an_mmu_end(mmu, last)) goto oom;
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     st->mmu_window_ns[k] = k == 0 ? 1000000 : k == 1 ? 10000000 : 100000000;
-    st->mmu[k] = mmu(stw, nstw, prefix, info->duration_ns, st->mmu_window_ns[k]);
+    st->mmu[k] = ctrace__an_mmu(mmu, st->mmu_window_ns[k], &st->mmu_span_ns);
   }
   rc = 0;
   *out = st;
@@ -621,8 +575,7 @@ out:
   for (size_t i = 0; i < nregions; i++) free(regions[i].d);
   free(tasks);
   free(regions);
-  free(stw);
-  free(prefix);
+  ctrace__an_mmu_free(mmu);
   free(c.gs);
   free(c.waits);
   ctrace__map_free(&c.gix);

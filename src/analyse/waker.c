@@ -87,7 +87,7 @@ static void names(wctx *c) {
   ctrace_event ev;
   ctrace__an_rewind(c->r);
   while (!c->oom && ctrace__an_next(c->r, &ev)) {
-    switch (ev.type) {
+    switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_Gomaxprocs:
       preinit = false;
       break;
@@ -100,33 +100,13 @@ static void names(wctx *c) {
     case CTRACE_EV_GoPreempt:
     case CTRACE_EV_GoSysCall:
     case CTRACE_EV_GoSysExit:
-    case CTRACE_EV_GoSleep:
-    case CTRACE_EV_GoBlock:
-    case CTRACE_EV_GoBlockSend:
-    case CTRACE_EV_GoBlockRecv:
-    case CTRACE_EV_GoBlockSelect:
-    case CTRACE_EV_GoBlockSync:
-    case CTRACE_EV_GoBlockCond:
-    case CTRACE_EV_GoBlockNet:
-    case CTRACE_EV_GoBlockGC:
+    case CTRACE_EV_GoBlock: /* and every other block */
       if (ev.g) name_from(c, ev.g, ev.stack);
       break;
     default:
       break;
     }
   }
-}
-
-/* A dense number + 1 for key in m (numbers count from 1 in arrival). */
-static uint64_t number(wctx *c, u64map *m, uint64_t key) {
-  bool fresh;
-  uint64_t *v = ctrace__map_put(m, key, &fresh);
-  if (!v) {
-    c->oom = true;
-    return 0;
-  }
-  if (fresh) *v = m->len;
-  return *v;
 }
 
 static uint64_t label(wctx *c, const char *name) {
@@ -139,9 +119,12 @@ static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
   const wgo *wk = NULL;
   if (waker && !(wk = go_of(c, waker))) return;
   uint64_t ls[2] = {label(c, woken->name), wk ? label(c, wk->name) : c->none};
-  uint64_t sn = number(c, &c->stacks, wk ? ev->stack + 1 : 0);
-  uint64_t pn = number(c, &c->pairs, ls[0] << 32 | ls[1]);
-  if (!sn || !pn) return;
+  uint64_t sn = ctrace__an_number(&c->stacks, wk ? ev->stack + 1 : 0);
+  uint64_t pn = ctrace__an_number(&c->pairs, ls[0] << 32 | ls[1]);
+  if (!sn || !pn) {
+    c->oom = true;
+    return;
+  }
   uint64_t key = sn << 32 | pn;
   uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
   prof_sample *s;
@@ -192,17 +175,9 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
   int64_t last = 0;
   while (!c.oom && !p->oom && ctrace__an_next(r, &ev)) {
     last = ev.ts;
-    switch (ev.type) {
-    case CTRACE_EV_GoBlock:
-    case CTRACE_EV_GoBlockSend:
-    case CTRACE_EV_GoBlockRecv:
-    case CTRACE_EV_GoBlockSelect:
-    case CTRACE_EV_GoBlockSync:
-    case CTRACE_EV_GoBlockCond:
-    case CTRACE_EV_GoBlockNet:
-    case CTRACE_EV_GoBlockGC:
+    switch (ctrace__an_class(ev.type)) {
+    case CTRACE_EV_GoBlock: /* and every other block, sleeps too */
     case CTRACE_EV_GoWaiting:
-    case CTRACE_EV_GoSleep:
       if ((w = go_of(&c, ev.g))) {
         w->waiting = ev.type != CTRACE_EV_GoSleep;
         w->since = ev.ts;

@@ -25,7 +25,11 @@
 enum {
   S_RUNNING, S_RUNNABLE, S_SYSCALL,
   S_SEND, S_RECV, S_SELECT, S_SYNC, S_COND, S_NET, S_SLEEP, S_GC, S_BLOCK, S_UNKNOWN,
-  S_COUNT
+  S_COUNT,
+  /* Past S_COUNT: "waiting: REASON" for the reasons of a Go 1.22+ trace's
+   * blocks that no classic kind names (classic.c keeps Go's reason), one
+   * state each, as Go 1.23's goroutine pages count them. */
+  S_MAX = 256
 };
 
 /* The reasons are those Go 1.23's goroutine pages use for these events. */
@@ -53,9 +57,11 @@ typedef struct wctx {
   u64map gix; /* g -> index + 1 into gs */
   gwall *gs;
   size_t ngs, capgs;
-  u64map combo; /* stack << 5 | state -> its number + 1 */
-  uint64_t state_loc[S_COUNT];
-  uint64_t key_state, key_g, state_str[S_COUNT];
+  u64map combo; /* stack << 8 | state -> its number (ctrace__an_number) */
+  uint64_t state_loc[S_MAX];
+  uint64_t key_state, key_g, state_str[S_MAX];
+  const char *reason[S_MAX]; /* a state past S_COUNT: its reason (the adapter's string) */
+  int nstates;
   uint64_t *locs;
   size_t caplocs;
   bool oom;
@@ -82,11 +88,9 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
   int64_t d = ctrace__an_overlap(c->f, gw->g, gw->since, ts);
   gw->since = ts;
   if (d <= 0) return;
-  bool fresh;
-  uint64_t *combo = ctrace__map_put(&c->combo, stack << 5 | gw->state, &fresh);
+  uint64_t combo = ctrace__an_number(&c->combo, stack << 8 | gw->state);
   if (!combo) goto oom;
-  if (fresh) *combo = c->combo.len;
-  uint64_t key = *combo << 32 | (uint64_t)(gw - c->gs);
+  uint64_t key = combo << 32 | (uint64_t)(gw - c->gs);
   uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
   prof_sample *s;
   if (ix) {
@@ -121,8 +125,32 @@ static void enter(gwall *gw, uint8_t state, uint64_t stack) {
   if (stack) gw->stack = stack;
 }
 
-static int wait_state(uint8_t type) {
-  switch (type) {
+/* A state for a label name ("running", "waiting: sync"...): its frame
+ * "[NAME]" and its label string. */
+static void name_state(wctx *c, int state, const char *name) {
+  char frame[CTRACE_GO122_MAX_STRING + 32];
+  snprintf(frame, sizeof frame, "[%s]", name);
+  c->state_loc[state] = ctrace__prof_synthetic(c->p, frame);
+  c->state_str[state] = ctrace__prof_string(c->p, name);
+}
+
+/* The state of a wait that Go names by reason: its own, made on first
+ * sight (the adapter's strings are interned: one pointer a reason);
+ * S_BLOCK if there are too many. */
+static int reason_state(wctx *c, const char *reason) {
+  for (int i = S_COUNT; i < c->nstates; i++)
+    if (c->reason[i] == reason) return i;
+  if (c->nstates == S_MAX) return S_BLOCK;
+  char name[CTRACE_GO122_MAX_STRING + 16];
+  snprintf(name, sizeof name, "waiting: %s", reason);
+  c->reason[c->nstates] = reason;
+  name_state(c, c->nstates, name);
+  return c->nstates++;
+}
+
+static int wait_state(wctx *c, const ctrace_event *ev) {
+  if (ev->type == CTRACE_EV_GoBlock && ev->sargs[0] && ev->sargs[0][0]) return reason_state(c, ev->sargs[0]);
+  switch (ev->type) {
   case CTRACE_EV_GoBlockSend: return S_SEND;
   case CTRACE_EV_GoBlockRecv: return S_RECV;
   case CTRACE_EV_GoBlockSelect: return S_SELECT;
@@ -142,12 +170,8 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
   p->default_type = p->sample_type[1][0];
   c.key_state = ctrace__prof_string(p, "state");
   c.key_g = ctrace__prof_string(p, "goroutine");
-  for (int i = 0; i < S_COUNT; i++) {
-    char name[64];
-    snprintf(name, sizeof name, "[%s]", state_names[i]);
-    c.state_loc[i] = ctrace__prof_synthetic(p, name);
-    c.state_str[i] = ctrace__prof_string(p, state_names[i]);
-  }
+  for (int i = 0; i < S_COUNT; i++) name_state(&c, i, state_names[i]);
+  c.nstates = S_COUNT;
   ctrace__an_rewind(r);
   ctrace_event ev;
   int64_t last = 0;
@@ -214,7 +238,7 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
       }
       break;
     default:
-      if ((w = wait_state(ev.type)) >= 0 && (gw = get(&c, ev.g, 0, 0))) {
+      if ((w = wait_state(&c, &ev)) >= 0 && (gw = get(&c, ev.g, 0, 0))) {
         close_at(&c, gw, ev.ts, ev.stack);
         enter(gw, (uint8_t)w, ev.stack);
       }

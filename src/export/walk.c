@@ -45,6 +45,9 @@ typedef struct walk {
   int64_t shown[EX_C_COUNT][G_NSTATES]; /* the values last recorded */
   bool described[EX_C_COUNT];
   bool gc_described, gc_open, stw_open, oom;
+  /* "waiting: REASON" for a reason of a Go 1.22+ trace, composed here:
+   * the encoders copy or write a name before put returns. */
+  char reason_name[CTRACE_GO122_MAX_STRING + 16];
 } walk;
 
 static const char *const goroutine_series[] = {"running", "runnable", "waiting", "syscall"};
@@ -342,6 +345,12 @@ static void event(walk *w, const ctrace_event *ev) {
   }
   default:
     if ((wname = wait_name(ev->type))) {
+      /* A Go 1.22+ block whose reason no classic kind names carries Go's
+       * reason (classic.c), as Go 1.23's pages name the wait. */
+      if (ev->type == CTRACE_EV_GoBlock && ev->sargs[0] && ev->sargs[0][0]) {
+        snprintf(w->reason_name, sizeof w->reason_name, "waiting: %s", ev->sargs[0]);
+        wname = w->reason_name;
+      }
       if (!(gs = gget(w, ev->g, 0))) return;
       gslice(w, ev->g, gs, ev->ts, wname, G_WAITING, ev->stack, 0);
       p_stop(w, ev->p, ev->ts);

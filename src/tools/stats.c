@@ -16,7 +16,8 @@ static void usage(FILE *f) {
           "grouped by start function, with their execution, scheduling wait, syscall,\n"
           "blocked time by reason and the rest (as Go 1.23's goroutine pages split it);\n"
           "user tasks and regions by type, with count and latency p50/p90/p99/max;\n"
-          "the minimum mutator utilization at 1, 10 and 100 ms windows; and who kept\n"
+          "the minimum mutator utilization at 1, 10 and 100 ms windows (as Go 1.23's\n"
+          "/mmu page: GC stop-the-world, mark workers and assists); and who kept\n"
           "them waiting: the waits (but sleeps) by start function of the goroutines\n"
           "that waited and of the goroutine that ended each wait (\"no waker known\"\n"
           "if none), with count and total/p50/p99/max wait, largest total first. Times\n"
@@ -125,13 +126,18 @@ static void table(const ctrace_stats *s) {
       printf(" %6" PRIu64 "\n", l[i].open);
     }
   }
-  printf("\nMinimum mutator utilization (stop-the-world)\n");
+  printf("\nMinimum mutator utilization (GC stop-the-world, mark workers, mark assists)\n");
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     printf("  %4" PRId64 " ms  ", s->mmu_window_ns[k] / 1000000);
-    if (s->mmu[k] < 0)
-      printf("n/a (longer than the trace)\n");
-    else
-      printf("%.1f%%\n", s->mmu[k] * 100);
+    if (s->mmu[k] < 0) {
+      printf("n/a (no GOMAXPROCS after the trace's start, where Go begins it)\n");
+    } else {
+      printf("%.1f%%", s->mmu[k] * 100);
+      if (s->mmu_window_ns[k] > s->mmu_span_ns) {
+        printf(" (the whole %.3f ms)", (double)s->mmu_span_ns / 1e6);
+      }
+      printf("\n");
+    }
   }
   printf("\nWho kept them waiting (ms)\n");
   if (!s->nwakers) {
@@ -191,11 +197,12 @@ static void csv(const ctrace_stats *s) {
              l[i].count, l[i].open, l[i].p50, l[i].p90, l[i].p99, l[i].max);
     }
   }
-  printf("\nwindow_ns,mmu\n");
+  /* mmu empty: none (Go shows none); span_ns: a longer window is cut to it. */
+  printf("\nwindow_ns,mmu,span_ns\n");
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     printf("%" PRId64 ",", s->mmu_window_ns[k]);
-    if (s->mmu[k] >= 0) printf("%.6f", s->mmu[k]);
-    printf("\n");
+    if (s->mmu[k] >= 0) printf("%.9f", s->mmu[k]);
+    printf(",%" PRId64 "\n", s->mmu_span_ns);
   }
   /* waker_known 0: no waker known (waker_start_function is then empty). */
   printf("\nwoken_start_function,waker_start_function,waker_known,count,total_ns,p50_ns,p99_ns,"
@@ -268,9 +275,10 @@ static void json(const ctrace_stats *s) {
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     printf("%s{\"window_ns\": %" PRId64 ", \"mmu\": ", k ? ", " : "", s->mmu_window_ns[k]);
     if (s->mmu[k] >= 0)
-      printf("%.6f}", s->mmu[k]);
+      printf("%.9f", s->mmu[k]);
     else
-      printf("null}");
+      printf("null");
+    printf(", \"span_ns\": %" PRId64 "}", s->mmu_span_ns);
   }
   printf("],\n  \"wakers\": [");
   for (size_t i = 0; i < s->nwakers; i++) {

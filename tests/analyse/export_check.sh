@@ -35,32 +35,12 @@
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+. "$here/lib.sh"
 command -v protoc >/dev/null 2>&1 || die "protoc not found (install protobuf-compiler: make test-deps)"
 command -v jq >/dev/null 2>&1 || die "jq not found (install jq: make test-deps)"
 [ -x "$bindir/export_stacks" ] || die "no $bindir/export_stacks"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT 2>/dev/null || echo /usr/lib/go)/src/internal/trace/testdata}
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # same NAME WHAT WANT GOT: the two files hold the same lines.
 same() {
@@ -308,8 +288,4 @@ st=0
 "$ctrace" export -f svg -o "$run/svg.out" "$run/ex_threads.trace" 2>/dev/null || st=$?
 [ "$st" -eq 2 ] && [ ! -e "$run/svg.out" ] || fail usage "-f svg: exit status $st, want 2 and no output"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s); outputs kept in $run" >&2
-    exit 1
-fi
-rm -rf "$run"
+finish

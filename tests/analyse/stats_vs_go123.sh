@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# stats_vs_go123.sh - `ctrace stats` times goroutines as Go 1.23's pages do.
+# stats_vs_go123.sh - `ctrace stats` times goroutines, and measures the
+# minimum mutator utilization, as Go 1.23's pages do.
 #
 # Usage: tests/analyse/stats_vs_go123.sh CTRACE BINDIR WORKDIR
 #
-# For traces Go 1.23 reads (Go's 1.11 and 1.19 corpus traces, ex_threads'
-# trace, a `ctrace run` trace of tests/run/pingpong, and traces Go 1.22 and
-# 1.23 write, built at test time by gotrace_build.sh), runs `go tool trace -http` of Go 1.23
+# For traces Go 1.23 reads (Go's 1.11 and 1.19 corpus traces and two 1.22
+# ones, ex_threads' trace, a `ctrace run` trace of tests/run/pingpong,
+# test_sequences' GC traces, and traces Go 1.22 and 1.23 write, built at
+# test time by gotrace_build.sh), runs `go tool trace -http` of Go 1.23
 # (GO123, default /usr/lib/go-1.23/bin/go), reads its /goroutines page (the
 # groups by start function and their execution time) and the
 # /goroutine?name=NAME page of every group (per goroutine: total, execution,
@@ -20,57 +22,58 @@
 # the same 1 ns syscalls). So each of Go's times may differ from ours by the
 # shifts of the events that bound it, which this script bounds by
 # simulating that move on the trace's times (`ctrace dump`, plus one event
-# 1 ns after each GoSysCall): S = the sum over events of how far they move.
+# 1 ns after each GoSysCall and GoStartLabel, whose label Go makes an event
+# of its own): S = the sum over events of how far they move.
 # A time per goroutine is a sum of intervals between its events, each
 # bound moved at most S in all, so it may differ by at most 2*S ns; a
 # group's time, the sum over its goroutines, by 2*S*count. Nothing else may
 # differ: every goroutine and group must be there, with the same name.
 # Traces Go 1.22+ writes are not converted: Go moves nothing there (the
 # reader makes the 1 ns fix-ups Go's own reader makes), so the tolerance is
-# 0 ns (NATIVE_BUDGET to loosen it).
+# 0 ns (NATIVE_BUDGET to loosen it), but for one thing: events of one time
+# on different threads Go's reader takes in the order a walk over a map
+# happens to give (Go's tool is not deterministic there), then moves each
+# 1 ns past the one before; ctrace's reader has one fixed order. So a run
+# of events each 1 ns after the one before, on two threads or more, may be
+# another order in Go, an event up to k ns from where ctrace has it in a
+# run of k + 1: S = the sum over such runs of k*(k+1) (0 to a few ns for
+# the traces Go writes on this machine; some hundreds on Go's corpus,
+# whose clock ticked every 64 ns).
+#
+# The same pages give the minimum mutator utilization (/mmu), held to
+# ctrace's at 1, 10 and 100 ms (mmu_check); and, on a Go 1.23 trace and
+# Go's gc-stress, the goroutines' times are held to ctrace export's slices
+# and pprof -t wall's samples (views_vs_go).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
-prog=${0##*/}
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 go123=${GO123:-/usr/lib/go-1.23/bin/go}
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps)"
 command -v curl >/dev/null 2>&1 || die "curl not found"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-export GOCACHE="$work/gocache" BROWSER=/bin/true
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$work/home"
-    mkdir -p "$HOME"
-fi
-unset DISPLAY GOFLAGS
+command -v jq >/dev/null 2>&1 || die "jq not found (make test-deps)"
+go_env
 trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
+pprof_tool=$("$go123" tool -n pprof) || die "cannot locate Go 1.23's 'go tool pprof'"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT 2>/dev/null)/src/internal/trace/testdata}
-
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # shift_budget DUMP: S, as described above.
 shift_budget() {
-    awk '{ print $1; if ($2 == "GoSysCall") print $1 + 1 }' "$1" | sort -n -s |
+    awk '{ print $1; if ($2 == "GoSysCall" || $2 == "GoStartLabel") print $1 + 1 }' "$1" | sort -n -s |
         awk 'NR == 1 { prev = $1; next }
              { t = $1; if (t <= prev) { s += prev + 1 - t; t = prev + 1 } prev = t }
              END { print s + 0 }'
+}
+
+# tie_budget DUMP: S of a Go 1.22+ trace, as described above (a run whose
+# events are all of one thread keeps its order in Go too: it counts 0).
+tie_budget() {
+    sed -n 's/^M=\([^ ]*\) .* Time=\([0-9]*\).*/\2 \1/p' "$1" |
+        awk 'function run(   m, n) { for (m in ms) n++; if (n > 1) s += k * (k + 1); k = 0; delete ms }
+             NR > 1 && $1 == prev + 1 { k++; ms[$2] = 1; prev = $1; next }
+             { run(); ms[$2] = 1; prev = $1 }
+             END { run(); print s + 0 }'
 }
 
 # dur: Go's time.Duration strings (1.5ms, 805.404µs, 51ns, 1m2.5s, 0s) in ns.
@@ -140,16 +143,128 @@ ours() {
     }' "$1"
 }
 
+# mmu_check NAME URL OUT BUDGET: the minimum mutator utilization of
+# ctrace stats (OUT.csv) at 1, 10 and 100 ms against Go 1.23's /mmu page
+# with its default boxes ticked (system view; STW, background workers,
+# mark assists): the least mean of the worst windows its details list,
+# over the same window cut to the trace as Go cuts it. None (Go's list is
+# null: no GOMAXPROCS after the state dump) must be none in ctrace too.
+# Tolerance: the numbers are printed to 1e-9, and each event that is
+# elsewhere in Go's eyes (S above) shifts a window's integral by at most
+# how far it moved, so the MMU by at most 2*S/W (W: the window, cut to the
+# trace).
+mmu_check() {
+    local name=$1 url=$2 out=$3 budget=$4 w go ours res vals="" maxd=0
+    for w in 1000000 10000000 100000000; do
+        go=$(curl -sf "$url/mmu?mode=details&window=$w&flags=stw%7Cbackground%7Cassist" |
+            jq -r 'if . == null or . == [] then "none" else ([.[].MutatorUtil] | min) end') \
+            || { fail "$name" "no /mmu details for $w ns"; return; }
+        ours=$(awk -F, -v w=$w '/^window_ns,mmu,span_ns$/ { s = 1; next } s && $1 == w { print ($2 == "" ? "none" : $2), $3; exit }' "$out.csv")
+        [ -n "$ours" ] || { fail "$name" "no MMU at $w ns in ctrace stats"; return; }
+        res=$(awk -v go="$go" -v o="${ours% *}" -v span="${ours#* }" -v w=$w -v s="$budget" 'BEGIN {
+            if (go == "none" || o == "none") { print (go == o ? "ok" : "bad"), 0, 0; exit }
+            if (w > span) w = span
+            tol = 1e-9 + 2 * s / w; d = go - o; if (d < 0) d = -d
+            printf "%s %.3g %.3g\n", (d <= tol ? "ok" : "bad"), d, tol }')
+        set -- $res
+        [ "$1" = ok ] || { fail "$name" "MMU at $w ns: Go $go, ctrace ${ours% *} (difference $2, allowed $3)"; return; }
+        vals="$vals ${ours% *}"
+        maxd=$(awk -v a="$maxd" -v b="$2" 'BEGIN { print (b > a ? b : a) }')
+    done
+    echo "$prog: $name: MMU at 1, 10, 100 ms:$vals as Go 1.23's /mmu (largest difference $maxd)"
+}
+
+# views_vs_go NAME TRACE OUT BUDGET: ctrace export and pprof -t wall of a
+# Go 1.22+ trace against Go 1.23's view of it, after check has read Go's
+# pages (OUT.go, OUT.groups.html). The export must have one goroutine
+# track per goroutine Go counts; per goroutine, the export's slices and
+# the wall profile's samples (labels goroutine and state), summed by
+# state, must equal Go's times, within 2*S: running its execution,
+# runnable its scheduling wait, syscall its syscall execution plus blocked
+# in syscall, "waiting: REASON" its time blocked for that reason (where
+# "unknown", waiting when met, and "forever", a block with no reason, are
+# Go's reason "", and "sync.Cond" and "GC assist" are Go's longer names).
+# The JSON export is decoded with jq (its microseconds have three
+# decimals: whole nanoseconds), the profile with pprof -raw.
+views_vs_go() {
+    local name=$1 file=$2 out=$3 budget=$4 ntracks ngo view
+    "$ctrace" export -f json -o "$out.json" "$file" 2>"$out.export.err" \
+        || { fail "$name" "ctrace export failed"; sed 's/^/  | /' "$out.export.err" >&2; return; }
+    jq -r '.traceEvents[] | select(.tid != null and .tid < 1000000000 and (.ph == "B" or .ph == "E"))
+           | "\(.ph)\t\(.tid)\t\(.ts * 1000 | round)\t\(.name // "")"' "$out.json" |
+        awk -F'\t' '$1 == "B" { b[$2] = $3; nm[$2] = $4; next }
+                    ($2 in b) { print $2 "\t" nm[$2] "\t" $3 - b[$2]; delete b[$2] }' >"$out.export.sums" \
+        || { fail "$name" "the export is not JSON jq reads"; return; }
+    ntracks=$(jq '[.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .tid < 1000000000)] | length' "$out.json")
+    ngo=$(awk '/href="\/goroutine\?name=/ { st = 1; next } st && /<td>/ { v = $0; gsub(/<[^>]*>|[ \t]/, "", v); n += v; st = 0 } END { print n + 0 }' "$out.groups.html")
+    [ "$ntracks" -eq "$ngo" ] || fail "$name" "the export has $ntracks goroutine tracks, Go counts $ngo goroutines"
+    "$ctrace" pprof -t wall -o "$out.wall.pb" "$file" 2>"$out.wall.err" \
+        || { fail "$name" "ctrace pprof -t wall failed"; sed 's/^/  | /' "$out.wall.err" >&2; return; }
+    "$pprof_tool" -raw "$out.wall.pb" 2>/dev/null |
+        awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+             s && /^ +[0-9]+ +[0-9]+:/ { v = $2; next }
+             s && /state:\[/ { st = $0; sub(/.*state:\[/, "", st); sub(/\].*/, "", st); next }
+             s && /goroutine:\[/ { g = $0; sub(/.*goroutine:\[/, "", g); sub(/\].*/, "", g); print g "\t" st "\t" v }' \
+        >"$out.wall.sums"
+    [ -s "$out.wall.sums" ] || { fail "$name" "no samples in pprof -raw of the wall profile"; return; }
+    local nbad maxd items
+    for view in export wall; do
+        awk -F'\t' -v tol=$((2 * budget)) -v view=$view '
+            FNR == 1 { file++ }
+            file == 1 {
+                # Go: "ID COLUMN NS", COLUMN with spaces
+                id = $0; sub(/ .*/, "", id); v = $0; sub(/.* /, "", v)
+                col = substr($0, length(id) + 2, length($0) - length(id) - length(v) - 2)
+                if (col == "Total" || col == "Unknown time") next
+                if (col == "Syscall execution time" || col == "Block time (syscall)") col = "syscall"
+                go[id SUBSEP col] += v; ids[id] = 1; next
+            }
+            {
+                n = $2
+                if (n == "running") col = "Execution time"
+                else if (n == "runnable") col = "Sched wait time"
+                else if (n == "syscall") col = "syscall"
+                else if (n == "waiting: unknown" || n == "waiting: forever") col = "Block time ()"
+                else if (n == "waiting: sync.Cond") col = "Block time (sync.(*Cond).Wait)"
+                else if (n == "waiting: GC assist" || n == "waiting: GC assist wait") col = "Block time (GC mark assist wait for work)"
+                else if (n ~ /^waiting: /) col = "Block time (" substr(n, 10) ")"
+                else col = "state " n
+                ours[$1 SUBSEP col] += $3; items++
+            }
+            END {
+                for (k in go) {
+                    split(k, p, SUBSEP); o = (k in ours) ? ours[k] : 0; d = go[k] - o; if (d < 0) d = -d
+                    if (d > maxd) maxd = d
+                    if (d > tol) { print "goroutine " p[1] " " p[2] ": Go " go[k] ", " view " " o; bad++ }
+                }
+                for (k in ours) {
+                    split(k, p, SUBSEP)
+                    if ((p[1] in ids) && !(k in go) && ours[k] > tol) { print "goroutine " p[1] " " p[2] ": Go none, " view " " ours[k]; bad++ }
+                }
+                print bad + 0, maxd + 0, items + 0
+            }' "$out.go" "$out.$view.sums" >"$out.$view.cmp"
+        read -r nbad maxd items < <(tail -n 1 "$out.$view.cmp")
+        if [ "$nbad" -ne 0 ]; then
+            fail "$name" "$nbad $view time(s) differ from Go's pages beyond 2*S = $((2 * budget)) ns"
+            head -n -1 "$out.$view.cmp" | head -n 10 | sed 's/^/  | /' >&2
+            continue
+        fi
+        if [ $view = export ]; then items="$items slices in $ntracks goroutine tracks"; else items="$items samples"; fi
+        echo "$prog: $name: $view: $items, summed per goroutine and state, as Go 1.23's times (largest difference $maxd ns)"
+    done
+}
+
 check() {
     local name=$1 file=$2 out=$run/$1 log url pid budget
     "$ctrace" stats --format=csv "$file" >"$out.csv" 2>"$out.err" || { fail "$name" "ctrace stats failed"; sed 's/^/  | /' "$out.err" >&2; return; }
+    "$ctrace" dump "$file" >"$out.dump"
     if [ "${3:-}" = native ]; then
-        budget=${NATIVE_BUDGET:-0} # Go moves nothing; ctrace's reader makes Go's own 1 ns fix-ups
+        budget=${NATIVE_BUDGET:-$(tie_budget "$out.dump")}
     else
-        "$ctrace" dump "$file" >"$out.dump"
         budget=$(shift_budget "$out.dump")
     fi
     log=$out.http.log
+    : >"$log"
     "$trace_tool" -http=127.0.0.1:0 "$file" >"$log" 2>&1 &
     pid=$!
     url=
@@ -176,6 +291,7 @@ check() {
     done < <(sed -n 's/.*href="\(\/goroutine?name=[^"]\{1,\}\)".*/\1/p' "$out.groups.html")
     # Go's page for the empty name is not the group of unnamed goroutines (it
     # shows other times): those are checked through /goroutines only, below.
+    mmu_check "$name" "$url" "$out" "$budget"
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     ours "$out.csv" >"$out.ours"
@@ -234,6 +350,9 @@ check() {
         return
     fi
     echo "$prog: $name: $(cut -d' ' -f1 "$out.go" | sort -u | wc -l) goroutines in $n groups as Go 1.23 times them (largest difference ${nbad#* } ns, allowed $((2 * budget)))"
+    case " ${STATS_VIEW_TRACES:-go1.23-long go123_test_gc-stress} " in
+    *" $name "*) views_vs_go "$name" "$file" "$out" "$budget" ;;
+    esac
 }
 
 for t in ${STATS_TRACES:-stress_1_19_good http_1_19_good user_task_region_1_19_good stress_1_11_good stress_start_stop_1_19_good}; do
@@ -250,12 +369,34 @@ else
     fail run_pingpong "ctrace run failed"
 fi
 
+# GC work of every kind Go's MMU counts. Go's own: its corpus's
+# go122-gc-stress and go122-annotations-stress (testdata/tests, as binary
+# traces in fuzz/corpus): mark workers, assists, sweeps, and ranges under
+# way when the trace began. ctrace's: test_sequences' gc scenario, two
+# traces (stop-the-world of both kinds, sweeps, assists across a block
+# and a system call, left open at stop), and its first in Go's current
+# format (CTRACE_FORMAT=go1.22), read natively.
+for t in ${STATS_GO_CORPUS:-gc-stress annotations-stress}; do
+    check "go123_test_$t" "$here/../../fuzz/corpus/go123_test_$t" native
+done
+mkdir -p "$run/seq" "$run/seq122"
+if "$bindir/test_sequences" "$run/seq" >/dev/null 2>&1; then
+    for t in gc gc_2; do check "seq_$t" "$run/seq/$t.trace"; done
+else
+    fail test_sequences "exited non-zero"
+fi
+if CTRACE_FORMAT=go1.22 "$bindir/test_sequences" "$run/seq122" >/dev/null 2>&1; then
+    check seq122_gc "$run/seq122/gc.trace" native
+else
+    fail test_sequences "exited non-zero with CTRACE_FORMAT=go1.22"
+fi
+
 # Traces Go 1.22 and 1.23 write themselves (tests/reader/gotrace.go.in:
 # spinning, blocking of every kind, a syscall, tasks and regions, GC; with
 # CPU samples; over several generations), read natively, not converted.
 for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
     [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-    gt=$(bash "$(dirname "$0")/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+    gt=$(bash "$here/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
     v=${gt##*-}
     for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long}; do
         if "$gt" "$run/go$v-$mode.trace" "$mode" >"$run/go$v-$mode.log" 2>&1; then
@@ -266,8 +407,4 @@ for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
     done
 done
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s); outputs kept in $run" >&2
-    exit 1
-fi
-rm -rf "$run"
+finish

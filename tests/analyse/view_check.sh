@@ -23,28 +23,9 @@
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -uo pipefail
-prog=${0##*/}
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 command -v curl >/dev/null 2>&1 || die "curl not found (install curl: make test-deps)"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 vpid=
 cleanup() { [ -n "$vpid" ] && kill "$vpid" 2>/dev/null; }
 trap cleanup EXIT
@@ -207,9 +188,4 @@ grep -q "bad.trace: offset [0-9]" "$run/bad.err" || fail bad "no byte offset in:
 [ ! -s "$run/bad.out" ] || fail bad "printed a link: $(cat "$run/bad.out")"
 grep -q "serving" "$run/bad.err" && fail bad "says it is serving"
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s); outputs kept in $run" >&2
-    exit 1
-fi
-echo "$prog: ok"
-rm -rf "$run"
+finish "" ok

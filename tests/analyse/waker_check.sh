@@ -30,36 +30,12 @@
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
-prog=${0##*/}
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-export GOCACHE="$work/gocache" PPROF_TMPDIR="$run/pproftmp"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$work/home"
-    mkdir -p "$HOME"
-fi
+go_env
 pprof_tool=$(go tool -n pprof) || die "cannot locate 'go tool pprof'"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT)/src/internal/trace/testdata}
-
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # waits DUMP: "WOKEN_G WAKER_G NS" per wait that a GoUnblock ended, from
 # ctrace dump's lines "TS Type p=P g=G off=O args..." (WAKER_G 0: none).
@@ -291,8 +267,4 @@ for t in stress_1_19_good http_1_19_good; do
     if [ -f "$corpus/$t" ]; then check "$t" "$corpus/$t" || true; fi
 done
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s); outputs kept in $run" >&2
-    exit 1
-fi
-rm -rf "$run"
+finish

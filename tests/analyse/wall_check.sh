@@ -15,35 +15,12 @@
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
-prog=${0##*/}
-if [ $# -ne 3 ]; then
-    echo "usage: $prog CTRACE BINDIR WORKDIR" >&2
-    exit 2
-fi
-ctrace=$1
-bindir=$2
-work=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-run=$(mktemp -d "$work/run.XXXXXX")
-export GOCACHE="$work/gocache" PPROF_TMPDIR="$run/pproftmp"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$work/home"
-    mkdir -p "$HOME"
-fi
+go_env
 pprof_tool=$(go tool -n pprof) || die "cannot locate 'go tool pprof'"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT)/src/internal/trace/testdata}
-
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # lifetimes DUMP: "G NANOSECONDS" per goroutine, from ctrace dump's lines
 # "TS Type p=P g=G off=O args...".
@@ -116,8 +93,4 @@ for ex in threads mn_runtime; do
     check "ex_$ex" "$run/ex_$ex.trace"
 done
 
-if [ "$failed" -ne 0 ]; then
-    echo "$prog: $failed failure(s); outputs kept in $run" >&2
-    exit 1
-fi
-rm -rf "$run"
+finish
