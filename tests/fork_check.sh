@@ -25,18 +25,12 @@ traces=("$dir"/*.trace)
 n=${#traces[@]}
 [ "$n" -ge 21 ] || { echo "${0##*/}: expected 21 traces, found $n" >&2; exit 1; }
 # Every trace parses in every Go version; a child's and the parent's serve
-# every page. The parent's trace is big (threads emit without pause), and
-# each view of it builds from the whole trace: its pages go without the
-# timeline views (the child's have them; the server's start runs the
-# per-P view's code over the parent's whole trace).
-# (The two served are parsed there: a big trace's parse, which prints every
-# event, is what costs most.)
+# every page (the two served are parsed there).
 others=()
 for t in "${traces[@]}"; do
     case $t in */parent.trace | */child-00.trace) ;; *) others+=("$t") ;; esac
 done
 bash "$here/go_compat.sh" --parse-only "${others[@]}" >/dev/null
-bash "$here/go_compat.sh" "$dir/child-00.trace"
-GO_COMPAT_TRACE_LINKS=0 bash "$here/go_compat.sh" "$dir/parent.trace"
+bash "$here/go_compat.sh" "$dir/child-00.trace" "$dir/parent.trace"
 echo "fork_check: $n traces accepted"
 rm -rf "$dir"
