@@ -283,6 +283,19 @@ CTRACE__INLINE void ctrace__writer_done(ctrace__w *w) {
   if (ctrace__unlikely(w->p == CTRACE__NO_P) && w->bp == &ctrace__nop_buf) ctrace__nop_unlock();
 }
 
+/* The ticks of an event going into b, counted as w's thread's: now, but
+ * never back in time within a batch (cores' TSCs may disagree), nor
+ * behind min_ticks, an event this one follows causally on another P. */
+CTRACE__INLINE uint64_t ctrace__stamp(ctrace__w *w, ctrace__buf *b, uint64_t min_ticks) {
+  uint64_t now = ctrace__ticks();
+  if (now < b->last_ticks) now = b->last_ticks;
+  if (now < min_ticks) now = min_ticks;
+  /* Single writer: a plain increment, atomic only for readers' sake. */
+  atomic_store_explicit(&w->t->events, atomic_load_explicit(&w->t->events, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  return now;
+}
+
 /* Writes one event of type ev with n values (arguments, then the stack id
  * for events that have one), at ticks at least min_ticks. Returns the ticks
  * used, or 0 if the event was lost. */
@@ -291,15 +304,7 @@ CTRACE__INLINE uint64_t ctrace__emit(ctrace__w *w, uint8_t ev, int n, const uint
   uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
   if (ctrace__unlikely(p == NULL)) return 0;
   ctrace__buf *b = *w->bp;
-  uint64_t now = ctrace__ticks();
-  /* Never go back in time within a batch (cores' TSCs may disagree), nor
-   * behind an event this one follows causally on another P. */
-  if (now < b->last_ticks) now = b->last_ticks;
-  if (now < min_ticks) now = min_ticks;
-  uint64_t diff = now - b->last_ticks;
-  /* Single writer: a plain increment, atomic only for readers' sake. */
-  atomic_store_explicit(&w->t->events, atomic_load_explicit(&w->t->events, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+  uint64_t now = ctrace__stamp(w, b, min_ticks), diff = now - b->last_ticks;
   b->last_ticks = now;
   if (n < 3) {
     *p++ = (uint8_t)(ev | n << CTRACE_ARG_COUNT_SHIFT);
@@ -323,11 +328,7 @@ CTRACE__INLINE uint64_t ctrace__emit2(ctrace__w *w, uint8_t ev, int n, const uin
   uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
   if (ctrace__unlikely(p == NULL)) return 0;
   ctrace__buf *b = *w->bp;
-  uint64_t now = ctrace__ticks();
-  if (now < b->last_ticks) now = b->last_ticks;
-  if (now < min_ticks) now = min_ticks;
-  atomic_store_explicit(&w->t->events, atomic_load_explicit(&w->t->events, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+  uint64_t now = ctrace__stamp(w, b, min_ticks);
   *p++ = ev;
   p = ctrace__put_uvarint(p, now - b->last_ticks);
   b->last_ticks = now;
