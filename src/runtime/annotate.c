@@ -69,12 +69,12 @@ static void log_event(uint64_t task, const char *category, const char *msg, size
   ANNOTATION_BEGIN(t, w);
   uint64_t v[3] = {task, ctrace__string_id(&w, category), ctrace__stack_id(t, fp)};
   if (ctrace__genfmt()) {
-    /* The message goes into the generation's string table. */
+    /* The message goes into the generation's strings, not looked up. */
     if (len > CTRACE_GO122_MAX_STRING) {
       len = CTRACE_GO122_MAX_STRING;
       atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
     }
-    uint64_t v2[4] = {task, v[1], ctrace__string_id_n(&w, msg, len), v[2]};
+    uint64_t v2[4] = {task, v[1], len ? ctrace__unique_string(&w, msg, len) : 0, v[2]};
     ctrace__emit2(&w, CTRACE_EV122_UserLog, 4, v2, 0);
     ANNOTATION_END(t, w);
     return;

@@ -142,6 +142,10 @@ typedef struct ctrace__thread {
   int64_t sweep_p;      /* P of the sweep the trace shows open, or -1 */
   ctrace_g *sys_g;      /* G the trace shows in a system call on this thread
                            without a P (generation format), or NULL */
+  /* Generation format: the thread's strings batches (by generation
+   * parity, as bufs) and its block of unique string ids. */
+  ctrace__buf *sbufs[2];
+  uint64_t uid_gen, uid_next, uid_end;
 
   /* Real state, kept whether or not tracing is on; this thread only. */
   int64_t p;            /* P held, or -1 */
@@ -351,6 +355,9 @@ CTRACE__INLINE uint64_t ctrace__emit_as(ctrace__w *w, uint8_t ev, uint8_t ev2, i
  * first time. 0 for NULL or "". */
 uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
 uint64_t ctrace__string_id_n(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
+/* The generation format's unique string (a log message): an id of its
+ * own, the string into the thread's strings batch; 0 if lost. */
+uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
 /* Id of the calling thread's stack above frame fp (the public function's
  * own frame), 0 if stacks are off. */
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;

@@ -262,7 +262,8 @@ void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) {
 /* Fork child: the tables hold the parent's trace; an insert may have been
  * under way. */
 /* A section of gen's tables: batches of no thread, each starting with
- * the section's byte (EvStacks, EvStrings), none past 64 KiB. */
+ * the section's byte (EvStacks, EvStrings), none past 64 KiB; a new one
+ * stamped ticks (0: now). */
 static uint8_t *section(ctrace__buf **bp, uint64_t gen, uint64_t ticks, uint8_t kind, size_t n) {
   ctrace__buf *b = *bp;
   if (b && (size_t)(b->end - b->pos) >= n) return b->pos;
@@ -272,9 +273,39 @@ static uint8_t *section(ctrace__buf **bp, uint64_t gen, uint64_t ticks, uint8_t 
     atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
     return NULL;
   }
-  ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
+  ctrace__open_batch2(b, gen, UINT64_MAX, ticks ? ticks : ctrace__ticks());
   *b->pos++ = kind;
   return b->pos;
+}
+
+/* Unique strings (the generation format's log messages), as Go's
+ * uniqueString writes them: never looked up, each under an id of its own
+ * into a strings batch of the writing thread's, which the generation's end
+ * takes with its other buffers. Ids come in blocks per thread, above any
+ * the table hands out (a generation's table holds far fewer than 2^28). */
+#define UNIQUE_BASE (1ull << 28)
+#define UNIQUE_BLOCK 1024
+static _Atomic uint64_t unique_next[2];
+
+uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_t len) {
+  ctrace__thread *t = w->t;
+  uint64_t gen = ctrace__gen(t);
+  if (t->uid_gen != gen || t->uid_next == t->uid_end) {
+    t->uid_next = UNIQUE_BASE + atomic_fetch_add_explicit(&unique_next[gen & 1], UNIQUE_BLOCK,
+                                                          memory_order_relaxed);
+    t->uid_end = t->uid_next + UNIQUE_BLOCK;
+    t->uid_gen = gen;
+  }
+  ctrace__buf **bp = &t->sbufs[gen & 1];
+  uint8_t *q = section(bp, gen, 0, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + len);
+  if (!q) return 0;
+  uint64_t id = t->uid_next++;
+  *q++ = CTRACE_EV122_String;
+  q = ctrace__put_uvarint(q, id);
+  q = ctrace__put_uvarint(q, len);
+  memcpy(q, s, len);
+  (*bp)->pos = q + len;
+  return id;
 }
 
 void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
@@ -303,6 +334,7 @@ void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
   }
   if (b) ctrace__queue_full(b);
   ctrace__tables_reset(gen);
+  atomic_store_explicit(&unique_next[gen & 1], 0, memory_order_relaxed);
   /* As at a stop (see tables_dump), no file stays open; what the
    * symbolizer learnt serves the next generations, and traces: reading
    * DWARF afresh would take the writer thread up to a second each time,

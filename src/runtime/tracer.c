@@ -173,7 +173,8 @@ static void thread_exit(void *arg) {
   if (*ctrace__tbuf(t) && !ctrace__genfmt()) ctrace__close_thread(t, true);
   for (int i = 0; i < 2; i++) {
     if (t->bufs[i]) ctrace__queue_full(t->bufs[i]);
-    t->bufs[i] = NULL;
+    if (t->sbufs[i]) ctrace__queue_full(t->sbufs[i]);
+    t->bufs[i] = t->sbufs[i] = NULL;
   }
   if (t->prof) {
     ctrace__prof_drain(t);
@@ -329,9 +330,12 @@ static void end_generation(uint64_t s, uint64_t ns) {
   uint64_t gen = s >> 1;
   quiesce(ns);
   for (ctrace__thread *t = threads; t; t = t->next) {
-    if (!t->bufs[gen & 1]) continue;
-    ctrace__queue_full(t->bufs[gen & 1]);
-    t->bufs[gen & 1] = NULL;
+    ctrace__buf **slots[2] = {&t->bufs[gen & 1], &t->sbufs[gen & 1]};
+    for (int i = 0; i < 2; i++) {
+      if (!*slots[i]) continue;
+      ctrace__queue_full(*slots[i]);
+      *slots[i] = NULL;
+    }
   }
   pthread_mutex_unlock(&threads_mu);
   uint64_t ticks = ctrace__ticks();
@@ -449,7 +453,7 @@ void ctrace__tracer_fork_child(void) {
     t->tid = (pid_t)syscall(SYS_gettid);
     threads = t;
   }
-  t->bufs[0] = t->bufs[1] = NULL;
+  t->bufs[0] = t->bufs[1] = t->sbufs[0] = t->sbufs[1] = NULL;
   t->tp = -1;
   t->tcurg = NULL;
   t->sys_g = NULL;
