@@ -186,8 +186,9 @@ const void *ctrace_read(size_t *len) {
       }
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
-      until.tv_nsec += (long)(gen_period / 10); /* the cut's precision */
-      if (until.tv_nsec >= 1000000000L) until.tv_nsec -= 1000000000L, until.tv_sec++;
+      uint64_t ns = (uint64_t)until.tv_nsec + gen_period / 10; /* the cut's precision */
+      until.tv_sec += (time_t)(ns / 1000000000u);
+      until.tv_nsec = (long)(ns % 1000000000u);
       pthread_cond_timedwait(&cv, &mu, &until);
       continue;
     }

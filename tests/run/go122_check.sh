@@ -5,7 +5,7 @@
 #
 # `ctrace run --format=go1.22` over programs that block in system calls
 # on pipes and wait on read-write locks, and the M:N runtime example with
-# CTRACE_FORMAT=go1.22: each trace must say
+# CTRACE_FORMAT=go1.22 and a generation period of a minute: each trace must say
 # "go 1.22 trace", pass `ctrace check`, and serve every page of Go 1.22's
 # and Go 1.23's viewers (tests/go_compat.sh). A bad --format exits 2.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
@@ -34,9 +34,13 @@ for c in "pipe" "wakers rwlock"; do
         die "ctrace run run_$p $arg failed: $(tail -n 3 "$t.out")"
     traces+=("$t")
 done
+# A period of a minute (the reader's wait is a tenth of it: past a
+# second, its deadline once came out invalid and the reader spun, holding
+# its lock, and the program hung).
 for ex in mn_runtime; do
     t=$out/$ex.trace
-    CTRACE_FORMAT=go1.22 timeout 120 "$bindir/ex_$ex" "$t" >"$t.out" 2>&1 || die "ex_$ex failed: $(tail -n 3 "$t.out")"
+    CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=60000 timeout 120 "$bindir/ex_$ex" "$t" >"$t.out" 2>&1 ||
+        die "ex_$ex failed or hung: $(tail -n 3 "$t.out")"
     traces+=("$t")
 done
 for t in "${traces[@]}"; do
