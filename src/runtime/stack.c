@@ -348,6 +348,7 @@ void ctrace__tables_fork_child(void) {
     pthread_mutex_init(&string_tabs[i].mu, NULL);
   }
   ctrace__unwind_fork_child();
+  ctrace__symbolize_fork_child();
   ctrace__tables_reset(0);
   ctrace__tables_reset(1);
 }

@@ -625,6 +625,8 @@ void ctrace__symbolize_release(void) {
   if (S.dwfl != NULL) end_session();
 }
 
+void ctrace__symbolize_fork_child(void) { memset(&S, 0, sizeof S); }
+
 void ctrace__symbolize_close(void) {
   if (S.dwfl != NULL) {
     report_sources();

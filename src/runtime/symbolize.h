@@ -47,6 +47,11 @@ void ctrace__symbolize_release(void);
    and more than once; a later ctrace__symbolize() starts afresh. */
 void ctrace__symbolize_close(void);
 
+/* Fork child: forgets the parent's session, cache and strings unread
+   (another thread of the parent may have been inside them); the child
+   symbolizes afresh. The parent's copy is left as the rest of its trace. */
+void ctrace__symbolize_fork_child(void);
+
 /* Dwfl find_debuginfo callback (debugfile.c): build id, then
    .gnu_debuglink in local directories; never the network. */
 #include <elfutils/libdwfl.h>
