@@ -3,6 +3,7 @@
 # every Go version a user may open them with.
 #
 # Usage: tests/go_compat.sh [--parse-only] TRACE [TRACE...]
+#        tests/go_compat.sh --list
 #
 # For every TRACE and every Go toolchain in GO_COMPAT_GOS (below; see
 # /work/shared/GO-COMPAT.md for why each step matters):
@@ -26,7 +27,8 @@
 #      skips the main page's views too, for big traces (the server's start
 #      runs the per-P view's code over the whole trace already).
 # With --parse-only, step 1 alone (for tests that write many traces and
-# serve a few of them in full).
+# serve a few of them in full). --list prints the go commands, one a line,
+# and exits (for a test that has run one of them on its traces already).
 #
 # Prints "go_compat: TRACE ok (go1.19: N pages, ...)" per passing trace and
 # exits 0 only if every trace passes in every version (1 on a failure, 2 on
@@ -88,6 +90,10 @@ die() {
 # check-tsan: the pages exercise Go's code, not ours, and the plain run
 # serves them from the same traces).
 parse_only=${GO_COMPAT_PARSE_ONLY:-0}
+if [ "${1:-}" = --list ]; then
+    printf '%s\n' "${GOS[@]}"
+    exit 0
+fi
 if [ "${1:-}" = --parse-only ]; then
     parse_only=1
     shift
