@@ -205,7 +205,8 @@ if [ -x "$go123" ]; then
     govers=$("$go123" version | sha256sum | cut -c1-12)
     for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
         [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-        gt=$(bash "$here/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+            { fail "$go" "cannot build gotrace"; continue; }
         v=${gt##*-}
         for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long}; do
             if "$gt" "$gen/go$v-$mode.trace" "$mode" >"$gen/go$v-$mode.log" 2>&1; then

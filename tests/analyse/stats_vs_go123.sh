@@ -396,7 +396,8 @@ fi
 # CPU samples; over several generations), read natively, not converted.
 for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
     [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-    gt=$(bash "$here/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+    gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+        { fail "$go" "cannot build gotrace"; continue; }
     v=${gt##*-}
     for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long}; do
         if "$gt" "$run/go$v-$mode.trace" "$mode" >"$run/go$v-$mode.log" 2>&1; then

@@ -354,21 +354,8 @@ done
 # tests/reader/gotrace.go.in, built here, traces itself with Go's runtime:
 # once without and once with the CPU profiler (CPU samples in the trace).
 
-gotrace=$work/gotrace
-gkey=$( { go version; cat "$here/gotrace.go.in"; } | sha256sum | cut -c1-40)
-exec 8>"$gotrace.lock"
-flock 8
-if [ ! -x "$gotrace" ] || [ "$(cat "$gotrace.key" 2>/dev/null)" != "$gkey" ]; then
-    rm -rf "$gotrace.d"
-    mkdir -p "$gotrace.d"
-    cp "$here/gotrace.go.in" "$gotrace.d/main.go"
-    printf 'module gotrace\n\ngo 1.19\n' >"$gotrace.d/go.mod"
-    (cd "$gotrace.d" && GOFLAGS=-mod=mod GOPROXY=off CGO_ENABLED=0 go build -o "$gotrace.tmp" .) \
-        || die "cannot build $here/gotrace.go.in"
-    mv -f "$gotrace.tmp" "$gotrace"
-    echo "$gkey" >"$gotrace.key"
-fi
-exec 8>&-
+gotrace=$(bash "$here/../analyse/gotrace_build.sh" "$(command -v go)" "${CTRACE_GO_WORK:-$work}") ||
+    die "cannot build $here/gotrace.go.in"
 for mode in nocpu cpu; do
     file=$run/gen/go-$mode.trace
     "$gotrace" "$file" "$mode" >"$run/gen/go-$mode.log" 2>&1 \
