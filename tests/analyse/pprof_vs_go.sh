@@ -209,8 +209,9 @@ if [ -x "$go123" ]; then
             { fail "$go" "cannot build gotrace"; continue; }
         v=${gt##*-}
         for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long}; do
-            if "$gt" "$gen/go$v-$mode.trace" "$mode" >"$gen/go$v-$mode.log" 2>&1; then
-                check "go$v-$mode" "$gen/go$v-$mode.trace"
+            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
+                   >"$gen/go$v-$mode.log" 2>&1; then
+                check "go$v-$mode" "$gen/go$v-$mode.trace" cache
                 [ "$v-$mode" = 1.23-long ] && filters123 "go$v-$mode" "$gen/go$v-$mode.trace"
             else
                 fail "go$v-$mode" "gotrace exited non-zero"

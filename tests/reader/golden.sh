@@ -40,8 +40,9 @@
 # with each run of lines of equal timestamp sorted; equal then is a pass,
 # reported as such. Not for 1.5 traces, which Go orders by sequence number.
 #
-# Go's outputs for the corpus are cached in WORKDIR/cache, keyed by the
-# file's hash and the go version, so reruns take seconds.
+# Go's outputs for the corpus and the traces Go writes are cached in
+# WORKDIR/cache, keyed by the file's hash and the go version, so reruns take
+# seconds.
 # Exit status: 0 pass, 1 failure, 2 usage error, 77 skip (no `ctrace dump`).
 
 set -euo pipefail
@@ -358,10 +359,9 @@ gotrace=$(bash "$here/../analyse/gotrace_build.sh" "$(command -v go)" "${CTRACE_
     die "cannot build $here/gotrace.go.in"
 for mode in nocpu cpu; do
     file=$run/gen/go-$mode.trace
-    "$gotrace" "$file" "$mode" >"$run/gen/go-$mode.log" 2>&1 \
+    bash "$here/../analyse/gotrace_write.sh" "$gotrace" "$mode" "$file" >"$run/gen/go-$mode.log" 2>&1 \
         || { fail "go-$mode.trace" "gotrace exited non-zero"; indent "$run/gen/go-$mode.log"; continue; }
-    prefix=$run/gen/go-$mode.go
-    go_run go "$file" "$prefix" || { fail "go-$mode.trace" "go tool trace failed"; continue; }
+    prefix=$(go_cached go "$file") || { fail "go-$mode.trace" "go tool trace failed"; continue; }
     check_trace "go-$mode.trace" "$file" "$prefix"
 done
 

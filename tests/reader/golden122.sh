@@ -247,13 +247,13 @@ for go in "$go122" "$go123"; do
     v=${bin##*-}
     for mode in nocpu cpu long; do
         file=$run/gen/go$v-$mode.trace
-        "$bin" "$file" "$mode" >"$run/gen/go$v-$mode.log" 2>&1 \
+        bash "$here/../analyse/gotrace_write.sh" "$bin" "$mode" "$file" >"$run/gen/go$v-$mode.log" 2>&1 \
             || { fail "go$v-$mode" "gotrace exited non-zero"; indent "$run/gen/go$v-$mode.log"; continue; }
         compare "go$v-$mode" "$file" must-accept
         # Go's own tool prints the same lines (in its order).
-        grc=0
-        "$gotool" -d=1 "$file" >"$run/gen/go$v-$mode.go" 2>/dev/null || grc=$?
-        if [ "$grc" -ne 0 ] || ! cmp -s <(untimed "$run/gen/go$v-$mode.go") <("$ctrace" dump "$file" | untimed /dev/stdin); then
+        g=$(oracle_cached go "$file")
+        grc=$(cat "$g.rc")
+        if [ "$grc" -ne 0 ] || ! cmp -s <(untimed "$g.out") <("$ctrace" dump "$file" | untimed /dev/stdin); then
             fail "go$v-$mode" "go tool trace -d=1 (exit $grc) prints other lines than ctrace dump"
         fi
         gens=$("$ctrace" check "$file" | sed -nE 's/.* ([0-9]+) generations.*/\1/p')
