@@ -48,10 +48,13 @@ check: test-deps
 
 # Go's outputs for the traces Go and ctrace are compared on, and Go's
 # builds, are shared by the three stages (tests/reader/golden*.sh,
-# tests/analyse/pprof_vs_go.sh).
+# tests/analyse/pprof_vs_go.sh, stats_vs_go123.sh, gotrace_build.sh); so
+# are the traces Go writes for them, which the plain stage writes anew
+# (tests/analyse/gotrace_write.sh).
 export CTRACE_GO_WORK := $(CURDIR)/build/go-work
 
 check-plain: build
+	@rm -rf $(CTRACE_GO_WORK)/traces
 	@cd build && ctest --output-on-failure -j $(JOBS)
 
 check-asan:

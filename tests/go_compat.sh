@@ -3,6 +3,7 @@
 # every Go version a user may open them with.
 #
 # Usage: tests/go_compat.sh [--parse-only] TRACE [TRACE...]
+#        tests/go_compat.sh --list
 #
 # For every TRACE and every Go toolchain in GO_COMPAT_GOS (below; see
 # /work/shared/GO-COMPAT.md for why each step matters):
@@ -26,7 +27,8 @@
 #      skips the main page's views too, for big traces (the server's start
 #      runs the per-P view's code over the whole trace already).
 # With --parse-only, step 1 alone (for tests that write many traces and
-# serve a few of them in full).
+# serve a few of them in full). --list prints the go commands, one a line,
+# and exits (for a test that has run one of them on its traces already).
 #
 # Prints "go_compat: TRACE ok (go1.19: N pages, ...)" per passing trace and
 # exits 0 only if every trace passes in every version (1 on a failure, 2 on
@@ -88,6 +90,10 @@ die() {
 # check-tsan: the pages exercise Go's code, not ours, and the plain run
 # serves them from the same traces).
 parse_only=${GO_COMPAT_PARSE_ONLY:-0}
+if [ "${1:-}" = --list ]; then
+    printf '%s\n' "${GOS[@]}"
+    exit 0
+fi
 if [ "${1:-}" = --parse-only ]; then
     parse_only=1
     shift
@@ -135,17 +141,23 @@ unset DISPLAY GOFLAGS
 
 # Run each trace tool binary itself rather than through `go tool`: the go
 # command runs tools as a child process, so killing it would leave the
-# server behind. `go tool -n trace` prints the binary `go tool trace` runs.
+# server behind. `go tool trace` runs GOTOOLDIR/trace.
 tools=() names=() minors=()
 for go in "${GOS[@]}"; do
     [ -x "$go" ] || die "Go toolchain not found: $go (make test-deps installs them)"
-    version=$("$go" env GOVERSION) || die "$go env GOVERSION failed"
+    { read -r version && read -r tooldir; } < <("$go" env GOVERSION GOTOOLDIR) ||
+        die "$go env GOVERSION GOTOOLDIR failed"
     minor=${version#go1.}
     minor=${minor%%[!0-9]*}
-    tool=$("$go" tool -n trace) || die "cannot locate '$go tool trace'"
+    tool=$tooldir/trace
     [ -x "$tool" ] || die "'$go tool trace' binary not found: $tool"
     tools+=("$tool") names+=("${version%.*}") minors+=("$minor")
 done
+
+# A pause without a process: a read that times out on a FIFO nobody writes.
+mkfifo "$tmp/tick"
+exec {tick}<>"$tmp/tick"
+pause() { read -r -t "$1" -u "$tick" _ || true; }
 
 # --- helpers -------------------------------------------------------------------
 
@@ -249,35 +261,55 @@ json_ok() {
     [ -n "$task" ] && grep -q "failed to find task with id $task\$" "$tmp/server.log"
 }
 
-# targets MAX_TRACES FILE...: the pages to fetch for the links of the HTML
-# pages FILE..., in page order, each once: the site's own links (href values
-# starting with '/', entities decoded, fragments dropped) to raw profiles
-# (links without raw= render SVG, see COMMON_PAGES), to the pages of
-# goroutine groups, task types and region types, and, for the first
-# MAX_TRACES /trace views the FILEs link to (-1: all), their /jsontrace
-# data. Each of those builds its view from the whole trace, which takes a
-# while for a big one. One pipeline for all the files: processes are what
-# costs here.
+# targets MAX_TRACES FILTER FILE...: the pages to fetch for the links of
+# the HTML pages FILE..., in page order, each once per FILE: the site's own
+# links (href values starting with '/', entities decoded, fragments dropped)
+# to raw profiles (links without raw= render SVG, see COMMON_PAGES), to the
+# pages of goroutine groups, task types and region types, and, for the
+# first MAX_TRACES /trace views the FILEs link to (-1: all), their
+# /jsontrace data. Each of those builds its view from the whole trace,
+# which takes a while for a big one. An operand kind=K among the FILEs
+# starts a kind of page of its own: its first MAX_TRACES views count from
+# there. FILTER: all; views, the /jsontrace data alone, one per view (the
+# time ranges of a split view after its first left out); or noindex, the
+# pages of goroutine groups, task types and region types left out. One awk
+# for all the files: processes are what costs here.
 targets() {
-    local max=$1 file link query traces=0
-    shift
-    while IFS=$'\t' read -r file link; do
-        case $link in
-        /trace|/trace\?*)
-            traces=$((traces + 1))
-            if [ "$max" -lt 0 ] || [ "$traces" -le "$max" ]; then
-                query=${link#/trace}
-                echo "/jsontrace?${query#\?}"
-            fi
-            ;;
-        /io\?*raw=* | /block\?*raw=* | /syscall\?*raw=* | /sched\?*raw=* | /region*raw=* | \
-        /goroutine\?* | /usertask\?* | /userregion\?*)
-            echo "$link"
-            ;;
-        esac
-    done < <(grep -o -H "href=[\"']/[^\"']*[\"']" "$@" |
-             sed "s/:href=[\"']/\t/; s/[\"']\$//; s/#.*//; s/&amp;/\\&/g" |
-             awk '!seen[$0]++' || true)
+    local max=$1 filter=$2
+    shift 2
+    awk -v max="$max" -v filter="$filter" -v q="'" '
+        BEGIN { re = "href=[\"" q "]/[^\"" q "]*[\"" q "]" }
+        {
+            line = $0
+            while (match(line, re)) {
+                link = substr(line, RSTART + 6, RLENGTH - 7)
+                line = substr(line, RSTART + RLENGTH)
+                sub(/#.*/, "", link)
+                gsub(/&amp;/, "\\&", link)
+                if (seen[FILENAME "\t" link]++) continue
+                if (link == "/trace" || link ~ /^\/trace\?/) {
+                    if (max >= 0 && ++traces[kind] > max) continue
+                    query = substr(link, 7)
+                    sub(/^\?/, "", query)
+                    out = "/jsontrace?" query
+                } else if (link ~ /^\/(io|block|syscall|sched)\?.*raw=/ || link ~ /^\/region.*raw=/ ||
+                           link ~ /^\/(goroutine|usertask|userregion)\?/) {
+                    out = link
+                } else {
+                    continue
+                }
+                if (filter == "views") {
+                    if (out !~ /^\/jsontrace/) continue
+                    v = out
+                    sub(/&?(start|end)=[0-9]*/, "", v)
+                    sub(/&?(start|end)=[0-9]*/, "", v)
+                    if (views[v]++) continue
+                } else if (filter == "noindex" && out ~ /^\/(goroutine|usertask|userregion)\?/) {
+                    continue
+                }
+                print out
+            }
+        }' "$@"
 }
 
 
@@ -287,7 +319,7 @@ targets() {
 # of the tool lists; returns non-zero on failure. Called in an `if`, so
 # `set -e` does not apply here: every step checks its status explicitly.
 check_version() {
-    local tool=${tools[$v]} minor=${minors[$v]} rc=0 page dflag=-d
+    local tool=${tools[$v]} minor=${minors[$v]} rc=0 page dflag=-d line
     local -a pages_v level next files
     local kind
     pages=0 base=""
@@ -313,8 +345,12 @@ check_version() {
     server_pid=$!
     SECONDS=0
     while :; do
-        base=$(sed -n 's/.*Trace viewer is listening on \(http:[^ ]*\).*/\1/p' \
-                   "$tmp/server.log" | head -n 1)
+        while IFS= read -r line; do
+            if [[ $line =~ Trace\ viewer\ is\ listening\ on\ (http:[^ ]*) ]]; then
+                base=${BASH_REMATCH[1]}
+                break
+            fi
+        done <"$tmp/server.log"
         [ -n "$base" ] && break
         if ! kill -0 "$server_pid" 2>/dev/null; then
             rc=0
@@ -330,7 +366,7 @@ check_version() {
             stop_server
             return 1
         fi
-        sleep 0.1
+        pause 0.05
     done
 
     # 3. The fixed pages, and the data of the views the main page links to
@@ -348,29 +384,27 @@ check_version() {
     #    With GO_COMPAT_TRACE_LINKS=0, no view at all: the server's start
     #    already ran the per-P view's code over the whole trace.
     level=()
-    [ "$TRACE_LINKS" -eq 0 ] ||
-    mapfile -t level < <(targets -1 "$tmp/page.${fetched[/]}" | grep '^/jsontrace' |
-                         awk '{ v = $0; sub(/&?(start|end)=[0-9]*/, "", v); sub(/&?(start|end)=[0-9]*/, "", v) }
-                              !seen[v]++')
+    [ "$TRACE_LINKS" -eq 0 ] || mapfile -t level < <(targets -1 views "$tmp/page.${fetched[/]}")
     fetch "${level[@]}" || { stop_server; return 1; }
 
     # 4. Every page the index pages link to, and one level more.
     files=()
     for page in "${INDEX_PAGES[@]}"; do files+=("$tmp/page.${fetched[$page]}"); done
-    mapfile -t level < <(targets -1 "${files[@]}")
+    mapfile -t level < <(targets -1 all "${files[@]}")
     fetch "${level[@]}" || { stop_server; return 1; }
     #    From the pages of each kind (goroutine groups, task types, region
     #    types), the first GO_COMPAT_TRACE_LINKS /trace views.
-    next=()
+    files=()
+    local n=0
     for kind in goroutine usertask userregion; do
-        files=()
+        files+=("kind=$kind")
         for page in "${level[@]}"; do
-            case $page in "/$kind?"*) files+=("$tmp/page.${fetched[$page]}") ;; esac
+            case $page in "/$kind?"*) files+=("$tmp/page.${fetched[$page]}") n=$((n + 1)) ;; esac
         done
-        [ "${#files[@]}" -eq 0 ] ||
-            mapfile -t -O "${#next[@]}" next < <(targets "$TRACE_LINKS" "${files[@]}" |
-                                                 grep -v '^/goroutine?\|^/usertask?\|^/userregion?')
     done
+    next=()
+    # (Not without a page: awk given no file reads its standard input.)
+    [ "$n" -eq 0 ] || mapfile -t next < <(targets "$TRACE_LINKS" noindex "${files[@]}")
     fetch "${next[@]}" || { stop_server; return 1; }
 
     stop_server

@@ -217,11 +217,17 @@ pids() {
         for i in "${got[@]}"; do [ "$i" = "$n" ] && n=0; done
         got+=("$n")
     done
+    # The lowest number unused, by the shell alone: `printf | grep -q`
+    # under pipefail fails when grep, done at its first match, leaves
+    # printf a closed pipe, and then a number was given twice.
+    local -A used=()
+    for i in "${got[@]}"; do used[$i]=1; done
     n=1
     for i in "${!got[@]}"; do
         if [ "${got[$i]}" = 0 ]; then
-            while printf '%s\n' "${got[@]}" | grep -qx "$n"; do n=$((n + 1)); done
+            while [ -n "${used[$n]:-}" ]; do n=$((n + 1)); done
             got[$i]=$n
+            used[$n]=1
         fi
     done
     printf '%s\n' "${got[@]}"

@@ -46,9 +46,13 @@ govers=$(go version | sha256sum | cut -c1-12)
 
 checked=0
 
-# raw PROFILE OUT: the normalised samples of PROFILE, sorted.
+# raw PROFILE OUT: the normalised samples of PROFILE, sorted; pprof's -raw
+# output itself in OUT.raw.
 raw() {
-    "$pprof_tool" -raw "$1" 2>"$2.err" | awk -f "$norm" | LC_ALL=C sort >"$2"
+    local rc=0
+    "$pprof_tool" -raw "$1" >"$2.raw" 2>"$2.err" || rc=$?
+    awk -f "$norm" "$2.raw" | LC_ALL=C sort >"$2"
+    return "$rc"
 }
 
 # go_profile KIND TRACE OUT [CACHE]: Go's normalised profile (of the Go
@@ -86,8 +90,7 @@ check() {
             continue
         fi
         raw "$out.$kind.pb" "$out.$kind.ctrace"
-        if ! "$pprof_tool" -raw "$out.$kind.pb" 2>/dev/null \
-             | grep -qx 'contentions/count delay/nanoseconds'; then
+        if ! grep -qx 'contentions/count delay/nanoseconds' "$out.$kind.ctrace.raw"; then
             fail "$name" "-t $kind: sample types are not contentions/count delay/nanoseconds"
         fi
         if ! cmp -s "$out.$kind.go" "$out.$kind.ctrace"; then
@@ -205,11 +208,13 @@ if [ -x "$go123" ]; then
     govers=$("$go123" version | sha256sum | cut -c1-12)
     for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
         [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-        gt=$(bash "$here/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+            { fail "$go" "cannot build gotrace"; continue; }
         v=${gt##*-}
         for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long}; do
-            if "$gt" "$gen/go$v-$mode.trace" "$mode" >"$gen/go$v-$mode.log" 2>&1; then
-                check "go$v-$mode" "$gen/go$v-$mode.trace"
+            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
+                   >"$gen/go$v-$mode.log" 2>&1; then
+                check "go$v-$mode" "$gen/go$v-$mode.trace" cache
                 [ "$v-$mode" = 1.23-long ] && filters123 "go$v-$mode" "$gen/go$v-$mode.trace"
             else
                 fail "go$v-$mode" "gotrace exited non-zero"

@@ -44,9 +44,12 @@
 # ctrace's at 1, 10 and 100 ms (mmu_check); and, on a Go 1.23 trace and
 # Go's gc-stress, the goroutines' times are held to ctrace export's slices
 # and pprof -t wall's samples (views_vs_go).
+# Go's pages of a trace are kept in WORKDIR/cache by the trace's hash (under
+# make check, in CTRACE_GO_WORK: the sanitizer stages differ only in ctrace).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
+shared_go_work=1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 go123=${GO123:-/usr/lib/go-1.23/bin/go}
@@ -56,6 +59,8 @@ command -v jq >/dev/null 2>&1 || die "jq not found (make test-deps)"
 go_env
 trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
 pprof_tool=$("$go123" tool -n pprof) || die "cannot locate Go 1.23's 'go tool pprof'"
+govers=$("$go123" version | sha256sum | cut -c1-12)
+mkdir -p "$work/cache"
 corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT 2>/dev/null)/src/internal/trace/testdata}
 
 # shift_budget DUMP: S, as described above.
@@ -143,8 +148,9 @@ ours() {
     }' "$1"
 }
 
-# mmu_check NAME URL OUT BUDGET: the minimum mutator utilization of
+# mmu_check NAME OUT BUDGET: the minimum mutator utilization of
 # ctrace stats (OUT.csv) at 1, 10 and 100 ms against Go 1.23's /mmu page
+# (OUT.mmu, from go_pages)
 # with its default boxes ticked (system view; STW, background workers,
 # mark assists): the least mean of the worst windows its details list,
 # over the same window cut to the trace as Go cuts it. None (Go's list is
@@ -154,11 +160,10 @@ ours() {
 # how far it moved, so the MMU by at most 2*S/W (W: the window, cut to the
 # trace).
 mmu_check() {
-    local name=$1 url=$2 out=$3 budget=$4 w go ours res vals="" maxd=0
-    for w in 1000000 10000000 100000000; do
-        go=$(curl -sf "$url/mmu?mode=details&window=$w&flags=stw%7Cbackground%7Cassist" |
-            jq -r 'if . == null or . == [] then "none" else ([.[].MutatorUtil] | min) end') \
-            || { fail "$name" "no /mmu details for $w ns"; return; }
+    local name=$1 out=$2 budget=$3 w go ours res vals="" maxd=0
+    for w in $mmu_windows; do
+        go=$(awk -v w=$w '$1 == w { print $2 }' "$out.mmu")
+        [ -n "$go" ] || { fail "$name" "no /mmu details for $w ns"; return; }
         ours=$(awk -F, -v w=$w '/^window_ns,mmu,span_ns$/ { s = 1; next } s && $1 == w { print ($2 == "" ? "none" : $2), $3; exit }' "$out.csv")
         [ -n "$ours" ] || { fail "$name" "no MMU at $w ns in ctrace stats"; return; }
         res=$(awk -v go="$go" -v o="${ours% *}" -v span="${ours#* }" -v w=$w -v s="$budget" 'BEGIN {
@@ -254,14 +259,19 @@ views_vs_go() {
     done
 }
 
-check() {
-    local name=$1 file=$2 out=$run/$1 log url pid budget
-    "$ctrace" stats --format=csv "$file" >"$out.csv" 2>"$out.err" || { fail "$name" "ctrace stats failed"; sed 's/^/  | /' "$out.err" >&2; return; }
-    "$ctrace" dump "$file" >"$out.dump"
-    if [ "${3:-}" = native ]; then
-        budget=${NATIVE_BUDGET:-$(tie_budget "$out.dump")}
-    else
-        budget=$(shift_budget "$out.dump")
+# go_pages NAME FILE OUT: Go 1.23's side: its /goroutines page of FILE into
+# OUT.groups.html, go_rows of every /goroutine?name= page that links to
+# into OUT.go, the number of those pages into OUT.n, and its /mmu details
+# at each of mmu_windows into OUT.mmu ("WINDOW MMU" lines). False if the
+# server did not come up or served no /goroutines. Kept in $work/cache by
+# the trace's hash when every page came.
+mmu_windows="1000000 10000000 100000000"
+go_pages() {
+    local name=$1 file=$2 out=$3 key log url pid n=0 href f0=$failed ext w v
+    key=$work/cache/$(sha256sum <"$file" | cut -c1-40)-$govers
+    if [ -f "$key.n" ]; then
+        for ext in groups.html go mmu n; do cp "$key.$ext" "$out.$ext"; done
+        return 0
     fi
     log=$out.http.log
     : >"$log"
@@ -278,11 +288,10 @@ check() {
         kill "$pid" 2>/dev/null || true
         fail "$name" "Go 1.23's go tool trace -http did not start"
         sed 's/^/  | /' "$log" | head -5 >&2
-        return
+        return 1
     fi
-    curl -sf "$url/goroutines" >"$out.groups.html" || { fail "$name" "no /goroutines"; kill "$pid"; return; }
+    curl -sf "$url/goroutines" >"$out.groups.html" || { fail "$name" "no /goroutines"; kill "$pid"; return 1; }
     : >"$out.go"
-    local n=0 href
     while read -r href; do
         href=${href//&amp;/&}
         curl -sf "$url$href" >"$out.page.html" || { fail "$name" "no $href"; continue; }
@@ -291,9 +300,34 @@ check() {
     done < <(sed -n 's/.*href="\(\/goroutine?name=[^"]\{1,\}\)".*/\1/p' "$out.groups.html")
     # Go's page for the empty name is not the group of unnamed goroutines (it
     # shows other times): those are checked through /goroutines only, below.
-    mmu_check "$name" "$url" "$out" "$budget"
+    : >"$out.mmu"
+    for w in $mmu_windows; do
+        v=$(curl -sf "$url/mmu?mode=details&window=$w&flags=stw%7Cbackground%7Cassist" |
+            jq -r 'if . == null or . == [] then "none" else ([.[].MutatorUtil] | min) end') \
+            || { fail "$name" "no /mmu details for $w ns"; continue; }
+        echo "$w $v" >>"$out.mmu"
+    done
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
+    echo "$n" >"$out.n"
+    if [ "$failed" -eq "$f0" ]; then
+        # .n last: its presence says the others are whole.
+        for ext in groups.html go mmu n; do cp "$out.$ext" "$key.$ext.tmp.$$" && mv -f "$key.$ext.tmp.$$" "$key.$ext"; done
+    fi
+}
+
+check() {
+    local name=$1 file=$2 out=$run/$1 budget n
+    "$ctrace" stats --format=csv "$file" >"$out.csv" 2>"$out.err" || { fail "$name" "ctrace stats failed"; sed 's/^/  | /' "$out.err" >&2; return; }
+    "$ctrace" dump "$file" >"$out.dump"
+    if [ "${3:-}" = native ]; then
+        budget=${NATIVE_BUDGET:-$(tie_budget "$out.dump")}
+    else
+        budget=$(shift_budget "$out.dump")
+    fi
+    go_pages "$name" "$file" "$out" || return 0
+    n=$(cat "$out.n")
+    mmu_check "$name" "$out" "$budget"
     ours "$out.csv" >"$out.ours"
     # Every value Go shows, against ours (a column Go does not show is 0 in
     # Go's eyes: ours must be within the budget of 0 too).
@@ -396,10 +430,12 @@ fi
 # CPU samples; over several generations), read natively, not converted.
 for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
     [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-    gt=$(bash "$here/gotrace_build.sh" "$go" "$work") || { fail "$go" "cannot build gotrace"; continue; }
+    gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+        { fail "$go" "cannot build gotrace"; continue; }
     v=${gt##*-}
     for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long}; do
-        if "$gt" "$run/go$v-$mode.trace" "$mode" >"$run/go$v-$mode.log" 2>&1; then
+        if bash "$here/gotrace_write.sh" "$gt" "$mode" "$run/go$v-$mode.trace" \
+               >"$run/go$v-$mode.log" 2>&1; then
             check "go$v-$mode" "$run/go$v-$mode.trace" native
         else
             fail "go$v-$mode" "gotrace exited non-zero"

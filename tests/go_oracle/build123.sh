@@ -71,7 +71,11 @@ mv "$mod/trace/internal/oldtrace" "$mod/trace/oldtrace"
 sed -i 's#"ctrace_go123_oracle/trace/internal/oldtrace"#"ctrace_go123_oracle/trace/oldtrace"#' "$mod"/trace/*.go "$mod"/trace/*/*.go
 cp "$here/main123.go.in" "$mod/main.go"
 printf 'module ctrace_go123_oracle\n\ngo 1.23\n' >"$mod/go.mod"
-export GOCACHE="$mod.gocache" GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on CGO_ENABLED=0 GOTOOLCHAIN=local
+# Under make check, the Go build cache all the tests' Go builds share
+# (CTRACE_GO_WORK; tests/analyse/gotrace_build.sh).
+export GOCACHE="${CTRACE_GO_WORK:+$CTRACE_GO_WORK/gocache}" GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on \
+  CGO_ENABLED=0 GOTOOLCHAIN=local
+[ -n "$GOCACHE" ] || GOCACHE=$mod.gocache
 if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$mod.home"; mkdir -p "$HOME"; fi
 (cd "$mod" && "$go" build -o "$out.tmp" .) || { echo "$prog: go build failed in $mod" >&2; exit 1; }
 mv -f "$out.tmp" "$out"

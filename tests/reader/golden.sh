@@ -40,8 +40,9 @@
 # with each run of lines of equal timestamp sorted; equal then is a pass,
 # reported as such. Not for 1.5 traces, which Go orders by sequence number.
 #
-# Go's outputs for the corpus are cached in WORKDIR/cache, keyed by the
-# file's hash and the go version, so reruns take seconds.
+# Go's outputs for the corpus and the traces Go writes are cached in
+# WORKDIR/cache, keyed by the file's hash and the go version, so reruns take
+# seconds.
 # Exit status: 0 pass, 1 failure, 2 usage error, 77 skip (no `ctrace dump`).
 
 set -euo pipefail
@@ -354,27 +355,13 @@ done
 # tests/reader/gotrace.go.in, built here, traces itself with Go's runtime:
 # once without and once with the CPU profiler (CPU samples in the trace).
 
-gotrace=$work/gotrace
-gkey=$( { go version; cat "$here/gotrace.go.in"; } | sha256sum | cut -c1-40)
-exec 8>"$gotrace.lock"
-flock 8
-if [ ! -x "$gotrace" ] || [ "$(cat "$gotrace.key" 2>/dev/null)" != "$gkey" ]; then
-    rm -rf "$gotrace.d"
-    mkdir -p "$gotrace.d"
-    cp "$here/gotrace.go.in" "$gotrace.d/main.go"
-    printf 'module gotrace\n\ngo 1.19\n' >"$gotrace.d/go.mod"
-    (cd "$gotrace.d" && GOFLAGS=-mod=mod GOPROXY=off CGO_ENABLED=0 go build -o "$gotrace.tmp" .) \
-        || die "cannot build $here/gotrace.go.in"
-    mv -f "$gotrace.tmp" "$gotrace"
-    echo "$gkey" >"$gotrace.key"
-fi
-exec 8>&-
+gotrace=$(bash "$here/../analyse/gotrace_build.sh" "$(command -v go)" "${CTRACE_GO_WORK:-$work}") ||
+    die "cannot build $here/gotrace.go.in"
 for mode in nocpu cpu; do
     file=$run/gen/go-$mode.trace
-    "$gotrace" "$file" "$mode" >"$run/gen/go-$mode.log" 2>&1 \
+    bash "$here/../analyse/gotrace_write.sh" "$gotrace" "$mode" "$file" >"$run/gen/go-$mode.log" 2>&1 \
         || { fail "go-$mode.trace" "gotrace exited non-zero"; indent "$run/gen/go-$mode.log"; continue; }
-    prefix=$run/gen/go-$mode.go
-    go_run go "$file" "$prefix" || { fail "go-$mode.trace" "go tool trace failed"; continue; }
+    prefix=$(go_cached go "$file") || { fail "go-$mode.trace" "go tool trace failed"; continue; }
     check_trace "go-$mode.trace" "$file" "$prefix"
 done
 

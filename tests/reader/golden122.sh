@@ -57,7 +57,8 @@ work=$(cd "$work" && pwd)
 find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
 run=$(mktemp -d "$work/run.XXXXXX")
 unset GOFLAGS
-export GOTOOLCHAIN=local GOCACHE="$work/gocache" GOPROXY=off CGO_ENABLED=0
+# Go's build cache: under make check, the one of every Go build of the tests.
+export GOTOOLCHAIN=local GOCACHE="${CTRACE_GO_WORK:-$work}/gocache" GOPROXY=off CGO_ENABLED=0
 if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$work/home"; mkdir -p "$HOME"; fi
 
 root=$("$go123" env GOROOT)
@@ -241,30 +242,18 @@ echo "$prog: ${SECONDS}s so far"
 # --- 3. traces Go 1.22 and 1.23 write -----------------------------------------------
 mkdir -p "$run/gen"
 for go in "$go122" "$go123"; do
-    v=$("$go" env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
-    bin=$work/gotrace-$v
-    key=$( { "$go" version; cat "$here/gotrace.go.in"; } | sha256sum | cut -c1-40)
-    exec 8>"$bin.lock"
-    flock 8
-    if [ ! -x "$bin" ] || [ "$(cat "$bin.key" 2>/dev/null)" != "$key" ]; then
-        rm -rf "$bin.d"
-        mkdir -p "$bin.d"
-        cp "$here/gotrace.go.in" "$bin.d/main.go"
-        printf 'module gotrace\n\ngo 1.19\n' >"$bin.d/go.mod"
-        (cd "$bin.d" && GOFLAGS=-mod=mod "$go" build -o "$bin.tmp" .) || die "cannot build gotrace with $go"
-        mv -f "$bin.tmp" "$bin"
-        echo "$key" >"$bin.key"
-    fi
-    exec 8>&-
+    bin=$(bash "$here/../analyse/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+        die "cannot build gotrace with $go"
+    v=${bin##*-}
     for mode in nocpu cpu long; do
         file=$run/gen/go$v-$mode.trace
-        "$bin" "$file" "$mode" >"$run/gen/go$v-$mode.log" 2>&1 \
+        bash "$here/../analyse/gotrace_write.sh" "$bin" "$mode" "$file" >"$run/gen/go$v-$mode.log" 2>&1 \
             || { fail "go$v-$mode" "gotrace exited non-zero"; indent "$run/gen/go$v-$mode.log"; continue; }
         compare "go$v-$mode" "$file" must-accept
         # Go's own tool prints the same lines (in its order).
-        grc=0
-        "$gotool" -d=1 "$file" >"$run/gen/go$v-$mode.go" 2>/dev/null || grc=$?
-        if [ "$grc" -ne 0 ] || ! cmp -s <(untimed "$run/gen/go$v-$mode.go") <("$ctrace" dump "$file" | untimed /dev/stdin); then
+        g=$(oracle_cached go "$file")
+        grc=$(cat "$g.rc")
+        if [ "$grc" -ne 0 ] || ! cmp -s <(untimed "$g.out") <("$ctrace" dump "$file" | untimed /dev/stdin); then
             fail "go$v-$mode" "go tool trace -d=1 (exit $grc) prints other lines than ctrace dump"
         fi
         gens=$("$ctrace" check "$file" | sed -nE 's/.* ([0-9]+) generations.*/\1/p')
