@@ -10,6 +10,10 @@
 # generation) and pass `ctrace check` with the same count; the six with
 # the most generations must parse in Go 1.22, and the one with the most
 # serve every web page in both (tests/go_compat.sh). Cycles: STRESS_GO122_CYCLES (default 20).
+# With STRESS_GO122_GAPS=1, the reader is held slow under a 1 MiB cap and
+# generations last 5 ms (test_stress.c, STRESS_GAPS): each trace pauses
+# at the cap and goes on, again and again, with the same checks, and the
+# traces must hold the log of a gap.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 
 set -euo pipefail
@@ -33,7 +37,9 @@ trace123=$("$go123" tool -n trace)
 
 mkdir -p "$dir"
 rm -f "$dir"/trace-*.trace "$dir/counts.txt"
-CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=1 STRESS_CYCLES=${STRESS_GO122_CYCLES:-20} \
+gaps=${STRESS_GO122_GAPS:-0}
+if [ "$gaps" = 1 ]; then gen_ms=5 cycles=6; else gen_ms=1 cycles=20; fi
+CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=$gen_ms STRESS_GAPS=$gaps STRESS_CYCLES=${STRESS_GO122_CYCLES:-$cycles} \
     "$stress_bin" "$dir" || die "$stress_bin failed (traces kept in $dir)"
 
 # check_one NNN WANT: "NNN GENERATIONS" on success, else a message.
@@ -61,6 +67,10 @@ gens=$(awk '{ s += $2 } END { print s }' "$scratch/results")
 multi=$(awk '$2 > 1' "$scratch/results" | wc -l)
 [ "$multi" -ge 1 ] || die "no trace has two generations: the test did not test their ends"
 most=$(sort -k2 -n "$scratch/results" | tail -n 1 | cut -d' ' -f1)
+if [ "$gaps" = 1 ]; then
+    logs=$(cat "$dir"/trace-*.trace | grep -ac "tracing paused for" || true)
+    [ "$logs" -ge 1 ] || die "no trace holds the log of a gap"
+fi
 
 # Go 1.22 (a reader of its own, not 1.23's) on the six with the most.
 some=()

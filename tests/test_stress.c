@@ -33,6 +33,12 @@
  * them on every trace, take their time by the event.
  * STRESS_CYCLES overrides the cycle count (for debugging; the test uses
  * the default).
+ *
+ * STRESS_GAPS=1 (with CTRACE_FORMAT=go1.22) holds the reader to 64 KiB
+ * every 4 ms under a max_pending of 1 MiB, and traces 150 ms a cycle:
+ * each trace pauses at the cap and goes on, again and again, in the
+ * middle of the mix (tests/stress_go122.sh). ctrace_stop may then say
+ * CTRACE_ECAPPED, and the run fails if no trace had a gap.
  */
 #include <ctrace/ctrace.h>
 
@@ -40,6 +46,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +242,8 @@ typedef struct reader {
   int err; /* 0 or an errno value */
 } reader;
 
+static bool gaps; /* STRESS_GAPS */
+
 static void *reader_main(void *arg) {
   reader *r = arg;
   FILE *f = fopen(r->path, "wb");
@@ -245,6 +254,7 @@ static void *reader_main(void *arg) {
     if (!p) break;
     if (f && fwrite(p, 1, len, f) != len && !r->err) r->err = errno ? errno : EIO;
     r->bytes += len;
+    if (gaps) sleep_us(len * 4000 / 65536);
   }
   if (f && fclose(f) != 0 && !r->err) r->err = errno;
   return NULL;
@@ -261,6 +271,9 @@ int main(int argc, char **argv) {
   int cycles = NUM_CYCLES;
   const char *env = getenv("STRESS_CYCLES");
   if (env && atoi(env) > 0) cycles = atoi(env);
+  gaps = getenv("STRESS_GAPS") && atoi(getenv("STRESS_GAPS"));
+  ctrace_options opts = {0};
+  if (gaps) opts.max_pending = 1 << 20;
 
   if (mkdir(dir, 0777) != 0) CHECK(errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
   char path[4096];
@@ -281,7 +294,7 @@ int main(int argc, char **argv) {
           "cycle %03d: %llu events counted while tracing was off", c,
           (unsigned long long)(before.events - prev_after));
 
-    int rc = ctrace_start(NULL);
+    int rc = ctrace_start(&opts);
     CHECK(rc == 0, "cycle %03d: ctrace_start: %s", c, ctrace_strerror(rc));
     CHECK(ctrace_enabled(), "cycle %03d: not enabled after start", c);
     /* A second start must be refused while tracing is on. */
@@ -294,10 +307,11 @@ int main(int argc, char **argv) {
     CHECK(pthread_create(&rd.thread, NULL, reader_main, &rd) == 0, "pthread_create reader");
 
     ctrace_logf(0, "cycle", "cycle %d", c);
-    sleep_us(CYCLE_MIN_US + xorshift(&seed) % (CYCLE_MAX_US - CYCLE_MIN_US + 1));
+    sleep_us(gaps ? 150000 : CYCLE_MIN_US + xorshift(&seed) % (CYCLE_MAX_US - CYCLE_MIN_US + 1));
 
     rc = ctrace_stop();
-    CHECK(rc == 0, "cycle %03d: ctrace_stop: %s", c, ctrace_strerror(rc));
+    CHECK(rc == 0 || (gaps && rc == CTRACE_ECAPPED), "cycle %03d: ctrace_stop: %s", c,
+          ctrace_strerror(rc));
     CHECK(!ctrace_enabled(), "cycle %03d: enabled after stop", c);
     CHECK(pthread_join(rd.thread, NULL) == 0, "pthread_join reader");
     CHECK(rd.err == 0, "cycle %03d: writing %s: %s", c, rd.path, strerror(rd.err));
@@ -341,5 +355,10 @@ int main(int argc, char **argv) {
         (unsigned long long)joined);
   CHECK(spawned > NUM_SLOTS, "no worker thread was replaced (%llu started)",
         (unsigned long long)spawned);
+  if (gaps) {
+    CHECK(st.capped > 0, "no trace met the cap");
+    printf("test_stress: %llu gaps, %.2f s not traced\n", (unsigned long long)st.capped,
+           (double)st.gap_ns / 1e9);
+  }
   return 0;
 }

@@ -36,7 +36,7 @@ extern "C" {
   X(EIO, -5, "writing the trace failed")                     \
   X(EREADER, -6, "another reader is active")                \
   X(EFDCHANGED, -7, "the trace's descriptor was closed or replaced by the program") \
-  X(ECAPPED, -8, "the trace ended early: its reader fell max_pending bytes behind")
+  X(ECAPPED, -8, "the reader fell max_pending bytes behind: the trace ended early (go1.11) or has gaps (go1.22)")
 
 enum {
 #define CTRACE__ERR_ENUM(name, val, msg) CTRACE_##name = val,
@@ -73,8 +73,11 @@ typedef struct ctrace_options {
                          CTRACE_CPU_HZ environment variable, else off */
   int unwind;         /* CTRACE_UNWIND_*; 0 is AUTO */
   size_t max_pending; /* bytes of full buffers held for a reader that falls
-                         behind; past them the trace ends early, whole
-                         (ctrace_stop returns CTRACE_ECAPPED). 0: the
+                         behind; past them a classic trace ends early, and
+                         one of CTRACE_FORMAT_GO122 pauses until the reader
+                         has caught up, whole generations on either side
+                         of the gap (ctrace_stop returns CTRACE_ECAPPED for
+                         either; see ctrace_stats). 0: the
                          CTRACE_MAX_PENDING_MB environment variable, else
                          256 MiB. At least 1 MiB. */
   int format;         /* CTRACE_FORMAT_*; GO122 takes buffer_size up to 64 KiB
@@ -125,8 +128,10 @@ typedef struct ctrace_stats {
   uint64_t unwritten;      /* of those, bytes the writer of ctrace_start_fd/_file
                               could not write (a write error, or its descriptor
                               taken away: see ctrace_start_fd) */
-  uint64_t capped;         /* traces ended early: their reader fell
-                              max_pending bytes behind (ctrace_options) */
+  uint64_t capped;         /* times a reader fell max_pending bytes behind
+                              (ctrace_options): a classic trace ended early,
+                              a CTRACE_FORMAT_GO122 trace paused (a gap) */
+  uint64_t gap_ns;         /* nanoseconds of those gaps: time not traced */
 } ctrace_stats;
 void ctrace_stats_get(ctrace_stats *out);
 

@@ -107,15 +107,22 @@ static struct {
 /* ---- finishing ------------------------------------------------------------- */
 
 /* ctrace_stop, and a line on stderr when the trace is not whole: the file
- * could not be written to the end (a full disk), or events were dropped
- * for want of memory for a buffer. Nothing is lost without a word. */
+ * could not be written to the end (a full disk), it was written slower
+ * than events came (the trace ended early, or has gaps), or events were
+ * dropped for want of memory for a buffer. Nothing is lost without a
+ * word. */
 static void stop_trace(void) {
   int err = ctrace_stop();
   ctrace_stats st;
   ctrace_stats_get(&st);
   char msg[PATH_MAX + 256];
   int n = 0;
-  if (err)
+  if (err == CTRACE_ECAPPED && st.gap_ns)
+    n = snprintf(msg, sizeof msg,
+                 "ctrace: %s has %llu gap(s), %.1f s not traced: it was written slower than "
+                 "events came, past CTRACE_MAX_PENDING_MB\n",
+                 cfg.out, (unsigned long long)st.capped, (double)st.gap_ns / 1e9);
+  else if (err)
     n = snprintf(msg, sizeof msg, "ctrace: the trace in %s is incomplete: %s\n", cfg.out,
                  ctrace_strerror(err));
   else if (st.lost)

@@ -117,3 +117,20 @@ void ctrace_logf(uint64_t task, const char *category, const char *fmt, ...) {
   }
   log_event(task, category, msg, len, __builtin_frame_address(0));
 }
+
+/* The gap to tell of, in ns (ctrace__gap_note); 0 for none. */
+static _Atomic uint64_t gap_due;
+
+void ctrace__gap_note(uint64_t ns) { atomic_store(&gap_due, ns ? ns : 1); }
+
+void ctrace__gap_log(ctrace__w *w) {
+  uint64_t ns = atomic_exchange(&gap_due, 0);
+  if (!ns) return;
+  char msg[200];
+  int n = snprintf(msg, sizeof msg,
+                   "tracing paused for %.3f s: the reader fell max_pending (%zu MiB) behind; "
+                   "what happened meanwhile is not in the trace",
+                   (double)ns / 1e9, ctrace__cfg.max_pending >> 20);
+  uint64_t v[4] = {0, ctrace__string_id(w, "ctrace"), ctrace__unique_string(w, msg, (size_t)n), 0};
+  ctrace__emit2(w, CTRACE_EV122_UserLog, 4, v, 0);
+}

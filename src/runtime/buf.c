@@ -105,6 +105,19 @@ bool ctrace__reserve2(ctrace__buf **bp, uint64_t gen, uint64_t ticks) {
   return true;
 }
 
+/* A batch opened on the way of an event is the calling thread's (its
+ * TLS names the generation and M). One thread writing as another (the
+ * thread that closes the others before a gap) opens t's batch first. */
+bool ctrace__room_as(ctrace__thread *t, size_t n) {
+  ctrace__buf **bp = ctrace__tbuf(t);
+  if (*bp && (size_t)((*bp)->end - (*bp)->pos) >= n) return true;
+  if (*bp) ctrace__queue_full(*bp);
+  *bp = ctrace__buf_get();
+  if (!*bp) return false;
+  ctrace__open_batch2(*bp, t->state >> 1, (uint64_t)t->tid, ctrace__ticks());
+  return true;
+}
+
 static void open_batch_at(ctrace__buf *b, int64_t p, uint64_t now) {
   b->gen = ctrace__tls.state >> 1;
   b->lenpos = NULL;

@@ -126,9 +126,10 @@ static _Atomic uint64_t procs_gen;
 
 void ctrace__gen_procs(ctrace__w *w) {
   uint64_t gen = ctrace__gen(w->t), seen = atomic_load_explicit(&procs_gen, memory_order_relaxed);
-  if (seen != gen && atomic_compare_exchange_strong(&procs_gen, &seen, gen))
+  if (seen != gen && atomic_compare_exchange_strong(&procs_gen, &seen, gen)) {
     show_procs(w, w->p + 1, -1, 0);
-  else if (w->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED))
+    ctrace__gap_log(w);
+  } else if (w->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED))
     show_procs(w, 0, w->p, 0);
 }
 
@@ -260,6 +261,8 @@ void ctrace_go_end(void) {
     t->tcurg = NULL;
     ctrace__writer_done(&w);
     ctrace__end(t);
+  } else {
+    ctrace__gap_g_end(t0, g);
   }
   ctrace__g_unregister(g);
 }

@@ -187,15 +187,23 @@ CTRACE__INLINE size_t ctrace__buf_capacity(void) {
 }
 
 typedef struct ctrace__counters {
-  _Atomic uint64_t events, lost, truncated, buffers, bytes, unwritten, capped;
+  _Atomic uint64_t events, lost, truncated, buffers, bytes, unwritten, capped, gap_ns;
 } ctrace__counters;
 extern ctrace__counters ctrace__stats CTRACE__HIDDEN;
 
 bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) CTRACE__HIDDEN;
 
 /* The reader fell max_pending bytes behind (reader.c): tracing goes off
- * at once, and the next ctrace_stop ends the trace as it would have. */
+ * at once. In the classic format the next ctrace_stop ends the trace as
+ * it would have; in the generation format a gap begins (ctrace__gap_begin). */
 void ctrace__trace_capped(void) CTRACE__HIDDEN;
+/* A gap of ns ended: the first G to run on a P in the generation after
+ * it logs so (category "ctrace"), where readers see it. */
+void ctrace__gap_note(uint64_t ns) CTRACE__HIDDEN;
+/* g, which t shows running or in a system call, ends while tracing is
+ * off at the cap: t is closed for the gap now, while g is still there. */
+void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
+
 
 /* ctrace_start; writer (writer.c), if any, is the trace's reader thread,
  * which stop joins with ctrace__writer_join, returning its error. */
@@ -501,7 +509,13 @@ void ctrace__close_batch2(ctrace__buf *b) CTRACE__HIDDEN;
 /* Room for an event in *bp, a batch of gen of no thread, opening one at
  * ticks if needed. */
 bool ctrace__reserve2(ctrace__buf **bp, uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
+/* Room for n bytes in t's buffer of its generation, opened as t's batch
+ * if need be: for writing as t from another thread (buf.c). */
+bool ctrace__room_as(ctrace__thread *t, size_t n) CTRACE__HIDDEN;
 void ctrace__gen_reset(uint64_t gen0) CTRACE__HIDDEN;
+/* The log of ctrace__gap_note, if one is due: by the first G on a P of a
+ * generation. */
+void ctrace__gap_log(ctrace__w *w) CTRACE__HIDDEN;
 uint64_t ctrace__reason_id(ctrace__w *w, int reason) CTRACE__HIDDEN;
 /* ProcStart of p through w (ProcStatus first, once per generation). */
 uint64_t ctrace__gen_proc_start(ctrace__w *w, int64_t p) CTRACE__HIDDEN;

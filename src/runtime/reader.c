@@ -6,14 +6,19 @@
  *
  * A reader that falls behind (a slow pipe, a stalled consumer) would make
  * the queue, and the traced program's memory, grow without bound. Past
- * max_pending bytes queued the trace ends early instead: tracing goes off
- * at once (ctrace__trace_capped), nothing more is recorded, and the next
- * ctrace_stop closes it as usual, so the trace stays whole and valid, and
- * says so (CTRACE_ECAPPED, ctrace_stats.capped). The classic format cannot
- * drop a stretch from its middle: its readers need every event since the
- * start to follow each goroutine's state. The buffer last returned to the
- * reader goes back to the pool on its next call (so the caller's pointer
- * stays valid until then).
+ * max_pending bytes queued, tracing goes off at once
+ * (ctrace__trace_capped). In the classic format the trace ends there:
+ * nothing more is recorded, and the next ctrace_stop closes it as usual,
+ * so it stays whole and valid, and says so (CTRACE_ECAPPED,
+ * ctrace_stats.capped). That format cannot drop a stretch from its
+ * middle: its readers need every event since the start to follow each
+ * goroutine's state. In the generation format a gap begins instead: the
+ * generation tracing went off in is closed and sealed (ctrace__gap_begin),
+ * the generations that would have followed are never written, and once
+ * the reader has handed out the last one before the gap, tracing goes on
+ * in the next (ctrace__gap_end), with a log that says how long it paused.
+ * The buffer last returned to the reader goes back to the pool on its
+ * next call (so the caller's pointer stays valid until then).
  *
  * In the generation format the reader hands out one generation at a time:
  * full buffers queue by generation parity, and the next generation's go
@@ -38,7 +43,8 @@ static uint64_t sealed;            /* last generation wholly queued */
 static uint64_t gen_ns;            /* when the writing generation began */
 static size_t gen_bytes[2];        /* bytes queued for a generation */
 static size_t pending;             /* their bytes */
-static bool capped;                /* pending passed max_pending this trace */
+static bool capped;                /* pending passed max_pending (since the last gap) */
+static bool gap;                   /* generation format: in a gap begun at the cap */
 static ctrace__buf *reading;       /* returned by the last read */
 static bool open_;                 /* a trace is being produced or drained */
 static bool header_due, closing, footer_done, drained;
@@ -85,7 +91,7 @@ void ctrace__reader_open(uint64_t gen) {
   gen_bytes[0] = gen_bytes[1] = 0;
   open_ = true;
   header_due = true;
-  closing = footer_done = drained = capped = false;
+  closing = footer_done = drained = capped = gap = false;
   pthread_mutex_unlock(&mu);
 }
 
@@ -124,7 +130,7 @@ void ctrace__reader_fork_child(void) {
   pthread_cond_init(&done_cv, NULL);
   head[0] = head[1] = tail[0] = tail[1] = reading = NULL;
   pending = 0;
-  open_ = header_due = closing = footer_done = drained = reader_active = capped = false;
+  open_ = header_due = closing = footer_done = drained = reader_active = capped = gap = false;
 }
 
 const void *ctrace_read(size_t *len) {
@@ -177,6 +183,26 @@ const void *ctrace_read(size_t *len) {
         drained = true;
         pthread_cond_broadcast(&done_cv);
         break;
+      }
+      /* Past the cap: the generation tracing went off in is sealed, and,
+       * once it is out whole, tracing goes on in the next. */
+      if (capped && !gap) {
+        pthread_mutex_unlock(&mu);
+        bool begun = ctrace__gap_begin();
+        pthread_mutex_lock(&mu);
+        if (begun) {
+          gap = true;
+          continue;
+        }
+      } else if (gap && sealed < rgen) {
+        pthread_mutex_unlock(&mu);
+        bool ended = ctrace__gap_end();
+        pthread_mutex_lock(&mu);
+        if (ended) {
+          gap = capped = false;
+          gen_ns = ctrace__mono_ns();
+          continue;
+        }
       }
       if (advance_due()) {
         pthread_mutex_unlock(&mu);

@@ -14,6 +14,11 @@ void ctrace__reader_seal(uint64_t gen) CTRACE__HIDDEN;
 /* Ends the current generation if no start or stop is under way (the
  * reader's, between reads). */
 bool ctrace__try_advance(void) CTRACE__HIDDEN;
+/* Generation format, past the cap: the generation tracing went off in
+ * is sealed and a gap begins; once the reader has handed it out, tracing
+ * goes on in the next (tracer.c). Each false if ctl_mu was busy. */
+bool ctrace__gap_begin(void) CTRACE__HIDDEN;
+bool ctrace__gap_end(void) CTRACE__HIDDEN;
 /* Everything is queued: after the queue, the reader gets the frequency
  * footer and then the end. Blocks until the reader has returned the end. */
 void ctrace__reader_close_and_wait(uint64_t freq) CTRACE__HIDDEN;

@@ -58,6 +58,48 @@ const char *ctrace_strerror(int err) {
 
 /* The state of a trace that ended early, until its stop; 0 for none. */
 static _Atomic uint64_t capped_state;
+/* Generation format, under ctl_mu: the generation a gap follows (it
+ * ended at the cap, sealed), while the gap lasts; when the gap began;
+ * the gaps of this trace (its stop says CTRACE_ECAPPED for any). */
+static uint64_t gap_gen, trace_gaps;
+/* When tracing last went off at the cap: a gap's start. */
+static _Atomic uint64_t capped_ns;
+/* The threads were closed for the gap (close_all): set under threads_mu. */
+static _Atomic bool gap_closed;
+
+/* Before a gap, every thread of the trace stops what it shows, as the
+ * classic format's stop does: its G (GoStop) and P (ProcStop), written
+ * as the thread at the end of generation s (brought to it first, if the
+ * thread wrote nothing in it), and a G it shows in a system call
+ * returns from it. Then the trace after the gap shows no G running, in a
+ * call or holding a P, so it cannot contradict what threads did
+ * meanwhile, nor name a G ended and freed meanwhile: each thread states
+ * and bridges from there, as at a new generation. With threads_mu held
+ * and t in no write section: by the thread that seals s (close_all), or
+ * by t before that, as it exits or ends its G (ctrace__gap_g_end). */
+static void close_for_gap(ctrace__thread *t, uint64_t s) {
+  if (!(t->state & 1) || t->state >> 1 < ctrace__gen0) return; /* not in this trace */
+  uint64_t old = t->state;
+  t->state = s;
+  /* A dozen events at most: statuses, GoStop, ProcStop, a sweep, the
+   * end of a call. */
+  if (!ctrace__room_as(t, 16 * CTRACE__MAX_EVENT)) return;
+  if (old != s) ctrace__gen_resume(t);
+  ctrace__close_thread(t, true);
+  if (t->sys_g) {
+    ctrace__w w = {t, ctrace__tbuf(t), CTRACE__NO_P};
+    ctrace__sysexit_event(&w, t->sys_g);
+  }
+}
+
+void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) {
+  if (!ctrace__genfmt() || !atomic_load(&capped_state) || (t->tcurg != g && t->sys_g != g))
+    return;
+  pthread_mutex_lock(&threads_mu);
+  uint64_t cs = atomic_load(&capped_state);
+  if (cs && !atomic_load(&gap_closed)) close_for_gap(t, cs | 1);
+  pthread_mutex_unlock(&threads_mu);
+}
 
 static void thread_exit(void *arg);
 
@@ -166,6 +208,10 @@ static void thread_exit(void *arg) {
   /* Stop reads state and buf under threads_mu: change them only under it. */
   pthread_mutex_lock(&threads_mu);
   t->exiting = true;
+  /* Tracing went off at the cap and the threads are not closed for the
+   * gap yet: close_all will not find this one. */
+  uint64_t cs = atomic_load(&capped_state);
+  if (cs && ctrace__genfmt() && !atomic_load(&gap_closed)) close_for_gap(t, cs | 1);
   t->state = 0; /* never equal to an enabled state: begin goes slow */
   /* The buffers are ours unless stop (or the end of a generation) took
    * them (it clears them under this lock): hand them over, closed as stop
@@ -253,6 +299,8 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset(ctrace__procs());
   ctrace__reader_open(gen);
+  trace_gaps = 0;
+  atomic_store(&gap_closed, false);
   trace_writer = writer;
   ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
@@ -303,6 +351,7 @@ static void wait_quiescent(ctrace__thread *t) {
 void ctrace__trace_capped(void) {
   uint64_t s = atomic_load(&ctrace__state), cur = s;
   if (!(s & 1)) return; /* stopped meanwhile */
+  atomic_store(&capped_ns, ctrace__mono_ns());
   atomic_store(&capped_state, s);
   if (atomic_compare_exchange_strong(&ctrace__state, &cur, s & ~(uint64_t)1)) {
     atomic_fetch_add(&ctrace__stats.capped, 1);
@@ -321,14 +370,20 @@ static void quiesce(uint64_t ns) {
   for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
 }
 
+static void close_all(uint64_t s) {
+  for (ctrace__thread *t = threads; t; t = t->next) close_for_gap(t, s);
+  atomic_store(&gap_closed, true);
+}
+
 /* The generation format's end of generation s >> 1, with next state
  * ns: as at a stop, no thread writes into it once quiesce returns, and
  * its buffers are taken; then the statuses no thread gave, the tables
  * and the frequency go in, and the generation is handed to the reader
  * whole. Threads go on in the next generation meanwhile. */
-static void end_generation(uint64_t s, uint64_t ns) {
+static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t gen = s >> 1;
   quiesce(ns);
+  if (gap) close_all(s);
   for (ctrace__thread *t = threads; t; t = t->next) {
     ctrace__buf **slots[2] = {&t->bufs[gen & 1], &t->sbufs[gen & 1]};
     for (int i = 0; i < 2; i++) {
@@ -354,7 +409,48 @@ static void end_generation(uint64_t s, uint64_t ns) {
 void ctrace__advance(bool last) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
   if (!(s & 1) || !ctrace__genfmt()) return;
-  end_generation(s, last ? s & ~(uint64_t)1 : ((s >> 1) + 1) << 1 | 1);
+  end_generation(s, last ? s & ~(uint64_t)1 : ((s >> 1) + 1) << 1 | 1, false);
+}
+
+/* Generation format, past the cap (reader.c): tracing went off at once
+ * (ctrace__trace_capped); the generation it went off in is now closed
+ * and sealed, so that the reader hands out whole generations only, and
+ * a gap begins. True if one did. */
+bool ctrace__gap_begin(void) {
+  if (pthread_mutex_trylock(&ctl_mu)) return false;
+  uint64_t s = atomic_load(&capped_state);
+  bool begun = s && !gap_gen && ctrace__genfmt();
+  if (begun) {
+    end_generation(s | 1, s & ~(uint64_t)1, true);
+    gap_gen = s >> 1;
+    trace_gaps++;
+  }
+  pthread_mutex_unlock(&ctl_mu);
+  return begun;
+}
+
+/* The gap ends; a log tells of it where tracing goes on. */
+static void gap_count(bool goes_on) {
+  uint64_t ns = ctrace__mono_ns() - atomic_load(&capped_ns);
+  atomic_fetch_add(&ctrace__stats.gap_ns, ns);
+  if (goes_on) ctrace__gap_note(ns);
+  gap_gen = 0;
+}
+
+/* The reader has handed out the generation before the gap: tracing goes
+ * on in the next generation of the same trace. True if it did (false if
+ * a start or stop holds ctl_mu: the reader tries again). */
+bool ctrace__gap_end(void) {
+  if (pthread_mutex_trylock(&ctl_mu)) return false;
+  if (gap_gen && atomic_load(&capped_state)) {
+    uint64_t gen = gap_gen + 1;
+    gap_count(true);
+    atomic_store(&gap_closed, false);
+    atomic_store(&capped_state, 0);
+    atomic_store_explicit(&ctrace__state, gen << 1 | 1, memory_order_seq_cst);
+  }
+  pthread_mutex_unlock(&ctl_mu);
+  return true;
 }
 
 bool ctrace__try_advance(void) {
@@ -374,10 +470,14 @@ static int stop_locked(void) {
     rc = CTRACE_ECAPPED;
   }
   if (ctrace__genfmt()) {
-    /* Nothing to close: the trace ends with its last generation. */
-    end_generation(s | 1, s & ~(uint64_t)1);
+    /* Nothing to close: the trace ends with its last generation, which,
+     * in a gap, is sealed already. */
+    if (gap_gen)
+      gap_count(false);
+    else
+      end_generation(s | 1, s & ~(uint64_t)1, false);
     ctrace__reader_close_and_wait(0);
-    return rc;
+    return rc || trace_gaps ? CTRACE_ECAPPED : 0;
   }
   quiesce(s & ~(uint64_t)1);
   /* The last samples go in before the no-P buffer is flushed below. */
@@ -443,6 +543,7 @@ void ctrace__tracer_fork_child(void) {
   pthread_mutex_init(&nop_mu, NULL);
   atomic_store(&ctrace__state, atomic_load(&ctrace__state) & ~(uint64_t)1);
   atomic_store(&capped_state, 0); /* the parent's trace, which it stops */
+  gap_gen = 0;
   if (trace_writer) ctrace__writer_fork_child(trace_writer);
   trace_writer = NULL;
   ctrace__nop_buf = NULL;
@@ -475,4 +576,5 @@ void ctrace_stats_get(ctrace_stats *out) {
   out->bytes = atomic_load(&ctrace__stats.bytes);
   out->unwritten = atomic_load(&ctrace__stats.unwritten);
   out->capped = atomic_load(&ctrace__stats.capped);
+  out->gap_ns = atomic_load(&ctrace__stats.gap_ns);
 }
