@@ -15,6 +15,8 @@
  * no G running to end it); tasks, regions and logs
  * across trace boundaries; and goroutines running, runnable, blocked and
  * in system calls when a trace stops and when the next one starts.
+ * With CTRACE_FORMAT=go1.22, also a gap at the cap in the middle of a
+ * trace, with each of those things happening in it.
  *
  * The program checks only that each call sequence runs and each trace is
  * written; what Go makes of the traces is the script's to check.
@@ -22,10 +24,12 @@
 #include <ctrace/ctrace.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(cond, ...)                                                    \
   do {                                                                      \
@@ -222,6 +226,20 @@ STEP(s_big_log, {
   ctrace_log(0, "big", msg);
 })
 
+STEP(s_region_gap_before, ctrace_region_begin(0, "before the gap"))
+STEP(s_region_gap_before_end, ctrace_region_end(0, "before the gap"))
+STEP(s_region_gap_in, ctrace_region_begin(0, "in the gap"))
+STEP(s_region_gap_in_end, ctrace_region_end(0, "in the gap"))
+/* Logs until tracing goes off at the cap (the reader is held). */
+STEP(s_fill, {
+  static char msg[4000];
+  memset(msg, 'f', sizeof msg - 1);
+  for (int i = 0; ctrace_enabled(); i++) {
+    CHECK(i < 100000, "the trace never met its cap");
+    ctrace_log(0, "fill", msg);
+  }
+})
+
 /* ---- traces -------------------------------------------------------------- */
 
 static const char *dir;
@@ -237,6 +255,89 @@ static void end(void) {
   int err = ctrace_stop();
   CHECK(err == 0, "stop %s: %s", path, ctrace_strerror(err));
   printf("test_sequences: wrote %s\n", path);
+}
+
+/* A reader of ctrace_start's trace that waits for reader_go first. */
+static atomic_bool reader_go;
+static void *held_reader(void *arg) {
+  FILE *f = arg;
+  while (!atomic_load(&reader_go)) usleep(1000);
+  size_t len;
+  for (const void *b; (b = ctrace_read(&len));) CHECK(fwrite(b, 1, len, f) == len, "write");
+  return NULL;
+}
+
+/* 7. A gap at the cap (Go's current format): the reader is held until
+ *    tracing goes off, then, in the gap, a region begun before ends and
+ *    another begins, a mark assist and a GC begun before end, a blocked
+ *    G wakes, a G on a runtime's P ends and another starts there, a thread
+ *    exits and another starts; after it, the region begun in the gap ends
+ *    (which the trace must not show: it never showed its start), and each
+ *    goes on, over 60 ms (tests/CMakeLists.txt holds the trace to them). */
+static void gap(actor *r1) {
+  actor a1, a2, a3, a4;
+  actor_start(&a1);
+  actor_start(&a2);
+  actor_start(&a3);
+  snprintf(path, sizeof path, "%s/gap.trace", dir);
+  FILE *f = fopen(path, "wb");
+  CHECK(f, "open %s", path);
+  ctrace_options o = {0};
+  o.max_pending = 1 << 20;
+  int err = ctrace_start(&o);
+  CHECK(err == 0, "start gap: %s", ctrace_strerror(err));
+  pthread_t rd;
+  atomic_store(&reader_go, false);
+  CHECK(pthread_create(&rd, NULL, held_reader, f) == 0, "pthread_create");
+  on(&a1, s_region_gap_before, NULL);
+  on(&a1, s_gc_start, NULL);
+  on(&a1, s_assist, NULL);
+  on(&a2, s_block_recv, NULL);
+  on(&a3, s_log, NULL);
+  on(r1, s_p0, NULL);
+  on(r1, s_create_a, NULL);
+  on(r1, s_start_a, NULL);
+  on(&a1, s_fill, NULL);
+  /* The gap. */
+  on(&a1, s_region_gap_before_end, NULL);
+  on(&a1, s_region_gap_in, NULL);
+  on(&a1, s_assist_done, NULL);
+  on(&a1, s_gc_done, NULL);
+  on(&a2, s_resume, NULL);
+  actor_join(&a3);
+  on(r1, s_end, NULL);
+  on(r1, s_create_b, NULL);
+  on(r1, s_start_b, NULL);
+  actor_start(&a4);
+  on(&a4, s_log, NULL);
+  atomic_store(&reader_go, true);
+  for (int i = 0; !ctrace_enabled(); i++) {
+    CHECK(i < 10000, "tracing did not go on after the gap");
+    usleep(1000);
+  }
+  on(&a1, s_region_gap_in_end, NULL);
+  on(&a1, s_log, NULL);
+  /* The trace must span these 60 ms: the generation after the gap states
+   * its own frequency, which must put its events after the first's. */
+  usleep(60000);
+  on(&a1, s_log, NULL);
+  on(&a1, s_gc_start, NULL);
+  on(&a1, s_assist, NULL);
+  on(&a1, s_assist_done, NULL);
+  on(&a1, s_gc_done, NULL);
+  on(&a2, s_log, NULL);
+  on(&a4, s_log, NULL);
+  on(r1, s_log, NULL);
+  on(r1, s_end, NULL);
+  on(r1, s_pstop, NULL);
+  err = ctrace_stop();
+  CHECK(err == CTRACE_ECAPPED, "stop gap: %s, want CTRACE_ECAPPED", ctrace_strerror(err));
+  pthread_join(rd, NULL);
+  CHECK(fclose(f) == 0, "close %s", path);
+  printf("test_sequences: wrote %s\n", path);
+  actor_join(&a1);
+  actor_join(&a2);
+  actor_join(&a4);
 }
 
 int main(int argc, char **argv) {
@@ -467,6 +568,8 @@ int main(int argc, char **argv) {
   actor_join(&m);
   end();
 
+  const char *fmt = getenv("CTRACE_FORMAT");
+  if (fmt && !strcmp(fmt, "go1.22")) gap(&r1);
   actor_join(&r1);
   actor_join(&r2);
   return 0;

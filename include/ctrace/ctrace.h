@@ -182,6 +182,7 @@ typedef struct ctrace_g {
   struct ctrace_g *ctrace__next, *ctrace__prev;
   uint32_t ctrace__status, ctrace__tstatus;
   uint32_t ctrace__lock, ctrace__flags;
+  uint32_t ctrace__regions[8], ctrace__nregions;
 } ctrace_g;
 
 /* Why a G blocks. */

@@ -26,10 +26,37 @@ static _Atomic uint64_t next_task = 1;
   }
 
 
+/* Go's current reader keeps each G's open regions as a stack and rejects
+ * an end that is not the innermost one's (an end with none open it takes
+ * for one begun before the trace). So the regions the trace shows open on
+ * g are kept, as hashes of task and name (8 deep; deeper ones counted
+ * only), and an end whose begin the trace never showed, as of a region
+ * begun in a gap at the cap (tracer.c) while one begun before it is still
+ * open in the trace's eyes, or a program's own misnesting, is not
+ * written: whether region begin or end is written. */
+static bool region_shown(ctrace_g *g, uint64_t task, const char *name, bool end) {
+  uint32_t h = 2166136261u ^ (uint32_t)task;
+  for (const char *c = name ? name : ""; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+  uint32_t n = g->ctrace__nregions, max = sizeof g->ctrace__regions / sizeof *g->ctrace__regions;
+  if (!end) {
+    if (n < max) g->ctrace__regions[n] = h;
+    g->ctrace__nregions = n + 1;
+    return true;
+  }
+  if (n == 0) return true;
+  if (n <= max && g->ctrace__regions[n - 1] != h) return false;
+  g->ctrace__nregions = n - 1;
+  return true;
+}
+
 /* UserTaskCreate [task, parent, name] and UserRegion [task, mode, name],
  * each with the caller's stack. */
 static void named_event(uint8_t ev, uint64_t a, uint64_t b, const char *name, void *fp) {
   ANNOTATION_BEGIN(t, w);
+  if (ctrace__genfmt() && ev == CTRACE_EV_UserRegion && !region_shown(t->tcurg, a, name, b)) {
+    ANNOTATION_END(t, w);
+    return;
+  }
   uint64_t v[4] = {a, b, ctrace__string_id(&w, name), ctrace__stack_id(t, fp)};
   if (!ctrace__genfmt())
     ctrace__emit(&w, ev, 4, v, 0);

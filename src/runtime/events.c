@@ -698,10 +698,14 @@ void ctrace__close_phases(ctrace__w *w) {
 /* A mark assist is a G's (Go 1.23 scopes it to the G that writes it, and
  * its viewer crashes on one written between Gs): not written from G0. A
  * blocking system call ends it (ctrace_go_sysblock). */
+/* In the generation format an assist whose end could not be written (in
+ * a gap at the cap) stays open in the trace's eyes, and the next one
+ * goes on in it: Go's reader rejects a begin while one is open. */
 void ctrace_gc_mark_assist_start(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g) return;
   g->ctrace__flags |= CTRACE__GF_ASSIST;
+  if (ctrace__genfmt() && ctrace__assist_shown(g)) return;
   uint64_t mark = simple(CTRACE_EV_GCMarkAssistStart, CTRACE_EV122_GCMarkAssistBegin, 0, 0, 0,
                          __builtin_frame_address(0));
   ctrace__assist_mark(g, mark);
@@ -710,8 +714,10 @@ void ctrace_gc_mark_assist_done(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g || !(g->ctrace__flags & CTRACE__GF_ASSIST)) return;
   bool shown = ctrace__assist_shown(g);
-  g->ctrace__flags &= ~(CTRACE__GF_ASSIST | CTRACE__GF_MARK);
-  if (shown) simple(CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, 0, 0, NULL);
+  g->ctrace__flags &= ~CTRACE__GF_ASSIST;
+  if (!shown || simple(CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, 0, 0, NULL) ||
+      !ctrace__genfmt())
+    g->ctrace__flags &= ~CTRACE__GF_MARK;
 }
 void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, CTRACE_EV122_HeapAlloc, 1, live, 0, NULL); }
 void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, CTRACE_EV122_HeapGoal, 1, goal, 0, NULL); }

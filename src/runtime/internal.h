@@ -132,7 +132,10 @@ CTRACE__INLINE void ctrace__assist_mark(ctrace_g *g, uint64_t mark) {
 
 typedef struct ctrace__thread {
   _Atomic uint32_t seq; /* odd while writing an event */
-  uint64_t state;       /* global state this thread's trace fields are for */
+  /* The global state this thread's trace fields are for. Atomic (plain
+   * loads are movs) for the one write by another thread: the closing of
+   * a thread for a gap (tracer.c), while the thread may be reading it. */
+  _Atomic uint64_t state;
   /* This thread's buffers, by generation parity: a thread writes only
    * into its generation's, so that the thread that ends a generation
    * (ctrace__advance) may take the other while this one writes. */

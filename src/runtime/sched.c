@@ -34,6 +34,7 @@ void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
   g->ctrace__tstatus = CTRACE__G_DEAD;
   g->ctrace__lock = 0;
   g->ctrace__flags = 0;
+  g->ctrace__nregions = 0;
   __atomic_store_n(&g->ctrace__status, status, __ATOMIC_RELAXED);
   pthread_mutex_lock(&gs_mu);
   g->ctrace__prev = NULL;
@@ -126,6 +127,7 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
   }
   g->ctrace__seq = 0;
   g->ctrace__tstatus = st;
+  if (!shown) g->ctrace__nregions = 0; /* none open in this trace's eyes */
   if (shown || (gen == ctrace__gen0 && !creator_stack)) {
     if (st == CTRACE__G_SYSCALL && !shown) {
       g->ctrace__lastp = w->t->tid;

@@ -62,6 +62,8 @@ static _Atomic uint64_t capped_state;
  * ended at the cap, sealed), while the gap lasts; when the gap began;
  * the gaps of this trace (its stop says CTRACE_ECAPPED for any). */
 static uint64_t gap_gen, trace_gaps;
+/* The ticks per second every generation of the trace states (frequency). */
+static uint64_t gen_freq;
 /* When tracing last went off at the cap: a gap's start. */
 static _Atomic uint64_t capped_ns;
 /* The threads were closed for the gap (close_all): set under threads_mu. */
@@ -80,7 +82,7 @@ static _Atomic bool gap_closed;
 static void close_for_gap(ctrace__thread *t, uint64_t s) {
   if (!(t->state & 1) || t->state >> 1 < ctrace__gen0) return; /* not in this trace */
   uint64_t old = t->state;
-  t->state = s;
+  if (old != s) t->state = s;
   /* A dozen events at most: statuses, GoStop, ProcStop, a sweep, the
    * end of a call. */
   if (!ctrace__room_as(t, 16 * CTRACE__MAX_EVENT)) return;
@@ -93,11 +95,12 @@ static void close_for_gap(ctrace__thread *t, uint64_t s) {
 }
 
 void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) {
-  if (!ctrace__genfmt() || !atomic_load(&capped_state) || (t->tcurg != g && t->sys_g != g))
-    return;
+  /* capped_state first: the format is read only within a trace. */
+  if (!atomic_load(&capped_state) || !ctrace__genfmt()) return;
+  /* t's trace fields are close_all's too, under threads_mu. */
   pthread_mutex_lock(&threads_mu);
   uint64_t cs = atomic_load(&capped_state);
-  if (cs && !atomic_load(&gap_closed)) close_for_gap(t, cs | 1);
+  if (cs && !atomic_load(&gap_closed) && (t->tcurg == g || t->sys_g == g)) close_for_gap(t, cs | 1);
   pthread_mutex_unlock(&threads_mu);
 }
 
@@ -167,7 +170,7 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
     if (!(s & 1)) return false;
   }
   uint64_t old = t->state;
-  t->state = s;
+  if (old != s) t->state = s;
   if (ctrace__genfmt() && old & 1 && old >> 1 >= ctrace__gen0) {
     /* A new generation of the same trace: the thread goes on holding
      * what it held, and says so first. */
@@ -300,6 +303,7 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   ctrace__events_reset(ctrace__procs());
   ctrace__reader_open(gen);
   trace_gaps = 0;
+  gen_freq = 0;
   atomic_store(&gap_closed, false);
   trace_writer = writer;
   ns_start = ctrace__mono_ns();
@@ -320,7 +324,16 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
 }
 
 /* Ticks per second over the trace. A very short trace would give a poor
- * figure, so the measurement spans at least 10 ms. */
+ * figure, so the measurement spans at least 10 ms.
+ *
+ * In the generation format each generation states its own, and Go's
+ * reader turns ticks (counted since boot: ns since boot over 64 with
+ * the TSC) into ns by it. Two estimates that differ by a part in 10^5, as
+ * two 10 ms measurements do, would put the second generation's events
+ * hours-since-boot times 10^-5, a fraction of a second, away from the
+ * first's: Go's reader would then pile them 1 ns after the last event
+ * before. So a trace's generations all state its first measurement
+ * (gen_freq). */
 static uint64_t frequency(void) {
   uint64_t ns, ticks;
   for (;;) {
@@ -400,7 +413,7 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   if (b) {
     ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
     *b->pos++ = CTRACE_EV122_Frequency;
-    b->pos = ctrace__put_uvarint(b->pos, frequency());
+    b->pos = ctrace__put_uvarint(b->pos, gen_freq ? gen_freq : (gen_freq = frequency()));
     ctrace__queue_full(b);
   }
   ctrace__reader_seal(gen);
