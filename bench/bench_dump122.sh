@@ -16,9 +16,15 @@
 # Then, for BENCH_ROUNDS rounds: `ctrace dump` on both traces and Go's
 # trace tool with -d=1 (its binary, run directly) on the first, each under
 # GNU time. One line from the medians:
-#   BENCH name=dump-vs-go123 speedup=<go wall / ctrace wall>
+#   BENCH name=dump-vs-go123 source=go speedup=<go wall / ctrace wall>
 #     memory_ratio=<ctrace RSS / go RSS> ... ctrace_rss_4x_mb=<on the 4x trace>
 #     rss_growth_4x=<ctrace RSS 4x / ctrace RSS> generations=... generations_4x=...
+#
+# The same on an MB-megabyte trace ctrace writes in Go's current format
+# (bench_gen_trace, CTRACE_FORMAT=go1.22), written anew each run (it is
+# the writer's output that is measured too) and held to Go's output the
+# same way each time:
+#   BENCH name=dump-vs-go123 source=ctrace speedup=... memory_ratio=...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -83,7 +89,8 @@ echo "bench_dump122: $trace: $(stat -c %s "$trace") bytes, $events events, $gens
 
 # ---- timed rounds ------------------------------------------------------------------
 measure() {
-  local name=$1
+  local name=$1 r=$2
+  shift
   shift
   local out=$dir/time122.out
   if ! "$time_bin" -f '%e %M %U %S' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
@@ -95,9 +102,9 @@ measure() {
 }
 rm -f "$dir"/{dump122,dump122x4,go123}.times
 for r in $(seq 1 "$rounds"); do
-  measure dump122 "$ctrace" dump "$trace"
-  measure dump122x4 "$ctrace" dump "$trace4"
-  measure go123 "$gotrace" -d=1 "$trace"
+  measure dump122 "$r" "$ctrace" dump "$trace"
+  measure dump122x4 "$r" "$ctrace" dump "$trace4"
+  measure go123 "$r" "$gotrace" -d=1 "$trace"
 done
 median() { awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 awk -v w="$(median 1 "$dir/dump122.times")" -v r="$(median 2 "$dir/dump122.times")" \
@@ -107,6 +114,31 @@ awk -v w="$(median 1 "$dir/dump122.times")" -v r="$(median 2 "$dir/dump122.times
     -v mb4="$(awk -v b="$(stat -c %s "$trace4")" 'BEGIN {printf "%.1f", b / 1e6}')" \
     -v g="$gens" -v g4="$gens4" -v ev="$events" -v k="$rounds" -v same="$same" 'BEGIN {
   if (w < 0.01) w = 0.01
-  printf "BENCH name=dump-vs-go123 speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f ctrace_s_4x=%.2f ctrace_rss_4x_mb=%.1f rss_growth_4x=%.2f trace_mb=%s trace_4x_mb=%s generations=%s generations_4x=%s events=%s rounds=%s same_output=%s\n",
+  printf "BENCH name=dump-vs-go123 source=go speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f ctrace_s_4x=%.2f ctrace_rss_4x_mb=%.1f rss_growth_4x=%.2f trace_mb=%s trace_4x_mb=%s generations=%s generations_4x=%s events=%s rounds=%s same_output=%s\n",
     gw / w, r / gr, w, gw, r / 1024, gr / 1024, w4, r4 / 1024, r4 / r, mb, mb4, g, g4, ev, k, same
+}'
+
+# ---- a trace ctrace writes in Go's current format -----------------------------------
+ctrace_trace=$dir/ctrace122-${mb}mb.trace
+CTRACE_FORMAT=go1.22 "$build/bin/bench_gen_trace" "$ctrace_trace" "$mb" 2>"$dir/gen122.err" ||
+  { cat "$dir/gen122.err" >&2; die "bench_gen_trace failed"; }
+go_sha=$("$gotrace" -d=1 "$ctrace_trace" 2>"$dir/go123c.err" | untimed) || die "go tool trace -d=1 failed on $ctrace_trace"
+c_sha=$("$ctrace" dump "$ctrace_trace" | untimed) || die "ctrace dump failed on $ctrace_trace"
+same_c=$([ "$go_sha" = "$c_sha" ] && echo yes || echo no)
+gens_c=$("$ctrace" check "$ctrace_trace" | sed -nE 's/.* ([0-9]+) generations.*/\1/p')
+events_c=$("$ctrace" check "$ctrace_trace" | sed -nE 's/.*trace, ([0-9]+) events.*/\1/p')
+echo "bench_dump122: $ctrace_trace: $(stat -c %s "$ctrace_trace") bytes, $events_c events," \
+     "$gens_c generations; ctrace dump prints the lines Go prints: $same_c" >&2
+rm -f "$dir"/{dump122c,go123c}.times
+for r in $(seq 1 "$rounds"); do
+  measure dump122c "$r" "$ctrace" dump "$ctrace_trace"
+  measure go123c "$r" "$gotrace" -d=1 "$ctrace_trace"
+done
+awk -v w="$(median 1 "$dir/dump122c.times")" -v r="$(median 2 "$dir/dump122c.times")" \
+    -v gw="$(median 1 "$dir/go123c.times")" -v gr="$(median 2 "$dir/go123c.times")" \
+    -v mb="$(awk -v b="$(stat -c %s "$ctrace_trace")" 'BEGIN {printf "%.1f", b / 1e6}')" \
+    -v g="$gens_c" -v ev="$events_c" -v k="$rounds" -v same="$same_c" 'BEGIN {
+  if (w < 0.01) w = 0.01
+  printf "BENCH name=dump-vs-go123 source=ctrace speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f trace_mb=%s generations=%s events=%s rounds=%s same_output=%s\n",
+    gw / w, r / gr, w, gw, r / 1024, gr / 1024, mb, g, ev, k, same
 }'
