@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -362,13 +363,15 @@ CTRACE__INLINE uint64_t ctrace__emit_as(ctrace__w *w, uint8_t ev, uint8_t ev2, i
 
 /* ---- strings and stacks (tab.c, stack.c) -------------------------------- */
 
+
+
 /* Id of string s in the current trace, writing its EvString through w the
  * first time. 0 for NULL or "". */
 uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
 uint64_t ctrace__string_id_n(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
 /* The generation format's unique string (a log message): an id of its
  * own, the string into the thread's strings batch; 0 if lost. */
-uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
+uint64_t ctrace__unique_string_slow(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
 /* Id of the calling thread's stack above frame fp (the public function's
  * own frame), 0 if stacks are off. */
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;
@@ -538,6 +541,26 @@ void ctrace__advance(bool last) CTRACE__HIDDEN;
 
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }
+
+/* The fast path of ctrace__unique_string_slow (stack.c): an id left in the
+ * thread's block and room in its strings batch. */
+CTRACE__INLINE uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_t len) {
+  ctrace__thread *t = w->t;
+  uint64_t gen = ctrace__gen(t);
+  ctrace__buf *b = t->sbufs[gen & 1];
+  if (ctrace__likely(t->uid_gen == gen && t->uid_next != t->uid_end && b &&
+                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len)) {
+    uint64_t id = t->uid_next++;
+    uint8_t *q = b->pos;
+    *q++ = CTRACE_EV122_String;
+    q = ctrace__put_uvarint(q, id);
+    q = ctrace__put_uvarint(q, len);
+    memcpy(q, s, len);
+    b->pos = q + len;
+    return id;
+  }
+  return ctrace__unique_string_slow(w, s, len);
+}
 
 
 #endif

@@ -281,18 +281,16 @@ static uint8_t *section(ctrace__buf **bp, uint64_t gen, uint64_t ticks, uint8_t 
 /* Unique strings (the generation format's log messages), as Go's
  * uniqueString writes them: never looked up, each under an id of its own
  * into a strings batch of the writing thread's, which the generation's end
- * takes with its other buffers. Ids come in blocks per thread, above any
- * the table hands out (a generation's table holds far fewer than 2^28). */
-#define UNIQUE_BASE (1ull << 28)
+ * takes with its other buffers. Ids come in blocks per thread, taken from
+ * the generation's string table's own count (so they stay short varints
+ * and never meet an id of the table's). */
 #define UNIQUE_BLOCK 1024
-static _Atomic uint64_t unique_next[2];
 
-uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_t len) {
+uint64_t ctrace__unique_string_slow(ctrace__w *w, const char *s, size_t len) {
   ctrace__thread *t = w->t;
   uint64_t gen = ctrace__gen(t);
   if (t->uid_gen != gen || t->uid_next == t->uid_end) {
-    t->uid_next = UNIQUE_BASE + atomic_fetch_add_explicit(&unique_next[gen & 1], UNIQUE_BLOCK,
-                                                          memory_order_relaxed);
+    t->uid_next = ctrace__tab_ids(STRINGS(t), UNIQUE_BLOCK);
     t->uid_end = t->uid_next + UNIQUE_BLOCK;
     t->uid_gen = gen;
   }
@@ -334,7 +332,6 @@ void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
   }
   if (b) ctrace__queue_full(b);
   ctrace__tables_reset(gen);
-  atomic_store_explicit(&unique_next[gen & 1], 0, memory_order_relaxed);
   /* As at a stop (see tables_dump), no file stays open; what the
    * symbolizer learnt serves the next generations, and traces: reading
    * DWARF afresh would take the writer thread up to a second each time,

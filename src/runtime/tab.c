@@ -84,6 +84,14 @@ uint64_t ctrace__tab_put(ctrace__tab *tab, const void *key, size_t len, uint64_t
   return e ? e->id : 0;
 }
 
+uint64_t ctrace__tab_ids(ctrace__tab *tab, uint64_t n) {
+  pthread_mutex_lock(&tab->mu);
+  uint64_t first = tab->next_id + 1;
+  tab->next_id += n;
+  pthread_mutex_unlock(&tab->mu);
+  return first;
+}
+
 void ctrace__tab_reset(ctrace__tab *tab) {
   pthread_mutex_lock(&tab->mu);
   for (size_t i = 0; i < CTRACE__TAB_BUCKETS; i++)

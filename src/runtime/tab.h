@@ -35,5 +35,7 @@ uint64_t ctrace__tab_put(ctrace__tab *tab, const void *key, size_t len, uint64_t
                          bool *fresh) CTRACE__HIDDEN;
 /* Forgets every entry. Only while no thread can use the table. */
 void ctrace__tab_reset(ctrace__tab *tab) CTRACE__HIDDEN;
+/* Reserves n ids no entry will get; returns the first. */
+uint64_t ctrace__tab_ids(ctrace__tab *tab, uint64_t n) CTRACE__HIDDEN;
 
 #endif
