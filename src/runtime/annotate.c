@@ -32,8 +32,8 @@ static _Atomic uint64_t next_task = 1;
  * g are kept, as hashes of task and name (8 deep; deeper ones counted
  * only), and an end whose begin the trace never showed, as of a region
  * begun in a gap at the cap (tracer.c) while one begun before it is still
- * open in the trace's eyes, or a program's own misnesting, is not
- * written: whether region begin or end is written. */
+ * open in the trace's eyes, or of a program's own misnesting, is not
+ * written. Returns whether the begin or end is written. */
 static bool region_shown(ctrace_g *g, uint64_t task, const char *name, bool end) {
   uint32_t h = 2166136261u ^ (uint32_t)task;
   for (const char *c = name ? name : ""; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;

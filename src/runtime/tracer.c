@@ -59,8 +59,8 @@ const char *ctrace_strerror(int err) {
 /* The state of a trace that ended early, until its stop; 0 for none. */
 static _Atomic uint64_t capped_state;
 /* Generation format, under ctl_mu: the generation a gap follows (it
- * ended at the cap, sealed), while the gap lasts; when the gap began;
- * the gaps of this trace (its stop says CTRACE_ECAPPED for any). */
+ * ended at the cap, sealed), while the gap lasts; the gaps of this trace
+ * (its stop says CTRACE_ECAPPED for any). */
 static uint64_t gap_gen, trace_gaps;
 /* The ticks per second every generation of the trace states (frequency). */
 static uint64_t gen_freq;
@@ -170,7 +170,7 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
     if (!(s & 1)) return false;
   }
   uint64_t old = t->state;
-  if (old != s) t->state = s;
+  t->state = s;
   if (ctrace__genfmt() && old & 1 && old >> 1 >= ctrace__gen0) {
     /* A new generation of the same trace: the thread goes on holding
      * what it held, and says so first. */
