@@ -484,11 +484,11 @@ static int stop_locked(void) {
   }
   if (ctrace__genfmt()) {
     /* Nothing to close: the trace ends with its last generation, which,
-     * in a gap, is sealed already. */
-    if (gap_gen)
-      gap_count(false);
-    else
-      end_generation(s | 1, s & ~(uint64_t)1, false);
+     * in a gap, is sealed already. Since the cap, if any, nothing was
+     * traced: a gap at the end. */
+    bool sealed = gap_gen;
+    if (rc) gap_count(false);
+    if (!sealed) end_generation(s | 1, s & ~(uint64_t)1, false);
     ctrace__reader_close_and_wait(0);
     return rc || trace_gaps ? CTRACE_ECAPPED : 0;
   }

@@ -8,6 +8,9 @@
 # CTRACE_FORMAT=go1.22 and a generation period of a minute: each trace must say
 # "go 1.22 trace", pass `ctrace check`, and serve every page of Go 1.22's
 # and Go 1.23's viewers (tests/go_compat.sh). A bad --format exits 2.
+# And run_pingpong into a FIFO read at about 300 kB/s under a 1 MiB
+# CTRACE_MAX_PENDING_MB: its trace pauses at the cap, `ctrace run` says so
+# on stderr (gaps, time not traced), and the trace opens as the others.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
 
@@ -34,6 +37,24 @@ for c in "pipe" "wakers rwlock"; do
         die "ctrace run run_$p $arg failed: $(tail -n 3 "$t.out")"
     traces+=("$t")
 done
+# A reader that falls behind: gaps, said on stderr.
+t=$out/gaps.trace
+mkfifo "$out/fifo"
+# (`ctrace run` opens the file once before the program does: an end of
+# file before the program's own is not the end.)
+( while :; do
+      n=$(dd bs=65536 count=1 iflag=fullblock status=none | tee -a "$t" | wc -c)
+      [ "$n" -gt 0 ] || [ ! -e "$out/ran" ] || break
+      sleep 0.2
+  done <"$out/fifo" ) &
+slow=$!
+CTRACE_MAX_PENDING_MB=1 timeout 120 "$ctrace" run --format=go1.22 -o "$out/fifo" -- \
+    "$bindir/run_pingpong" 100000 >"$t.out" 2>"$t.err" || die "ctrace run run_pingpong into a slow reader failed: $(tail -n 3 "$t.err")"
+touch "$out/ran"
+wait "$slow"
+grep -q "has [1-9][0-9]* gap(s), .* s not traced" "$t.err" ||
+    die "ctrace run said nothing of the gaps: $(cat "$t.err")"
+traces+=("$t")
 # A period of a minute (the reader's wait is a tenth of it: past a
 # second, its deadline once came out invalid and the reader spun, holding
 # its lock, and the program hung).
