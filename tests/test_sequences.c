@@ -151,6 +151,7 @@ STEP(s_p0, ctrace_proc_start(0))
 STEP(s_p1, ctrace_proc_start(1))
 STEP(s_p2, ctrace_proc_start(2))
 STEP(s_pstop, ctrace_proc_stop())
+STEP(s_p4097, ctrace_proc_start(4097))
 STEP(s_create_a, ctrace_go_create(&ga, fn_a))
 STEP(s_create_b, ctrace_go_create(&gb, fn_b))
 STEP(s_create_c, ctrace_go_create(&gc, fn_c))
@@ -569,7 +570,24 @@ int main(int argc, char **argv) {
   end();
 
   const char *fmt = getenv("CTRACE_FORMAT");
-  if (fmt && !strcmp(fmt, "go1.22")) gap(&r1);
+  if (fmt && !strcmp(fmt, "go1.22")) {
+    gap(&r1);
+    /* 8. P numbers 4096 apart, each held by a thread of its own: each
+     *    states its own status. */
+    begin("procs_4096_apart");
+    on(&r1, s_p1, NULL);
+    on(&r2, s_p4097, NULL);
+    on(&r1, s_create_a, NULL);
+    on(&r1, s_start_a, NULL);
+    on(&r2, s_create_b, NULL);
+    on(&r2, s_start_b, NULL);
+    on(&r2, s_log, NULL);
+    on(&r1, s_end, NULL);
+    on(&r2, s_end, NULL);
+    on(&r1, s_pstop, NULL);
+    on(&r2, s_pstop, NULL);
+    end();
+  }
   actor_join(&r1);
   actor_join(&r2);
   return 0;

@@ -17,6 +17,7 @@
  * none cannot be said in this format: it is counted lost.
  */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -35,9 +36,31 @@ typedef struct pstate {
   uint8_t status; /* CTRACE_PS_*, 0 for a P never shown */
   _Atomic uint8_t lock;
 } pstate;
-static pstate ps[CTRACE__GEN_PMAX];
+/* By P number, in chunks: the first static, the others mapped at a P's
+ * first use (a thread per P makes thousands of Ps in a program of
+ * thousands of threads). Above PCHUNKS chunks, and should a chunk's
+ * mmap fail, numbers share the first chunk's states. */
+#define PCHUNK 4096
+#define PCHUNKS 256
+static pstate chunk0[PCHUNK];
+static pstate *_Atomic chunks[PCHUNKS] = {chunk0};
 
-static pstate *pstate_of(int64_t p) { return &ps[(uint64_t)p % CTRACE__GEN_PMAX]; }
+static pstate *chunk_new(uint64_t i) {
+  void *m = mmap(NULL, PCHUNK * sizeof(pstate), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return chunk0;
+  pstate *c = NULL;
+  if (atomic_compare_exchange_strong(&chunks[i], &c, (pstate *)m)) return m;
+  munmap(m, PCHUNK * sizeof(pstate)); /* another thread's came first */
+  return c;
+}
+
+static pstate *pstate_of(int64_t p) {
+  uint64_t i = (uint64_t)p / PCHUNK;
+  if (ctrace__likely(i == 0)) return &chunk0[p];
+  pstate *c = i < PCHUNKS ? atomic_load_explicit(&chunks[i], memory_order_acquire) : chunk0;
+  if (ctrace__unlikely(!c)) c = chunk_new(i);
+  return &c[(uint64_t)p % PCHUNK];
+}
 
 static void p_lock(pstate *s) {
   while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
@@ -48,7 +71,10 @@ static void p_unlock(pstate *s) { atomic_store_explicit(&s->lock, 0, memory_orde
 void ctrace__gen_reset(uint64_t gen0) {
   ctrace__gen0 = gen0;
   ctrace__gen_base = gen0 - 1;
-  memset(ps, 0, sizeof ps);
+  for (int i = 0; i < PCHUNKS; i++) {
+    pstate *c = atomic_load_explicit(&chunks[i], memory_order_acquire);
+    if (c) memset(c, 0, PCHUNK * sizeof(pstate));
+  }
 }
 
 /* Strings of Go's own block and stop reasons: its analyses classify
@@ -153,8 +179,13 @@ void ctrace__gen_seal(uint64_t gen, uint64_t ticks) {
   ctrace__thread closer = {.state = gen << 1 | 1, .tid = -1};
   ctrace__buf *b = NULL;
   ctrace__w w = {&closer, &b, CTRACE__NO_P};
-  for (int64_t p = 0; p < CTRACE__GEN_PMAX; p++) {
-    pstate *s = &ps[p];
+  for (int64_t p = 0; p < PCHUNK * PCHUNKS; p++) {
+    pstate *c = atomic_load_explicit(&chunks[p / PCHUNK], memory_order_acquire);
+    if (!c) {
+      p += PCHUNK - 1; /* no P of this chunk was ever used */
+      continue;
+    }
+    pstate *s = &c[p % PCHUNK];
     p_lock(s);
     /* Stated in gen already, or since, by a thread of the next one. */
     if (atomic_load_explicit(&s->gen, memory_order_relaxed) < gen && s->status &&

@@ -487,7 +487,6 @@ void ctrace__tables_fork_child(void) CTRACE__HIDDEN;
 
 /* ---- Go's current format: generations (gen.c) ---------------------------- */
 
-#define CTRACE__GEN_PMAX 4096 /* Ps whose status is kept; numbers wrap above */
 
 /* Go's block and stop reasons (gen.c) */
 enum {
