@@ -517,7 +517,9 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
     t->total = (g->s.end >= 0 ? g->s.end : last) - g->s.creation;
     int64_t known = t->exec + t->sched_wait + t->syscall + t->syscall_block;
     for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) known += t->block[k];
-    t->unknown = t->total - known;
+    /* As Go's UnknownTime: never below 0, for Go counts a call blocked at
+     * the end twice (above), and so may the sum. */
+    t->unknown = t->total > known ? t->total - known : 0;
   }
 
   /* Goroutines by id, and groups by start function. */
