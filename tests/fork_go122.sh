@@ -17,7 +17,15 @@ die() {
 }
 rm -rf "$dir"
 mkdir -p "$dir"
-CTRACE_FORMAT=go1.22 "$bin" "$dir"
+# Under AddressSanitizer its allocator is not fork-safe: a child forked
+# while another thread of the parent holds the allocator's lock hangs in
+# its first malloc (seen: a child forked while the parent's reader thread
+# ended a generation, symbolizing). There, one generation spans the run,
+# so that no thread of ctrace's mallocs while the others fork; the plain
+# build forks across generation ends (a second each).
+gen_ms=
+if ldd "$bin" 2>/dev/null | grep -q libasan; then gen_ms=600000; fi
+CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=$gen_ms "$bin" "$dir"
 traces=("$dir"/*.trace)
 [ "${#traces[@]}" -ge 21 ] || die "expected 21 traces, found ${#traces[@]}"
 for t in "${traces[@]}"; do
