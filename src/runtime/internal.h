@@ -208,7 +208,6 @@ void ctrace__gap_note(uint64_t ns) CTRACE__HIDDEN;
  * off at the cap: t is closed for the gap now, while g is still there. */
 void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
 
-
 /* ctrace_start; writer (writer.c), if any, is the trace's reader thread,
  * which stop joins with ctrace__writer_join, returning its error. */
 int ctrace__start(const ctrace_options *opts, void *writer) CTRACE__HIDDEN;
@@ -363,8 +362,6 @@ CTRACE__INLINE uint64_t ctrace__emit_as(ctrace__w *w, uint8_t ev, uint8_t ev2, i
 
 /* ---- strings and stacks (tab.c, stack.c) -------------------------------- */
 
-
-
 /* Id of string s in the current trace, writing its EvString through w the
  * first time. 0 for NULL or "". */
 uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
@@ -487,7 +484,6 @@ void ctrace__tables_fork_child(void) CTRACE__HIDDEN;
 
 /* ---- Go's current format: generations (gen.c) ---------------------------- */
 
-
 /* Go's block and stop reasons (gen.c) */
 enum {
   CTRACE__R_UNSPECIFIED, CTRACE__R_NET, CTRACE__R_SELECT, CTRACE__R_COND, CTRACE__R_SYNC,
@@ -560,6 +556,5 @@ CTRACE__INLINE uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_
   }
   return ctrace__unique_string_slow(w, s, len);
 }
-
 
 #endif

@@ -294,16 +294,10 @@ uint64_t ctrace__unique_string_slow(ctrace__w *w, const char *s, size_t len) {
     t->uid_end = t->uid_next + UNIQUE_BLOCK;
     t->uid_gen = gen;
   }
-  ctrace__buf **bp = &t->sbufs[gen & 1];
-  uint8_t *q = section(bp, gen, 0, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + len);
-  if (!q) return 0;
-  uint64_t id = t->uid_next++;
-  *q++ = CTRACE_EV122_String;
-  q = ctrace__put_uvarint(q, id);
-  q = ctrace__put_uvarint(q, len);
-  memcpy(q, s, len);
-  (*bp)->pos = q + len;
-  return id;
+  /* With ids and room now, the fast path writes the record. */
+  if (!section(&t->sbufs[gen & 1], gen, 0, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + len))
+    return 0;
+  return ctrace__unique_string(w, s, len);
 }
 
 void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
