@@ -36,8 +36,7 @@
  * Output: one line per case on stdout,
  *   BENCH name=<case> ns_per_event=<x> ratio_to_floor=<r> bytes_per_event=<b>
  *         threads=<n> [scaling=<s>] floor_ns=<f>
- * (one line; with -f go1.22, Go's current format, the names end in
- * -go122), where floor_ns is the floor's median per iteration in the
+ * (one line), where floor_ns is the floor's median per iteration in the
  * pass reported, and
  * threads=2 lines give per-thread figures with both threads running the
  * same loop at once (the floor too). scaling is the 2-thread per-event cost
@@ -51,6 +50,10 @@
  *         ratio_max=<b> passes=<p>
  * where ratio is the median over passes of the case's ratio to the floor
  * over the other's in the same pass (both cases must run: -c a,b).
+ * With -f go1.22, the cases run in Go's current format, their names end
+ * in -go122, and each run follows one of the same case in the classic
+ * format, so the line above compares the two formats pass by pass
+ * (vs=<case>); the classic runs have no lines of their own there.
  * stderr has progress and, per run, interquartile ranges, the median of
  * per-round ratios, the wall-clock ratio, the bytes per event and the
  * reader's CPU time per event. See BENCHMARKS.md.
@@ -399,6 +402,8 @@ typedef struct result {
 } result;
 
 static int devnull = -1;
+/* The format of the traced runs (ctrace_options.format; 0: the default). */
+static int run_format;
 
 /* One run: a trace of its own (if the case traces), nthreads workers that
  * each run `rounds` rounds of the floor and of the case, interleaved. */
@@ -416,6 +421,7 @@ static result do_run(const bench_case *c, int nthreads) {
     o.no_stacks = c->trace == 1;
     o.stack_depth = c->deep == DEEP_NOFP ? STACK_FRAMES : 32;
     o.unwind = c->unwind;
+    o.format = run_format;
     int err = ctrace_start_fd(devnull, &o);
     if (err) {
       fprintf(stderr, "bench: ctrace_start_fd: %s\n", ctrace_strerror(err));
@@ -552,18 +558,21 @@ static int case_index(const char *name) {
   return -1;
 }
 
-/* A case against its reference (bench_case.vs): in each pass, the ratio of
- * their ratios to the floor, both measured in that pass, minutes apart at
- * most, so that the machine's load drifting between passes cancels; the
- * median over passes, and the least and greatest. */
-static void report_vs(const bench_case *c, int n, result res[][MAX_THREADS][MAX_PASSES],
-                      const char *suffix) {
-  int i = (int)(c - cases), j = case_index(c->vs);
+typedef result results[NCASES][MAX_THREADS][MAX_PASSES];
+
+/* A case against its reference vs (bench_case.vs, or itself in the other
+ * format), whose results are in ref: in each pass, the ratio of their
+ * ratios to the floor, both measured in that pass, minutes apart at most,
+ * so that the machine's load drifting between passes cancels; the median
+ * over passes, and the least and greatest. */
+static void report_vs(const bench_case *c, const char *vs, int n, results res, results ref,
+                      const char *suffix, const char *ref_suffix) {
+  int i = (int)(c - cases), j = case_index(vs);
   if (j < 0 || n > cases[j].threads) return;
   double q[MAX_PASSES];
   int k = 0;
   for (int p = 0; p < passes; p++) {
-    const result *a = &res[i][n - 1][p], *b = &res[j][n - 1][p];
+    const result *a = &res[i][n - 1][p], *b = &ref[j][n - 1][p];
     if (a->ok && b->ok && b->ratio > 0) q[k++] = a->ratio / b->ratio;
   }
   if (k == 0) return;
@@ -573,7 +582,7 @@ static void report_vs(const bench_case *c, int n, result res[][MAX_THREADS][MAX_
     if (q[p] > hi) hi = q[p];
   }
   printf("BENCH name=%s%s vs=%s%s threads=%d ratio=%.2f ratio_min=%.2f ratio_max=%.2f passes=%d\n",
-         c->name, suffix, c->vs, suffix, n, median(q, k), lo, hi, k);
+         c->name, suffix, vs, ref_suffix, n, median(q, k), lo, hi, k);
 }
 
 int main(int argc, char **argv) {
@@ -594,14 +603,13 @@ int main(int argc, char **argv) {
       only = optarg;
       break;
     case 'f':
-      /* The trace format (CTRACE_FORMAT); its cases' names get a suffix. */
+      /* The trace format; its cases' names get a suffix. */
       if (strcmp(optarg, "go1.22") == 0) {
         suffix = "-go122";
       } else if (strcmp(optarg, "go1.11") != 0) {
         fprintf(stderr, "bench: -f go1.11 or go1.22\n");
         return 2;
       }
-      setenv("CTRACE_FORMAT", optarg, 1);
       break;
     default:
       fprintf(stderr, "usage: %s [-p PASSES] [-r ROUNDS] [-m MS_PER_ROUND] [-c CASE[,CASE...]] [-f FORMAT]\n",
@@ -631,13 +639,24 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench: warning: stack16 call sites are %d frames deep, not %d\n",
             probed_frames, STACK_FRAMES);
 
-  static result res[NCASES][MAX_THREADS][MAX_PASSES];
+  /* Go's current format: each run after the classic format's (ref). */
+  bool twin = *suffix != 0;
+  static results res, ref;
   uint64_t t0 = now_ns();
   for (int p = 0; p < passes; p++) {
     fprintf(stderr, "bench: pass %d of %d\n", p + 1, passes);
     for (size_t i = 0; i < NCASES; i++) {
       if (!selected(only, cases[i].name)) continue;
-      for (int n = 1; n <= cases[i].threads; n++) res[i][n - 1][p] = do_run(&cases[i], n);
+      for (int n = 1; n <= cases[i].threads; n++) {
+        if (twin && cases[i].trace) {
+          run_format = CTRACE_FORMAT_GO111;
+          fprintf(stderr, "  (go1.11)");
+          ref[i][n - 1][p] = do_run(&cases[i], n);
+          run_format = CTRACE_FORMAT_GO122;
+          fprintf(stderr, "  (go1.22)");
+        }
+        res[i][n - 1][p] = do_run(&cases[i], n);
+      }
     }
   }
 
@@ -686,8 +705,11 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < NCASES; i++) {
     const bench_case *c = &cases[i];
-    if (!c->vs || !selected(only, c->name) || !selected(only, c->vs)) continue;
-    for (int n = 1; n <= c->threads; n++) report_vs(c, n, res, suffix);
+    if (!selected(only, c->name)) continue;
+    for (int n = 1; n <= c->threads; n++) {
+      if (c->vs && selected(only, c->vs)) report_vs(c, c->vs, n, res, res, suffix, suffix);
+      if (twin && c->trace) report_vs(c, c->name, n, res, ref, suffix, "");
+    }
   }
   fflush(stdout);
   fprintf(stderr, "bench: done in %.1f s\n", (double)(now_ns() - t0) / 1e9);

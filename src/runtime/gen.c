@@ -30,8 +30,11 @@ uint64_t ctrace__gen_base, ctrace__gen0;
  * stated in it while threads of the next may be stating them. */
 typedef struct pstate {
   /* Stored under the lock, read without by the P's holder: release and
-   * acquire order the holder's later changes after the sealer's reads. */
-  _Atomic uint64_t gen;
+   * acquire order the holder's later changes after the sealer's reads.
+   * A cache line each: the holders of neighbouring Ps, on other cores,
+   * write their seq at every system call (event-stack16-go122 at 2
+   * threads: 49 ns a call sharing lines, 24 ns apart). */
+  _Alignas(64) _Atomic uint64_t gen;
   uint64_t seq;
   uint8_t status; /* CTRACE_PS_*, 0 for a P never shown */
   _Atomic uint8_t lock;

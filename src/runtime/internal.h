@@ -324,11 +324,13 @@ CTRACE__INLINE uint64_t ctrace__emit(ctrace__w *w, uint8_t ev, int n, const uint
   if (n < 3) {
     *p++ = (uint8_t)(ev | n << CTRACE_ARG_COUNT_SHIFT);
     p = ctrace__put_uvarint(p, diff);
+#pragma GCC unroll 8
     for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
   } else {
     *p = (uint8_t)(ev | 3 << CTRACE_ARG_COUNT_SHIFT);
     uint8_t *lenp = p + 1, *start = p + 2; /* < 128 bytes: one length byte */
     p = ctrace__put_uvarint(start, diff);
+#pragma GCC unroll 8
     for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
     *lenp = (uint8_t)(p - start);
   }
@@ -347,6 +349,7 @@ CTRACE__INLINE uint64_t ctrace__emit2(ctrace__w *w, uint8_t ev, int n, const uin
   *p++ = ev;
   p = ctrace__put_uvarint(p, now - b->last_ticks);
   b->last_ticks = now;
+#pragma GCC unroll 8
   for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
   b->pos = p;
   return now;
@@ -366,9 +369,9 @@ CTRACE__INLINE uint64_t ctrace__emit_as(ctrace__w *w, uint8_t ev, uint8_t ev2, i
  * first time. 0 for NULL or "". */
 uint64_t ctrace__string_id(ctrace__w *w, const char *s) CTRACE__HIDDEN;
 uint64_t ctrace__string_id_n(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
-/* The generation format's unique string (a log message): an id of its
- * own, the string into the thread's strings batch; 0 if lost. */
-uint64_t ctrace__unique_string_slow(ctrace__w *w, const char *s, size_t len) CTRACE__HIDDEN;
+/* The generation format's unique strings (log messages): ctrace__unique_id
+ * and ctrace__unique_put below. */
+struct ctrace__ustr ctrace__unique_id_slow(ctrace__w *w, size_t len) CTRACE__HIDDEN;
 /* Id of the calling thread's stack above frame fp (the public function's
  * own frame), 0 if stacks are off. */
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;
@@ -537,24 +540,46 @@ void ctrace__advance(bool last) CTRACE__HIDDEN;
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }
 
-/* The fast path of ctrace__unique_string_slow (stack.c): an id left in the
- * thread's block and room in its strings batch. */
-CTRACE__INLINE uint64_t ctrace__unique_string(ctrace__w *w, const char *s, size_t len) {
+/* A unique string is written in two steps, its id and room first
+ * (ctrace__unique_id), its record after the event that names it
+ * (ctrace__unique_put). */
+typedef struct ctrace__ustr {
+  ctrace__buf *b; /* the thread's strings batch */
+  uint8_t *q;     /* where the record goes in it */
+  uint64_t id;    /* 0: lost */
+} ctrace__ustr;
+
+/* An id for a unique string of len bytes, with room for its record in the
+ * thread's strings batch. The fast path of ctrace__unique_id_slow
+ * (stack.c). */
+CTRACE__INLINE ctrace__ustr ctrace__unique_id(ctrace__w *w, size_t len) {
   ctrace__thread *t = w->t;
   uint64_t gen = ctrace__gen(t);
   ctrace__buf *b = t->sbufs[gen & 1];
   if (ctrace__likely(t->uid_gen == gen && t->uid_next != t->uid_end && b &&
-                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len)) {
-    uint64_t id = t->uid_next++;
-    uint8_t *q = b->pos;
+                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len))
+    return (ctrace__ustr){b, b->pos, t->uid_next++};
+  return ctrace__unique_id_slow(w, len);
+}
+
+/* Writes the record of u, which ctrace__unique_id gave for len bytes. */
+CTRACE__INLINE void ctrace__unique_put(ctrace__ustr u, const char *s, size_t len) {
+  uint8_t *q = u.q;
+  if (ctrace__likely(u.id < 0x4000 && len < 0x80)) {
+    /* The usual header, [type, id, len] in 3 or 4 bytes, in one store:
+     * the room ctrace__unique_id found holds 8. */
+    int wide = u.id >= 0x80;
+    uint64_t idv = wide ? (u.id & 0x7f) | 0x80 | (u.id >> 7) << 8 : u.id;
+    uint64_t h = CTRACE_EV122_String | idv << 8 | (uint64_t)len << (16 + 8 * wide);
+    memcpy(q, &h, 8);
+    q += 3 + wide;
+  } else {
     *q++ = CTRACE_EV122_String;
-    q = ctrace__put_uvarint(q, id);
+    q = ctrace__put_uvarint(q, u.id);
     q = ctrace__put_uvarint(q, len);
-    memcpy(q, s, len);
-    b->pos = q + len;
-    return id;
   }
-  return ctrace__unique_string_slow(w, s, len);
+  memcpy(q, s, len);
+  u.b->pos = q + len;
 }
 
 #endif

@@ -259,8 +259,6 @@ void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) {
   ctrace__unwind_report();
 }
 
-/* Fork child: the tables hold the parent's trace; an insert may have been
- * under way. */
 /* A section of gen's tables: batches of no thread, each starting with
  * the section's byte (EvStacks, EvStrings), none past 64 KiB; a new one
  * stamped ticks (0: now). */
@@ -286,7 +284,7 @@ static uint8_t *section(ctrace__buf **bp, uint64_t gen, uint64_t ticks, uint8_t 
  * and never meet an id of the table's). */
 #define UNIQUE_BLOCK 1024
 
-uint64_t ctrace__unique_string_slow(ctrace__w *w, const char *s, size_t len) {
+ctrace__ustr ctrace__unique_id_slow(ctrace__w *w, size_t len) {
   ctrace__thread *t = w->t;
   uint64_t gen = ctrace__gen(t);
   if (t->uid_gen != gen || t->uid_next == t->uid_end) {
@@ -294,10 +292,10 @@ uint64_t ctrace__unique_string_slow(ctrace__w *w, const char *s, size_t len) {
     t->uid_end = t->uid_next + UNIQUE_BLOCK;
     t->uid_gen = gen;
   }
-  /* With ids and room now, the fast path writes the record. */
   if (!section(&t->sbufs[gen & 1], gen, 0, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + len))
-    return 0;
-  return ctrace__unique_string(w, s, len);
+    return (ctrace__ustr){NULL, NULL, 0};
+  ctrace__buf *b = t->sbufs[gen & 1];
+  return (ctrace__ustr){b, b->pos, t->uid_next++};
 }
 
 void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
