@@ -119,6 +119,50 @@ int ctrace_start_fd(int fd, const ctrace_options *opts);
  * same protection: its descriptor is the writer's alone. */
 int ctrace_start_file(const char *path, const ctrace_options *opts);
 
+/* ---- flight recorder --------------------------------------------------- */
+
+/* A trace in Go's current format kept in memory, its last generations
+ * only, written out on demand (Go's runtime/trace.FlightRecorder). */
+#define CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS 10000
+#define CTRACE_FLIGHT_DEFAULT_MAX_BYTES (64u << 20)
+
+typedef struct ctrace_flight_options {
+  uint64_t min_age_ms;         /* keep at least the last this many ms of
+                                  events; 0: 10 s */
+  size_t max_bytes;            /* memory for them, at least 1 MiB; 0: 64 MiB.
+                                  It wins over min_age_ms (see
+                                  ctrace_flight_stats.dropped_young) */
+  const ctrace_options *trace; /* NULL: defaults; format 0 or GO122 */
+} ctrace_flight_options;
+
+/* Starts recording (opts may be NULL). CTRACE_EBUSY while tracing or
+ * recording is on: a flight recorder and a trace never run at once. */
+int ctrace_flight_start(const ctrace_flight_options *opts);
+
+/* Writes a trace of what is kept to fd, from any thread, while recording
+ * goes on: the header and the kept generations, the one being written
+ * ended first, so it holds at least the last min_age_ms before the call
+ * (less if max_bytes is too small) and nothing older than min_age_ms plus
+ * one generation. CTRACE_EBUSY while another thread's snapshot is under
+ * way (call again), CTRACE_ENOTRACE when not recording, CTRACE_EIO when
+ * a write fails. */
+int ctrace_flight_write(int fd);
+
+/* Stops recording and frees what was kept; CTRACE_ENOTRACE if not on. */
+int ctrace_flight_stop(void);
+
+typedef struct ctrace_flight_stats {
+  uint64_t bytes;         /* buffer memory held: the kept generations and
+                             the one being written */
+  uint64_t generations;   /* kept */
+  uint64_t window_ns;     /* time the kept generations span, up to now */
+  uint64_t dropped_young; /* generations dropped at max_bytes before
+                             they were min_age_ms old */
+  uint64_t snapshots;     /* written */
+} ctrace_flight_stats;
+/* Zeros when not recording. */
+void ctrace_flight_stats_get(ctrace_flight_stats *out);
+
 typedef struct ctrace_stats {
   uint64_t events;         /* events written, all traces of this process */
   uint64_t lost;           /* events dropped: no memory for a buffer */

@@ -208,13 +208,22 @@ void ctrace__gap_note(uint64_t ns) CTRACE__HIDDEN;
  * off at the cap: t is closed for the gap now, while g is still there. */
 void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
 
-/* ctrace_start; writer (writer.c), if any, is the trace's reader thread,
- * which stop joins with ctrace__writer_join, returning its error. */
-int ctrace__start(const ctrace_options *opts, void *writer) CTRACE__HIDDEN;
-int ctrace__writer_join(void *writer) CTRACE__HIDDEN;
-/* In the child of a fork: drops the parent's writer's descriptor from the
- * child's table, where it is there at all (the shared-table fallback). */
-void ctrace__writer_fork_child(void *writer) CTRACE__HIDDEN;
+/* The trace's reader thread, started before the trace and joined by its
+ * stop: the writer of ctrace_start_fd (writer.c) or the flight recorder
+ * (flight.c). */
+typedef struct ctrace__sink {
+  /* After the trace is drained: waits for the thread, frees the sink and
+   * returns its error. */
+  int (*join)(struct ctrace__sink *s);
+  /* In the child of a fork: drops what of the parent's sink the child
+   * holds (a descriptor in a shared table); may be NULL. */
+  void (*fork_child)(struct ctrace__sink *s);
+  /* Bytes a generation is cut at (0: GEN_BYTES, reader.c). */
+  size_t gen_bytes;
+} ctrace__sink;
+
+/* ctrace_start, with sink (NULL: the program reads, ctrace_read). */
+int ctrace__start(const ctrace_options *opts, ctrace__sink *sink) CTRACE__HIDDEN;
 
 /* Stores the odd seq, then loads the state word: stop does the mirror
  * image, so one of the two sees the other. The StoreLoad order comes from

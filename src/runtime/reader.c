@@ -58,6 +58,12 @@ static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 #define GEN_NS 1000000000ull
 #define GEN_BYTES (16u << 20)
 static uint64_t gen_period = GEN_NS;
+static size_t gen_max = GEN_BYTES;
+/* The writing generation is to end as soon as the rules allow
+ * (ctrace__reader_advance_now). */
+static bool advance_now;
+/* When each generation began to be written, by parity. */
+static uint64_t began[2];
 
 void ctrace__queue_full(ctrace__buf *b) {
   b->link = NULL;
@@ -81,13 +87,16 @@ void ctrace__queue_full(ctrace__buf *b) {
   if (cap_now) ctrace__trace_capped();
 }
 
-void ctrace__reader_open(uint64_t gen) {
+void ctrace__reader_open(uint64_t gen, size_t cut_bytes) {
   pthread_mutex_lock(&mu);
+  gen_max = cut_bytes ? cut_bytes : GEN_BYTES;
+  advance_now = false;
   rgen = gen;
   sealed = gen - 1;
   const char *ms = getenv("CTRACE_GEN_MS");
   gen_period = ms && atoll(ms) > 0 ? (uint64_t)atoll(ms) * 1000000 : GEN_NS;
   gen_ns = ctrace__mono_ns();
+  began[gen & 1] = gen_ns;
   gen_bytes[0] = gen_bytes[1] = 0;
   open_ = true;
   header_due = true;
@@ -109,7 +118,20 @@ void ctrace__reader_seal(uint64_t gen) {
 static bool advance_due(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
   return !closing && s & 1 && s >> 1 == rgen && sealed + 1 == rgen &&
-         (ctrace__mono_ns() - gen_ns >= gen_period || gen_bytes[rgen & 1] >= GEN_BYTES);
+         (advance_now || ctrace__mono_ns() - gen_ns >= gen_period || gen_bytes[rgen & 1] >= gen_max);
+}
+
+void ctrace__reader_began(uint64_t gen, uint64_t ns) {
+  pthread_mutex_lock(&mu);
+  began[gen & 1] = ns;
+  pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_advance_now(void) {
+  pthread_mutex_lock(&mu);
+  advance_now = true;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
 }
 
 void ctrace__reader_close_and_wait(uint64_t freq) {
@@ -133,7 +155,13 @@ void ctrace__reader_fork_child(void) {
   open_ = header_due = closing = footer_done = drained = reader_active = capped = gap = false;
 }
 
-const void *ctrace_read(size_t *len) {
+/* ctrace_read, and, with take, the flight recorder's read: *take gets
+ * the buffer handed out, the caller's from then on, the header is left
+ * out, and the end of a generation handed out whole returns END_OF_GEN
+ * with *len its number. */
+static const char END_OF_GEN[1];
+
+static const void *next(size_t *len, ctrace__buf **take) {
   *len = 0;
   pthread_mutex_lock(&mu);
   if (reader_active) {
@@ -149,6 +177,7 @@ const void *ctrace_read(size_t *len) {
   while (open_ && !drained) {
     if (header_due) {
       header_due = false;
+      if (take) continue;
       /* 1.19 only adds CPU samples: the oldest header that reads the trace.
        * Of the current format, 1.22's is read by Go 1.22 and every Go
        * since; 1.23's only from 1.23 on. */
@@ -157,6 +186,15 @@ const void *ctrace_read(size_t *len) {
                                  : CTRACE_HEADER;
       *len = CTRACE_HEADER_LEN;
       break;
+    }
+    /* Checked before each buffer: a generation filling faster than it
+     * is handed out (a flight recorder's, kept in memory) is cut at its
+     * size all the same. */
+    if (ctrace__genfmt() && advance_due()) {
+      pthread_mutex_unlock(&mu);
+      bool done = ctrace__try_advance();
+      pthread_mutex_lock(&mu);
+      if (done) advance_now = false;
     }
     int q = ctrace__genfmt() ? rgen & 1 : 0;
     if (head[q]) {
@@ -169,7 +207,10 @@ const void *ctrace_read(size_t *len) {
         ctrace__buf_put(b);
         continue;
       }
-      reading = b;
+      if (take)
+        *take = b;
+      else
+        reading = b;
       out = b->data;
       *len = n;
       break;
@@ -177,7 +218,11 @@ const void *ctrace_read(size_t *len) {
     if (ctrace__genfmt()) {
       if (sealed >= rgen) {
         rgen++; /* the next generation's turn */
-        continue;
+        if (!take) continue;
+        out = END_OF_GEN;
+        *len = rgen - 1;
+        *take = (ctrace__buf *)(uintptr_t)began[(rgen - 1) & 1];
+        break;
       }
       if (closing) { /* set once the last generation is sealed */
         drained = true;
@@ -203,12 +248,6 @@ const void *ctrace_read(size_t *len) {
           gen_ns = ctrace__mono_ns();
           continue;
         }
-      }
-      if (advance_due()) {
-        pthread_mutex_unlock(&mu);
-        bool done = ctrace__try_advance();
-        pthread_mutex_lock(&mu);
-        if (done) continue;
       }
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
@@ -250,8 +289,22 @@ const void *ctrace_read(size_t *len) {
       pthread_mutex_lock(&mu);
     }
   }
-  atomic_fetch_add_explicit(&ctrace__stats.bytes, *len, memory_order_relaxed);
+  if (out != END_OF_GEN) atomic_fetch_add_explicit(&ctrace__stats.bytes, *len, memory_order_relaxed);
   reader_active = false;
   pthread_mutex_unlock(&mu);
   return out;
+}
+
+const void *ctrace_read(size_t *len) { return next(len, NULL); }
+
+int ctrace__read_flight(ctrace__buf **b, uint64_t *gen_done, uint64_t *began_ns) {
+  size_t n;
+  *b = NULL;
+  const void *p = next(&n, b);
+  if (!p) return 0;
+  if (p != END_OF_GEN) return 1;
+  *gen_done = n;
+  *began_ns = (uint64_t)(uintptr_t)*b;
+  *b = NULL;
+  return 2;
 }

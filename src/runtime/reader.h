@@ -6,8 +6,19 @@
 
 /* Returns an empty buffer to the pool. */
 void ctrace__buf_put(ctrace__buf *b) CTRACE__HIDDEN;
-/* A new trace begins: the header is due first. */
-void ctrace__reader_open(uint64_t gen) CTRACE__HIDDEN;
+/* A new trace begins: the header is due first. Generations are cut at
+ * gen_bytes (0: the default). */
+void ctrace__reader_open(uint64_t gen, size_t gen_bytes) CTRACE__HIDDEN;
+/* The generation being written ends as soon as the previous one is out
+ * whole (a flight recorder's snapshot). */
+void ctrace__reader_advance_now(void) CTRACE__HIDDEN;
+/* Generation gen began to be written at ns (mono). */
+void ctrace__reader_began(uint64_t gen, uint64_t ns) CTRACE__HIDDEN;
+/* The flight recorder's read: 1 and *b, a full buffer, the caller's to
+ * keep (ctrace__buf_put gives it back); 2, *gen_done, a generation
+ * handed out whole, and *began_ns, when it began to be written; 0 at the
+ * trace's end. One reader at a time. */
+int ctrace__read_flight(ctrace__buf **b, uint64_t *gen_done, uint64_t *began_ns) CTRACE__HIDDEN;
 /* Generation format: every buffer of gen is queued; the reader may hand
  * out the next generation's once gen's are out. */
 void ctrace__reader_seal(uint64_t gen) CTRACE__HIDDEN;

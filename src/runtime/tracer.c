@@ -36,7 +36,7 @@ static ctrace__thread *threads; /* registered threads, under threads_mu */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static uint64_t ticks_start, ns_start;
-static void *trace_writer; /* of ctrace_start_fd, joined by stop */
+static ctrace__sink *trace_writer; /* joined by stop */
 
 ctrace__buf *ctrace__nop_buf;
 static pthread_mutex_t nop_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -244,7 +244,7 @@ int ctrace_enabled(void) { return ctrace__on(); }
 
 int ctrace_start(const ctrace_options *opts) { return ctrace__start(opts, NULL); }
 
-int ctrace__start(const ctrace_options *opts, void *writer) {
+int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   ctrace_options o = {0};
   if (opts) o = *opts;
   if (o.stack_depth < 0 || o.stack_depth > CTRACE_MAX_STACK_DEPTH) return CTRACE_EINVAL;
@@ -301,7 +301,7 @@ int ctrace__start(const ctrace_options *opts, void *writer) {
   if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset(ctrace__procs());
-  ctrace__reader_open(gen);
+  ctrace__reader_open(gen, writer ? writer->gen_bytes : 0);
   trace_gaps = 0;
   gen_freq = 0;
   atomic_store(&gap_closed, false);
@@ -395,6 +395,7 @@ static void close_all(uint64_t s) {
  * whole. Threads go on in the next generation meanwhile. */
 static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t gen = s >> 1;
+  if (ns & 1) ctrace__reader_began(ns >> 1, ctrace__mono_ns());
   quiesce(ns);
   if (gap) close_all(s);
   for (ctrace__thread *t = threads; t; t = t->next) {
@@ -460,6 +461,7 @@ bool ctrace__gap_end(void) {
     gap_count(true);
     atomic_store(&gap_closed, false);
     atomic_store(&capped_state, 0);
+    ctrace__reader_began(gen, ctrace__mono_ns());
     atomic_store_explicit(&ctrace__state, gen << 1 | 1, memory_order_seq_cst);
   }
   pthread_mutex_unlock(&ctl_mu);
@@ -532,7 +534,7 @@ int ctrace_stop(void) {
   pthread_mutex_lock(&ctl_mu);
   int err = stop_locked();
   if ((!err || err == CTRACE_ECAPPED) && trace_writer) {
-    int werr = ctrace__writer_join(trace_writer);
+    int werr = trace_writer->join(trace_writer);
     if (werr) err = werr; /* the writer's error first: the trace is not whole */
   }
   trace_writer = NULL;
@@ -557,7 +559,7 @@ void ctrace__tracer_fork_child(void) {
   atomic_store(&ctrace__state, atomic_load(&ctrace__state) & ~(uint64_t)1);
   atomic_store(&capped_state, 0); /* the parent's trace, which it stops */
   gap_gen = 0;
-  if (trace_writer) ctrace__writer_fork_child(trace_writer);
+  if (trace_writer && trace_writer->fork_child) trace_writer->fork_child(trace_writer);
   trace_writer = NULL;
   ctrace__nop_buf = NULL;
   ctrace__thread *t = &ctrace__tls;

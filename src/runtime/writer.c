@@ -39,6 +39,7 @@
 #include "internal.h"
 
 typedef struct writer {
+  ctrace__sink sink; /* first: the tracer holds the writer as its sink */
   pthread_t thread;
   sem_t ready; /* the writer has set up its descriptor (or failed to) */
   sem_t gate;  /* opens once ctrace_start has answered */
@@ -177,9 +178,28 @@ static void writer_free(writer *w) {
   free(w);
 }
 
+/* The writer and its memory stay the parent's (the child's copy of the
+ * memory is dropped unfreed, as the rest of the parent's trace is). A
+ * shared-table descriptor was inherited: closed here, if still ours,
+ * so that no child holds the parent's trace open. */
+static void writer_fork_child(ctrace__sink *s) {
+  writer *w = (writer *)s;
+  if (w->shared && still_ours(w)) close(w->fd);
+}
+
+static int writer_join(ctrace__sink *s) {
+  writer *w = (writer *)s;
+  pthread_join(w->thread, NULL);
+  int err = w->err;
+  writer_free(w);
+  return err;
+}
+
 static int start_writer(int fd, const char *path, const ctrace_options *opts) {
   writer *w = calloc(1, sizeof *w);
   if (!w) return CTRACE_ENOMEM;
+  w->sink.join = writer_join;
+  w->sink.fork_child = writer_fork_child;
   w->fd = fd;
   w->path = path;
   sem_init(&w->ready, 0, 0);
@@ -192,7 +212,7 @@ static int start_writer(int fd, const char *path, const ctrace_options *opts) {
   }
   while (sem_wait(&w->ready) != 0) {
   }
-  int err = w->err ? w->err : ctrace__start(opts, w);
+  int err = w->err ? w->err : ctrace__start(opts, &w->sink);
   w->abort = err != 0;
   sem_post(&w->gate);
   if (err) {
@@ -212,19 +232,3 @@ int ctrace_start_file(const char *path, const ctrace_options *opts) {
   return start_writer(-1, path, opts);
 }
 
-/* The writer and its memory stay the parent's (the child's copy of the
- * memory is dropped unfreed, as the rest of the parent's trace is). A
- * shared-table descriptor was inherited: closed here, if still ours,
- * so that no child holds the parent's trace open. */
-void ctrace__writer_fork_child(void *arg) {
-  writer *w = arg;
-  if (w->shared && still_ours(w)) close(w->fd);
-}
-
-int ctrace__writer_join(void *arg) {
-  writer *w = arg;
-  pthread_join(w->thread, NULL);
-  int err = w->err;
-  writer_free(w);
-  return err;
-}

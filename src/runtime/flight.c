@@ -1,0 +1,274 @@
+/* The flight recorder: a trace in Go's current format kept in memory, its
+ * last generations only, written out on demand (Go's
+ * runtime/trace.FlightRecorder).
+ *
+ * A generation is self-contained (its own tables, statuses and
+ * frequency), so the last few, after the header, make a valid trace. The
+ * recorder's thread is the trace's reader: it takes the buffers the
+ * reader hands out and keeps them, by generation, with no copy. Once a
+ * generation is out whole, the oldest kept ones are dropped (their
+ * buffers go back to the pool) while what remains still covers min_age,
+ * and while the kept bytes pass max_bytes: the cap wins, and each
+ * generation it drops younger than min_age is counted. Generations are
+ * cut at a quarter of max_bytes (or the reader's usual 16 MiB), so that
+ * the cap can keep a few whole.
+ *
+ * A snapshot first ends the generation being written, so that it holds
+ * events up to the call, waits until that generation is kept, then
+ * writes the header and every kept generation. The kept list is locked
+ * meanwhile; the recorder's thread, which takes the lock at every
+ * buffer, waits for the write to end (and the reader's queue grows
+ * meanwhile, up to max_pending). One snapshot at a time: a second caller
+ * gets CTRACE_EBUSY.
+ */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+typedef struct kept {
+  uint64_t gen;
+  uint64_t began_ns; /* when it began to be written */
+  size_t bytes;
+  ctrace__buf *first, *last;
+} kept;
+
+/* Generations kept at most: more than a 64 MiB cap's quarters, or 10 s of
+ * 1 s generations, ever need. */
+#define MAX_KEPT 1024
+
+/* One recorder at a time, as one trace: static, so that a snapshot or
+ * stats call racing with the stop never meets freed memory. */
+static struct flight {
+  ctrace__sink sink; /* the tracer holds the recorder as its sink */
+  pthread_t thread;
+  sem_t gate;         /* opens once the trace is on, or failed to start */
+  bool abort;
+  uint64_t min_age_ns;
+  size_t max_bytes;
+  pthread_mutex_t mu; /* what follows */
+  pthread_cond_t cv;  /* a generation is kept, or the trace ended */
+  bool on;            /* between a start and the end of its stop */
+  kept ring[MAX_KEPT];
+  size_t head, n; /* oldest kept, how many */
+  size_t bytes;   /* kept, and of the generation being handed out */
+  uint64_t last_gen;
+  uint64_t snap_ns; /* when the snapshot waiting for a generation began */
+  bool ended;
+  uint64_t dropped_young; /* generations younger than min_age, dropped at the cap */
+  uint64_t snapshots;
+} fl = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+/* One snapshot at a time; held by the stop, too, while it frees. */
+static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void put_list(ctrace__buf *b) {
+  while (b) {
+    ctrace__buf *next = b->link;
+    ctrace__buf_put(b);
+    b = next;
+  }
+}
+
+/* Under fl.mu: drops the oldest generation. */
+static void drop_oldest(void) {
+  kept *k = &fl.ring[fl.head];
+  put_list(k->first);
+  fl.bytes -= k->bytes;
+  fl.head = (fl.head + 1) % MAX_KEPT;
+  fl.n--;
+}
+
+/* Under fl.mu: drops what the window and the cap let go, for snapshots
+ * taken at now or later. The oldest goes once the next one began min_age
+ * before now: all of it is older than they need, and the rest cover
+ * min_age. Past the cap it goes anyway, while there is more than one. */
+static void trim(uint64_t now) {
+  while (fl.n > 1) {
+    kept *second = &fl.ring[(fl.head + 1) % MAX_KEPT];
+    bool aged = now - second->began_ns >= fl.min_age_ns;
+    if (!aged && fl.bytes <= fl.max_bytes) break;
+    if (!aged) fl.dropped_young++;
+    drop_oldest();
+  }
+}
+
+/* Under fl.mu: keeps cur, generation gen, begun at began. A snapshot
+ * waiting for it trims for its own time, which came before. */
+static void keep(kept *cur, uint64_t gen, uint64_t began) {
+  if (fl.n == MAX_KEPT) drop_oldest();
+  cur->gen = gen;
+  cur->began_ns = began;
+  fl.ring[(fl.head + fl.n) % MAX_KEPT] = *cur;
+  fl.n++;
+  fl.last_gen = gen;
+  if (!fl.snap_ns) trim(ctrace__mono_ns());
+}
+
+static void *flight_main(void *arg) {
+  (void)arg;
+  while (sem_wait(&fl.gate) != 0) {
+  }
+  kept cur = {0};
+  while (!fl.abort) {
+    ctrace__buf *b;
+    uint64_t gen = 0, began = 0;
+    int r = ctrace__read_flight(&b, &gen, &began);
+    if (r == 0) break;
+    pthread_mutex_lock(&fl.mu);
+    if (r == 1) {
+      b->link = NULL;
+      if (cur.last)
+        cur.last->link = b;
+      else
+        cur.first = b;
+      cur.last = b;
+      cur.bytes += b->size;
+      fl.bytes += b->size;
+    } else {
+      keep(&cur, gen, began);
+      cur = (kept){0};
+      pthread_cond_broadcast(&fl.cv);
+    }
+    pthread_mutex_unlock(&fl.mu);
+  }
+  /* Buffers of a generation not handed out whole (none: stop seals the
+   * last one) go back. */
+  pthread_mutex_lock(&fl.mu);
+  fl.bytes -= cur.bytes;
+  fl.ended = true;
+  pthread_cond_broadcast(&fl.cv);
+  pthread_mutex_unlock(&fl.mu);
+  put_list(cur.first);
+  return NULL;
+}
+
+static int flight_join(ctrace__sink *s) {
+  (void)s;
+  pthread_join(fl.thread, NULL);
+  sem_destroy(&fl.gate);
+  /* After a snapshot under way, if any. */
+  pthread_mutex_lock(&write_mu);
+  pthread_mutex_lock(&fl.mu);
+  while (fl.n) drop_oldest();
+  fl.on = false;
+  pthread_mutex_unlock(&fl.mu);
+  pthread_mutex_unlock(&write_mu);
+  return 0;
+}
+
+int ctrace_flight_start(const ctrace_flight_options *opts) {
+  ctrace_flight_options fo = {0};
+  if (opts) fo = *opts;
+  ctrace_options o = {0};
+  if (fo.trace) o = *fo.trace;
+  if (o.format && o.format != CTRACE_FORMAT_GO122) return CTRACE_EINVAL;
+  o.format = CTRACE_FORMAT_GO122;
+  if (!fo.max_bytes) fo.max_bytes = CTRACE_FLIGHT_DEFAULT_MAX_BYTES;
+  if (fo.max_bytes < (1u << 20)) return CTRACE_EINVAL;
+  /* What is queued for the recorder's thread while it ends a generation
+   * is memory too: past a quarter of the cap (at least the 1 MiB
+   * ctrace_start takes), tracing pauses (a gap, ctrace_stats.capped). */
+  if (!o.max_pending) o.max_pending = fo.max_bytes / 4 > (1u << 20) ? fo.max_bytes / 4 : 1u << 20;
+  pthread_mutex_lock(&write_mu);
+  pthread_mutex_lock(&fl.mu);
+  bool busy = fl.on;
+  if (!busy) {
+    fl.on = true;
+    fl.sink = (ctrace__sink){.join = flight_join,
+                             .gen_bytes = fo.max_bytes / 4 < (16u << 20) ? fo.max_bytes / 4 : 0};
+    fl.min_age_ns = (fo.min_age_ms ? fo.min_age_ms : CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS) * 1000000ull;
+    fl.max_bytes = fo.max_bytes;
+    fl.head = fl.n = fl.bytes = 0;
+    fl.last_gen = fl.snap_ns = 0;
+    fl.ended = fl.abort = false;
+    fl.dropped_young = fl.snapshots = 0;
+  }
+  pthread_mutex_unlock(&fl.mu);
+  pthread_mutex_unlock(&write_mu);
+  if (busy) return CTRACE_EBUSY;
+  int err = CTRACE_ENOMEM;
+  sem_init(&fl.gate, 0, 0);
+  /* The thread exists before tracing starts, so a started trace always
+   * has its reader; it reads only once the trace is ours. */
+  if (pthread_create(&fl.thread, NULL, flight_main, NULL) == 0) {
+    err = ctrace__start(&o, &fl.sink);
+    fl.abort = err != 0;
+    sem_post(&fl.gate);
+    if (!err) return 0;
+    pthread_join(fl.thread, NULL);
+  }
+  sem_destroy(&fl.gate);
+  pthread_mutex_lock(&fl.mu);
+  fl.on = false;
+  pthread_mutex_unlock(&fl.mu);
+  return err;
+}
+
+int ctrace_flight_stop(void) {
+  pthread_mutex_lock(&fl.mu);
+  bool on = fl.on;
+  pthread_mutex_unlock(&fl.mu);
+  return on ? ctrace_stop() : CTRACE_ENOTRACE;
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n > 0) {
+    ssize_t k = write(fd, c, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return CTRACE_EIO;
+    c += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+int ctrace_flight_write(int fd) {
+  if (pthread_mutex_trylock(&write_mu)) return CTRACE_EBUSY;
+  pthread_mutex_lock(&fl.mu);
+  if (!fl.on || fl.ended) {
+    pthread_mutex_unlock(&fl.mu);
+    pthread_mutex_unlock(&write_mu);
+    return CTRACE_ENOTRACE;
+  }
+  /* The generation being written now ends, and is kept, first; tracing
+   * paused at the cap (no generation is being written) ends none, so the
+   * wait is bounded. */
+  uint64_t want = atomic_load_explicit(&ctrace__state, memory_order_relaxed) >> 1;
+  uint64_t now = fl.snap_ns = ctrace__mono_ns();
+  pthread_mutex_unlock(&fl.mu);
+  ctrace__reader_advance_now();
+  pthread_mutex_lock(&fl.mu);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 2;
+  while (fl.last_gen < want && !fl.ended)
+    if (pthread_cond_timedwait(&fl.cv, &fl.mu, &until) == ETIMEDOUT) break;
+  fl.snap_ns = 0;
+  trim(now);
+  int err = write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN);
+  for (size_t i = 0; i < fl.n && !err; i++)
+    for (ctrace__buf *b = fl.ring[(fl.head + i) % MAX_KEPT].first; b && !err; b = b->link)
+      err = write_all(fd, b->data, (size_t)(b->pos - b->data));
+  fl.snapshots++;
+  pthread_mutex_unlock(&fl.mu);
+  pthread_mutex_unlock(&write_mu);
+  return err;
+}
+
+void ctrace_flight_stats_get(ctrace_flight_stats *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&fl.mu);
+  if (fl.on) {
+    out->bytes = fl.bytes;
+    out->generations = fl.n;
+    out->window_ns = fl.n ? ctrace__mono_ns() - fl.ring[fl.head].began_ns : 0;
+    out->dropped_young = fl.dropped_young;
+    out->snapshots = fl.snapshots;
+  }
+  pthread_mutex_unlock(&fl.mu);
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# flight_check.sh - the flight recorder's snapshots hold the last min_age
+# of events and nothing much older, and open in ctrace and in Go.
+#
+# Usage: tests/flight_check.sh TEST_FLIGHT CTRACE DIR
+#
+# Runs TEST_FLIGHT DIR (tests/test_flight.c), then holds each snapshot
+# DIR/snap.K.trace to the logs the program noted: ctrace check accepts
+# it, every number in DIR/snap.K.req is in it and none in DIR/snap.K.old.
+# Go 1.22 and 1.23 parse every snapshot and the one taken under the cap,
+# and serve every page of the first (tests/go_compat.sh).
+# Exit status: 0 pass, 1 failure, 2 usage error.
+set -euo pipefail
+prog=${0##*/}
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -eq 3 ] || { echo "usage: $prog TEST_FLIGHT CTRACE DIR" >&2; exit 2; }
+test_flight=$1
+ctrace=$2
+dir=$3
+rm -rf "$dir"
+mkdir -p "$dir"
+"$test_flight" "$dir" || { echo "$prog: test_flight failed" >&2; exit 1; }
+snaps=("$dir"/snap.*.trace)
+[ ${#snaps[@]} -ge 4 ] || { echo "$prog: ${#snaps[@]} snapshots, not 4" >&2; exit 1; }
+for t in "${snaps[@]}" "$dir/cap.trace"; do
+    "$ctrace" check "$t" >/dev/null || { echo "$prog: ctrace check rejects $t" >&2; exit 1; }
+done
+for t in "${snaps[@]}"; do
+    base=${t%.trace}
+    "$ctrace" dump "$t" | sed -n 's/.*"seq \([0-9]*\)".*/\1/p' | sort -u >"$base.got"
+    missing=$(sort -u "$base.req" | comm -23 - "$base.got" | wc -l)
+    stale=$(sort -u "$base.old" | comm -12 - "$base.got" | wc -l)
+    [ "$missing" -eq 0 ] ||
+        { echo "$prog: $t lacks $missing of the $(wc -l <"$base.req") logs of the last min_age" >&2; exit 1; }
+    [ "$stale" -eq 0 ] ||
+        { echo "$prog: $t holds $stale logs older than min_age and two generations" >&2; exit 1; }
+    echo "$prog: $t: $(wc -l <"$base.got") logs, all $(wc -l <"$base.req") of the window"
+done
+gos="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go"
+GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" --parse-only "${snaps[@]}" "$dir/cap.trace"
+GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" "${snaps[0]}"
+rm -rf "$dir"

@@ -1,0 +1,246 @@
+/* test_flight.c - the flight recorder keeps the last min_age of events,
+ * nothing much older, in bounded memory (tests/flight_check.sh).
+ *
+ *   test_flight DIR
+ *
+ * window: four threads log "seq N" (N from one counter, each log's time
+ * noted before it and its completion after) while the main thread takes
+ * a snapshot every 150 ms from 0.7 s on, 200 ms of min_age, 20 ms
+ * generations (CTRACE_GEN_MS). For each snapshot DIR/snap.K.trace it writes
+ * DIR/snap.K.req, the numbers of the logs completed before the call and
+ * begun at least 1 ms inside min_age, which the snapshot must hold, and
+ * DIR/snap.K.old, those begun more than min_age plus two generations
+ * and 30 ms of slack before it, which it must not. Two more threads take
+ * snapshots at once meanwhile: each gets 0 or CTRACE_EBUSY, never
+ * anything else.
+ *
+ * The API's edges: a second start (flight or trace) while recording is
+ * CTRACE_EBUSY, a snapshot or stop without a recorder CTRACE_ENOTRACE, a
+ * classic format or a cap under 1 MiB CTRACE_EINVAL.
+ *
+ * cap: four threads log at full speed for 1.5 s under a 2 MiB cap: the
+ * buffers the library maps (ctrace_stats.buffers, never given back
+ * during a trace) never pass the cap, plus a generation's cut (a quarter
+ * of it), plus what may queue for the recorder's thread (1 MiB here),
+ * plus four buffers per thread (two generations' events and strings)
+ * and twelve for the tables of an ending generation and a gap; generations younger than min_age (10 s)
+ * are dropped and counted; and a snapshot then still opens
+ * (DIR/cap.trace). */
+#include <ctrace/ctrace.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SEQ (1u << 22)
+#define MIN_AGE_MS 200
+#define GEN_MS 20
+
+static uint64_t *began, *done; /* by seq: ns, 0 until then */
+static _Atomic uint32_t seq;
+static _Atomic bool stop_logging;
+static int fails;
+
+#define CHECK(c, ...)                     \
+  do {                                    \
+    if (!(c)) {                           \
+      fprintf(stderr, "test_flight: ");   \
+      fprintf(stderr, __VA_ARGS__);       \
+      fprintf(stderr, "\n");              \
+      fails++;                            \
+    }                                     \
+  } while (0)
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *logger(void *arg) {
+  long pause_ns = (long)(intptr_t)arg;
+  while (!atomic_load(&stop_logging)) {
+    uint32_t i = atomic_fetch_add(&seq, 1);
+    if (i < MAX_SEQ) __atomic_store_n(&began[i], now_ns(), __ATOMIC_RELEASE);
+    ctrace_logf(0, "seq", "seq %u", i);
+    if (i < MAX_SEQ) __atomic_store_n(&done[i], now_ns(), __ATOMIC_RELEASE);
+    if (pause_ns) nanosleep(&(struct timespec){0, pause_ns}, NULL);
+  }
+  return NULL;
+}
+
+static _Atomic int busy_count, racer_ok;
+
+static void *racer(void *arg) {
+  const char *dir = arg;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/race.%lu.trace", dir, (unsigned long)pthread_self() % 1000);
+  while (!atomic_load(&stop_logging)) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) break;
+    int err = ctrace_flight_write(fd);
+    close(fd);
+    if (err == CTRACE_EBUSY)
+      atomic_fetch_add(&busy_count, 1);
+    else if (err == 0)
+      atomic_fetch_add(&racer_ok, 1);
+    else
+      CHECK(0, "a racing snapshot: %s", ctrace_strerror(err));
+    nanosleep(&(struct timespec){0, 3000000}, NULL);
+  }
+  unlink(path);
+  return NULL;
+}
+
+static void snapshot(const char *dir, int k) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/snap.%d.trace", dir, k);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    CHECK(0, "%s: %s", path, strerror(errno));
+    return;
+  }
+  /* The window is the successful call's: a racer's snapshot in between
+   * may drop what an earlier time would still need. */
+  uint64_t t;
+  int err;
+  while (t = now_ns(), (err = ctrace_flight_write(fd)) == CTRACE_EBUSY)
+    nanosleep(&(struct timespec){0, 100000}, NULL);
+  close(fd);
+  CHECK(err == 0, "snapshot %d: %s", k, ctrace_strerror(err));
+  uint32_t n = atomic_load(&seq);
+  if (n > MAX_SEQ) n = MAX_SEQ;
+  snprintf(path, sizeof path, "%s/snap.%d.req", dir, k);
+  FILE *req = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/snap.%d.old", dir, k);
+  FILE *old = fopen(path, "w");
+  if (!req || !old) {
+    CHECK(0, "%s: %s", path, strerror(errno));
+    return;
+  }
+  uint64_t need_from = t - (MIN_AGE_MS - 1) * 1000000ull;
+  uint64_t too_old = t - (MIN_AGE_MS + 2 * GEN_MS + 30) * 1000000ull;
+  int nreq = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t b = __atomic_load_n(&began[i], __ATOMIC_ACQUIRE);
+    uint64_t d = __atomic_load_n(&done[i], __ATOMIC_ACQUIRE);
+    if (d && d < t && b >= need_from) fprintf(req, "%u\n", i), nreq++;
+    if (d && d < too_old) fprintf(old, "%u\n", i);
+  }
+  fclose(req);
+  fclose(old);
+  CHECK(nreq > 50, "snapshot %d: only %d logs in the window", k, nreq);
+}
+
+static void api_edges(void) {
+  ctrace_flight_options bad = {.max_bytes = 1000};
+  CHECK(ctrace_flight_start(&bad) == CTRACE_EINVAL, "a cap under 1 MiB is refused");
+  ctrace_options classic = {.format = CTRACE_FORMAT_GO111};
+  CHECK(ctrace_flight_start(&(ctrace_flight_options){.trace = &classic}) == CTRACE_EINVAL,
+        "the classic format is refused");
+  CHECK(ctrace_flight_write(1) == CTRACE_ENOTRACE, "a snapshot without a recorder");
+  CHECK(ctrace_flight_stop() == CTRACE_ENOTRACE, "a stop without a recorder");
+}
+
+static int window(const char *dir) {
+  setenv("CTRACE_GEN_MS", "20", 1);
+  atomic_store(&stop_logging, false);
+  atomic_store(&seq, 0);
+  ctrace_flight_options fo = {.min_age_ms = MIN_AGE_MS};
+  int err = ctrace_flight_start(&fo);
+  CHECK(err == 0, "ctrace_flight_start: %s", ctrace_strerror(err));
+  if (err) return 1;
+  CHECK(ctrace_flight_start(&fo) == CTRACE_EBUSY, "a second recorder is refused");
+  CHECK(ctrace_start(NULL) == CTRACE_EBUSY, "a trace while recording is refused");
+  pthread_t th[6];
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, logger, (void *)(intptr_t)(50000 * (i + 1)));
+  for (int i = 4; i < 6; i++) pthread_create(&th[i], NULL, racer, (void *)dir);
+  /* The first generations run long (the reader symbolizes the first's
+   * stacks meanwhile): the first snapshot comes once they are past
+   * min_age and a generation. */
+  nanosleep(&(struct timespec){0, 700000000}, NULL);
+  for (int k = 0; k < 4; k++) {
+    snapshot(dir, k);
+    nanosleep(&(struct timespec){0, 150000000}, NULL);
+  }
+  atomic_store(&stop_logging, true);
+  for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
+  ctrace_flight_stats st;
+  ctrace_flight_stats_get(&st);
+  printf("window: %u logs, %llu generations kept spanning %.0f ms, %llu snapshots (%d by racers, %d busy)\n",
+         atomic_load(&seq), (unsigned long long)st.generations, st.window_ns / 1e6,
+         (unsigned long long)st.snapshots, atomic_load(&racer_ok), atomic_load(&busy_count));
+  CHECK(st.snapshots >= 4, "snapshots counted: %llu", (unsigned long long)st.snapshots);
+  err = ctrace_flight_stop();
+  CHECK(err == 0, "ctrace_flight_stop: %s", ctrace_strerror(err));
+  ctrace_flight_stats_get(&st);
+  CHECK(st.bytes == 0 && st.generations == 0, "stats after the stop are zeros");
+  return 0;
+}
+
+static int cap(const char *dir) {
+  size_t max = 2u << 20;
+  ctrace_flight_options fo = {.max_bytes = max};
+  ctrace_stats s0, s1;
+  ctrace_stats_get(&s0);
+  int err = ctrace_flight_start(&fo);
+  CHECK(err == 0, "ctrace_flight_start (cap): %s", ctrace_strerror(err));
+  if (err) return 1;
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, logger, NULL);
+  uint64_t peak = 0, end = now_ns() + 1500000000u;
+  ctrace_flight_stats st;
+  while (now_ns() < end) {
+    ctrace_flight_stats_get(&st);
+    if (st.bytes > peak) peak = st.bytes;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  atomic_store(&stop_logging, true);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  ctrace_flight_stats_get(&st);
+  ctrace_stats_get(&s1);
+  uint64_t mapped = (s1.buffers - s0.buffers) * CTRACE_DEFAULT_BUFFER_SIZE;
+  /* Each thread writes into two generations' buffers and strings batches
+   * at once; an ending generation and a gap take a few more (tables,
+   * statuses, the frequency). */
+  uint64_t allowed = max + max / 4 + (1u << 20) + (5 * 4 + 12) * CTRACE_DEFAULT_BUFFER_SIZE;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/cap.trace", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  err = fd < 0 ? CTRACE_EIO : ctrace_flight_write(fd);
+  if (fd >= 0) close(fd);
+  CHECK(err == 0, "snapshot under the cap: %s", ctrace_strerror(err));
+  printf("cap: %u logs, %.2f MiB of buffers mapped (%.2f MiB allowed), peak %.2f MiB held by the "
+         "recorder under a %zu MiB cap, %llu generations dropped young, %llu gaps\n",
+         atomic_load(&seq), mapped / 1048576.0, allowed / 1048576.0, peak / 1048576.0, max >> 20,
+         (unsigned long long)st.dropped_young, (unsigned long long)(s1.capped - s0.capped));
+  CHECK(mapped <= allowed, "%llu bytes of buffers mapped, over the cap and its allowance",
+        (unsigned long long)mapped);
+  CHECK(st.dropped_young > 0, "the cap dropped no generation younger than min_age");
+  ctrace_flight_stop();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_flight DIR\n");
+    return 2;
+  }
+  began = calloc(MAX_SEQ, sizeof *began);
+  done = calloc(MAX_SEQ, sizeof *done);
+  if (!began || !done) return 1;
+  api_edges();
+  cap(argv[1]); /* first: no buffer of an earlier trace in the pool */
+  memset(began, 0, MAX_SEQ * sizeof *began);
+  memset(done, 0, MAX_SEQ * sizeof *done);
+  window(argv[1]);
+  if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
+  return fails ? 1 : 0;
+}
