@@ -133,6 +133,11 @@ typedef struct ctrace_flight_options {
                                   It wins over min_age_ms (see
                                   ctrace_flight_stats.dropped_young) */
   const ctrace_options *trace; /* NULL: defaults; format 0 or GO122 */
+  const char *crash_path;      /* if set: on SIGSEGV, SIGBUS, SIGILL, SIGFPE
+                                  or SIGABRT a snapshot is written there
+                                  (waited for up to 10 s), then the signal
+                                  goes on to the handler or default action
+                                  it had before the start */
 } ctrace_flight_options;
 
 /* Starts recording (opts may be NULL). CTRACE_EBUSY while tracing or

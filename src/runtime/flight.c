@@ -148,6 +148,7 @@ static void *flight_main(void *arg) {
 
 static int flight_join(ctrace__sink *s) {
   (void)s;
+  ctrace__flight_crash_disarm();
   pthread_join(fl.thread, NULL);
   sem_destroy(&fl.gate);
   /* After a snapshot under way, if any. */
@@ -198,7 +199,9 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
     err = ctrace__start(&o, &fl.sink);
     fl.abort = err != 0;
     sem_post(&fl.gate);
+    if (!err && fo.crash_path && (err = ctrace__flight_crash_arm(fo.crash_path)) != 0) ctrace_stop();
     if (!err) return 0;
+    if (!fl.abort) return err; /* the stop joined the thread */
     pthread_join(fl.thread, NULL);
   }
   sem_destroy(&fl.gate);

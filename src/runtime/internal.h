@@ -222,6 +222,11 @@ typedef struct ctrace__sink {
   size_t gen_bytes;
 } ctrace__sink;
 
+/* The flight recorder's crash snapshot into path (flight_crash.c): its
+ * helper thread and signal handlers, from the start to the stop. */
+int ctrace__flight_crash_arm(const char *path) CTRACE__HIDDEN;
+void ctrace__flight_crash_disarm(void) CTRACE__HIDDEN;
+
 /* ctrace_start, with sink (NULL: the program reads, ctrace_read). */
 int ctrace__start(const ctrace_options *opts, ctrace__sink *sink) CTRACE__HIDDEN;
 
