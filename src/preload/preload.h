@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -152,8 +153,16 @@ void ctrace__pl_heap_flush(void) CTRACE__PL_HIDDEN;
 
 /* ---- signals (signals.c) ----------------------------------------------------- */
 
-/* Installs the handlers that finish the trace before the process dies. */
-void ctrace__pl_signals_init(void) CTRACE__PL_HIDDEN;
+/* Installs the handlers that finish the trace before the process dies,
+ * and, for a flight recorder, the one of snap_sig (0: none), which asks
+ * for a snapshot (ctrace__pl_snapshot_request) and leaves the rest to the
+ * program's own handler, if it installs one. */
+void ctrace__pl_signals_init(int snap_sig) CTRACE__PL_HIDDEN;
+/* Flight recorder: a snapshot is wanted (the finisher writes it), or the
+ * trace is finished because of a crash (set before ctrace__pl_finish).
+ * Both safe from a signal handler. */
+void ctrace__pl_snapshot_request(void) CTRACE__PL_HIDDEN;
+extern volatile sig_atomic_t ctrace__pl_crash_sig CTRACE__PL_HIDDEN;
 
 /* ---- helpers for blocking wrappers ------------------------------------------ */
 

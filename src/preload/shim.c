@@ -36,8 +36,17 @@
  * _exit/_Exit, exec (process.c), the signal handlers (signals.c), the
  * death callback of every sanitizer runtime loaded, and a destructor as
  * the last resort.
+ *
+ * Flight recorder. With CTRACE_FLIGHT=<ms> the trace is recorded in memory
+ * only (ctrace_flight_start, the last <ms> of it at least, within
+ * CTRACE_FLIGHT_MAX_MB). The snapshot signal (CTRACE_FLIGHT_SIGNAL, else
+ * SIGUSR2) has the finisher write one to FILE.<n>, the first n whose file
+ * is not there yet; a crash signal, to FILE.crash as the trace is
+ * finished; an exit, to FILE only with CTRACE_FLIGHT_AT_EXIT=1. An exec
+ * finishes as an exit does; the next image's snapshots go on numbering.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -102,6 +111,10 @@ static struct {
   int unwind;           /* CTRACE_UNWIND_* from CTRACE_UNWIND */
   bool follow_forks;    /* -f: children (fork, posix_spawn) trace into FILE.pid<PID> */
   int image;            /* images of this process traced before this one */
+  uint64_t flight_ms;   /* flight recorder: min_age (CTRACE_FLIGHT), 0: off */
+  size_t flight_max;    /* its max_bytes (CTRACE_FLIGHT_MAX_MB), 0: default */
+  int flight_sig;       /* its snapshot signal */
+  bool flight_at_exit;  /* a snapshot into FILE at the end */
 } cfg;
 
 /* ---- finishing ------------------------------------------------------------- */
@@ -111,7 +124,43 @@ static struct {
  * than events came (the trace ended early, or has gaps), or events were
  * dropped for want of memory for a buffer. Nothing is lost without a
  * word. */
+/* A flight recorder's snapshot into path, said on stderr. */
+static void snapshot_into(const char *path, int flags) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+  int err = fd < 0 ? CTRACE_EIO : ctrace_flight_write(fd);
+  if (fd >= 0 && close(fd) != 0 && !err) err = CTRACE_EIO;
+  ctrace_flight_stats st;
+  ctrace_flight_stats_get(&st);
+  if (err)
+    fprintf(stderr, "ctrace: cannot write a snapshot to %s: %s\n", path, ctrace_strerror(err));
+  else
+    fprintf(stderr, "ctrace: wrote %s, the last %.1f s\n", path, (double)st.window_ns / 1e9);
+}
+
+/* The next snapshot on request: FILE.<n>, the first n not taken. */
+static void snapshot_numbered(void) {
+  char path[PATH_MAX + 16];
+  for (int n = 1; n < 100000; n++) {
+    snprintf(path, sizeof path, "%s.%d", cfg.out, n);
+    if (access(path, F_OK) != 0) {
+      snapshot_into(path, O_EXCL);
+      return;
+    }
+  }
+}
+
 static void stop_trace(void) {
+  if (cfg.flight_ms) {
+    char path[PATH_MAX + 16];
+    if (ctrace__pl_crash_sig) {
+      snprintf(path, sizeof path, "%s.crash", cfg.out);
+      snapshot_into(path, O_TRUNC);
+    } else if (cfg.flight_at_exit) {
+      snapshot_into(cfg.out, O_TRUNC);
+    }
+    ctrace_flight_stop();
+    return;
+  }
   int err = ctrace_stop();
   ctrace_stats st;
   ctrace_stats_get(&st);
@@ -135,10 +184,11 @@ static void stop_trace(void) {
 }
 
 /* Futex words: the finisher waits for fin_req, callers of finish wait for
- * fin_done. fin_req holds FIN_STOP once the trace is to be finished, and
+ * fin_done. fin_req holds FIN_STOP once the trace is to be finished,
  * FIN_WATCH once the finisher is to watch for the program's last thread
- * (ctrace__pl_watch_last). */
-enum { FIN_STOP = 1, FIN_WATCH = 2 };
+ * (ctrace__pl_watch_last), and FIN_SNAP while a flight recorder's
+ * snapshot is wanted. */
+enum { FIN_STOP = 1, FIN_WATCH = 2, FIN_SNAP = 4 };
 static _Atomic int fin_req, fin_done;
 static bool have_finisher;
 static __thread bool on_finisher __attribute__((tls_model("initial-exec")));
@@ -153,6 +203,11 @@ static void *finisher(void *arg) {
   for (;;) {
     int req = atomic_load(&fin_req);
     if (req & FIN_STOP) break;
+    if (req & FIN_SNAP) {
+      atomic_fetch_and(&fin_req, ~FIN_SNAP);
+      snapshot_numbered();
+      continue;
+    }
     /* glibc ends a process whose last thread exits with exit(0); the
      * tracer's threads keep that from happening, so do it for glibc (the
      * exit asks for the trace, which this thread then finishes itself). */
@@ -164,6 +219,11 @@ static void *finisher(void *arg) {
   atomic_store(&fin_done, 1);
   futex(&fin_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
   return NULL;
+}
+
+void ctrace__pl_snapshot_request(void) {
+  if (!have_finisher || (atomic_fetch_or(&fin_req, FIN_SNAP) & (FIN_SNAP | FIN_STOP))) return;
+  futex(&fin_req, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 bool ctrace__pl_tracing(void) {
@@ -444,7 +504,8 @@ static bool env_flag(const char *name) {
  * with the finisher to end it. Guarded. */
 static bool trace_into(const char *path) {
   ctrace_options opts = {.no_stacks = cfg.no_stacks, .cpu_hz = cfg.cpu_hz, .unwind = cfg.unwind};
-  int err = ctrace_start_file(path, &opts);
+  ctrace_flight_options fo = {.min_age_ms = cfg.flight_ms, .max_bytes = cfg.flight_max, .trace = &opts};
+  int err = cfg.flight_ms ? ctrace_flight_start(&fo) : ctrace_start_file(path, &opts);
   if (err) {
     fprintf(stderr, "ctrace: cannot trace into %s: %s\n", path, ctrace_strerror(err));
     return false;
@@ -510,6 +571,13 @@ static void start(uintptr_t main_pc) {
   }
   cfg.follow_forks = env_flag("CTRACE_FOLLOW_FORKS");
   cfg.image = image > 0 ? image : 0;
+  const char *fl = getenv("CTRACE_FLIGHT");
+  cfg.flight_ms = fl ? strtoull(fl, NULL, 10) : 0;
+  const char *flmax = getenv("CTRACE_FLIGHT_MAX_MB");
+  cfg.flight_max = flmax ? (size_t)strtoull(flmax, NULL, 10) << 20 : 0;
+  const char *flsig = getenv("CTRACE_FLIGHT_SIGNAL");
+  cfg.flight_sig = cfg.flight_ms ? (flsig && atoi(flsig) > 0 && atoi(flsig) < NSIG ? atoi(flsig) : SIGUSR2) : 0;
+  cfg.flight_at_exit = env_flag("CTRACE_FLIGHT_AT_EXIT");
   Dl_info self;
   if (dladdr((void *)start, &self) && self.dli_fname && !realpath(self.dli_fname, cfg.shim))
     snprintf(cfg.shim, sizeof cfg.shim, "%s", self.dli_fname);
@@ -517,8 +585,9 @@ static void start(uintptr_t main_pc) {
   if (ctrace__elf_info_read(cfg.shim, &shim_info))
     snprintf(cfg.shim_asan, sizeof cfg.shim_asan, "%s", shim_info.asan);
   env_cleanup();
-  /* A followed exec: the previous image's finished trace moves aside. */
-  if (cfg.image > 0) {
+  /* A followed exec: the previous image's finished trace moves aside
+   * (a flight recorder's snapshots are numbered as they come). */
+  if (cfg.image > 0 && !cfg.flight_ms) {
     char prev[PATH_MAX + 16];
     snprintf(prev, sizeof prev, "%s.%d", path, cfg.image);
     rename(path, prev);
@@ -532,7 +601,7 @@ static void start(uintptr_t main_pc) {
   ctrace__pl_threads_init(); /* before the writer thread exists */
   if (trace_into(path)) {
     pthread_atfork(NULL, NULL, fork_child);
-    ctrace__pl_signals_init();
+    ctrace__pl_signals_init(cfg.flight_sig);
     hook_sanitizers();
   }
   ctrace__pl_unguard();

@@ -27,6 +27,12 @@
  * handler the program installs replaces ours (setting SIG_DFL keeps ours,
  * which acts as the default). sigset(3) and calls made inside libc are not
  * seen; they simply replace ours.
+ *
+ * A flight recorder's snapshot signal (SIGUSR2 unless named) is the
+ * exception: ours stays installed whatever the program installs, asks
+ * for a snapshot, and then calls the program's handler, if it has one
+ * (with the program's mask and flags not applied); its default action
+ * (ending the process) is not taken.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -46,6 +52,8 @@ static const int crashing[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP
  * the program sees it. */
 static struct sigaction prev[NSIG];
 static volatile sig_atomic_t installed[NSIG], is_crash[NSIG];
+static int snap_sig;
+volatile sig_atomic_t ctrace__pl_crash_sig;
 
 static bool is_default(const struct sigaction *a) {
   return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;
@@ -99,9 +107,23 @@ void ctrace__pl_run_deferred(void) {
   if (sig) finish_and_die(sig);
 }
 
+/* The snapshot signal: a snapshot, then the program's handler, if any. */
+static void snap_handler(int sig, siginfo_t *info, void *uc) {
+  ctrace__pl_snapshot_request();
+  struct sigaction p = prev[sig];
+  if (p.sa_flags & SA_SIGINFO) {
+    if (p.sa_sigaction) p.sa_sigaction(sig, info, uc);
+  } else if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+    p.sa_handler(sig);
+  }
+}
+
 static void handler(int sig, siginfo_t *info, void *uc) {
   int e = errno;
-  if (is_crash[sig]) {
+  if (sig == snap_sig) {
+    snap_handler(sig, info, uc);
+  } else if (is_crash[sig]) {
+    ctrace__pl_crash_sig = sig;
     if (ctrace__pl_guard == 0) ctrace__pl_finish(CTRACE__PL_SIGNAL_TIMEOUT_MS);
     hand_back(sig, info, uc);
   } else if (ctrace__pl_guard != 0) {
@@ -115,8 +137,10 @@ static void handler(int sig, siginfo_t *info, void *uc) {
 static void install(int sig, bool crash) {
   struct sigaction cur;
   if (real_sigaction()(sig, NULL, &cur) != 0) return;
-  if (cur.sa_handler == SIG_IGN && !(cur.sa_flags & SA_SIGINFO)) return;
-  if (!crash && !is_default(&cur)) return;
+  if (sig != snap_sig) {
+    if (cur.sa_handler == SIG_IGN && !(cur.sa_flags & SA_SIGINFO)) return;
+    if (!crash && !is_default(&cur)) return;
+  }
   struct sigaction ours;
   memset(&ours, 0, sizeof ours);
   ours.sa_sigaction = handler;
@@ -128,9 +152,13 @@ static void install(int sig, bool crash) {
   if (real_sigaction()(sig, &ours, NULL) != 0) installed[sig] = 0;
 }
 
-void ctrace__pl_signals_init(void) {
-  for (size_t i = 0; i < sizeof terminating / sizeof *terminating; i++) install(terminating[i], false);
-  for (size_t i = 0; i < sizeof crashing / sizeof *crashing; i++) install(crashing[i], true);
+void ctrace__pl_signals_init(int snapshot_sig) {
+  snap_sig = snapshot_sig;
+  if (snap_sig) install(snap_sig, false);
+  for (size_t i = 0; i < sizeof terminating / sizeof *terminating; i++)
+    if (terminating[i] != snap_sig) install(terminating[i], false);
+  for (size_t i = 0; i < sizeof crashing / sizeof *crashing; i++)
+    if (crashing[i] != snap_sig) install(crashing[i], true);
 }
 
 /* ---- what the program sees --------------------------------------------------------- */
@@ -145,7 +173,7 @@ CTRACE__PL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sig
   }
   struct sigaction seen = prev[sig];
   if (act) {
-    if (is_default(act) && is_default(&prev[sig])) {
+    if (sig == snap_sig || (is_default(act) && is_default(&prev[sig]))) {
       prev[sig] = *act; /* ours stays: it is the default, plus the trace */
     } else {
       int r = real_sigaction()(sig, act, NULL);

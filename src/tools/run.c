@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "ctrace/ctrace.h"
 #include "preload/elfinfo.h"
 #include "unwind/unwind.h"
 
@@ -37,7 +39,9 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace run [-o FILE] [-f] [-v] [--no-stacks] [--cpu[=HZ]] [--unwind=MODE]\n"
-          "                  [--format=go1.11|go1.22] [--]\n"
+          "                  [--format=go1.11|go1.22]\n"
+          "                  [--flight[=DURATION] [--flight-max=MB] [--flight-signal=SIG]\n"
+          "                   [--flight-at-exit]] [--]\n"
           "                  PROG [ARGS...]\n"
           "\n"
           "Runs PROG, a dynamically linked program, and writes its execution trace to\n"
@@ -73,13 +77,28 @@ static void usage(FILE *f) {
           "                          and later: cut into self-contained generations, so\n"
           "                          that a trace cut short keeps all but its last one;\n"
           "                          no --cpu yet)\n"
+          "  --flight[=DURATION]     flight recorder: keep the trace in memory, at least\n"
+          "                          its last DURATION (default 10s; ms, s or m), in Go's\n"
+          "                          current format, and write it out only when asked:\n"
+          "                          SIGUSR2 writes a snapshot to FILE.1, FILE.2, ...; a\n"
+          "                          crash (SEGV, BUS, FPE, ILL, ABRT, TRAP, SYS) to\n"
+          "                          FILE.crash; a normal exit nothing, unless\n"
+          "                          --flight-at-exit (to FILE). Files of an earlier run\n"
+          "                          by those names are removed first\n"
+          "  --flight-max=MB         memory for what is kept (default 64; it wins over\n"
+          "                          DURATION)\n"
+          "  --flight-signal=SIG     the snapshot signal instead of USR2 (a name, such as\n"
+          "                          USR1 or RTMIN+3, or a number); the program's own\n"
+          "                          handler for it still runs, after the snapshot\n"
+          "  --flight-at-exit        write the window to FILE when PROG exits\n"
           "  -h, --help              print this help\n"
           "\n"
           "The same without this command:\n"
           "  LD_PRELOAD=/path/to/" SHIM " CTRACE_OUT=FILE PROG [ARGS...]\n"
           "(CTRACE_FOLLOW_FORKS=1 for -f, CTRACE_NO_STACKS=1 for --no-stacks,\n"
           "CTRACE_CPU_HZ=HZ for --cpu, CTRACE_UNWIND=MODE for --unwind=MODE,\n"
-          "CTRACE_FORMAT=FORMAT for --format=FORMAT,\n"
+          "CTRACE_FORMAT=FORMAT for --format=FORMAT, CTRACE_FLIGHT=MS for --flight,\n"
+          "CTRACE_FLIGHT_MAX_MB, CTRACE_FLIGHT_SIGNAL=NUMBER, CTRACE_FLIGHT_AT_EXIT=1,\n"
           "CTRACE_VERBOSE=1 for -v).\n"
           "CTRACE_PRELOAD=PATH makes this command use another shim.\n"
           "Exit status: PROG's; 127 if PROG is not found, 126 if it cannot be run, 2 on\n"
@@ -120,6 +139,64 @@ static bool find_shim(char *out, size_t size) {
   return is_file(out);
 }
 
+/* ---- flight recorder options -------------------------------------------------------- */
+
+/* A duration: a number with ms, s or m (s if none). -1 if not one. */
+static long long duration_ms(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || v <= 0) return -1;
+  double ms = strcmp(end, "ms") == 0              ? v
+              : strcmp(end, "s") == 0 || !*end   ? v * 1000
+              : strcmp(end, "m") == 0            ? v * 60000
+                                                 : -1;
+  return ms >= 1 && ms < 1e12 ? (long long)ms : -1;
+}
+
+/* A signal by name (USR1, SIGUSR1, RTMIN+3) or number; 0 if none, or one
+ * that ends a process as a crash or cannot be caught. */
+static int signal_number(const char *s) {
+  static const struct {
+    const char *name;
+    int sig;
+  } names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+               {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+               {"CHLD", SIGCHLD}, {"CONT", SIGCONT}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+               {"TTOU", SIGTTOU}, {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+               {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+               {"PWR", SIGPWR}};
+  if (strncmp(s, "SIG", 3) == 0) s += 3;
+  char *end;
+  long n = strtol(s, &end, 10);
+  int sig = 0;
+  if (*s && !*end) {
+    sig = (int)n;
+  } else if (strncmp(s, "RTMIN", 5) == 0) {
+    long k = s[5] == '+' ? strtol(s + 6, &end, 10) : (end = (char *)s + 5, 0);
+    sig = !*end ? SIGRTMIN + (int)k : 0;
+  } else {
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+      if (strcmp(s, names[i].name) == 0) sig = names[i].sig;
+  }
+  bool crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT ||
+               sig == SIGTRAP || sig == SIGSYS;
+  return sig > 0 && sig < NSIG && sig != SIGKILL && sig != SIGSTOP && !crash ? sig : 0;
+}
+
+/* Removes what an earlier flight run left by the names this one writes:
+ * FILE, FILE.crash and FILE.1, FILE.2, ... (while they are there), so
+ * that a snapshot's number says which of this run's it is. */
+static void remove_old_snapshots(const char *out) {
+  char path[PATH_MAX + 16];
+  unlink(out);
+  snprintf(path, sizeof path, "%s.crash", out);
+  unlink(path);
+  for (int n = 1;; n++) {
+    snprintf(path, sizeof path, "%s.%d", out, n);
+    if (unlink(path) != 0) break;
+  }
+}
+
 /* ---- the command ------------------------------------------------------------------ */
 
 int ctrace__cmd_run(int argc, char **argv) {
@@ -128,6 +205,9 @@ int ctrace__cmd_run(int argc, char **argv) {
   int cpu_hz = 0;
   const char *unwind = NULL, *format = NULL;
   bool verbose = false;
+  long long flight_ms = 0, flight_max_mb = 0;
+  int flight_sig = 0;
+  bool flight_at_exit = false;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -175,6 +255,28 @@ int ctrace__cmd_run(int argc, char **argv) {
       cpu_hz = (int)hz;
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--follow-forks") == 0) {
       follow_forks = true;
+    } else if (strcmp(a, "--flight") == 0) {
+      flight_ms = CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS;
+    } else if (strncmp(a, "--flight=", 9) == 0) {
+      if ((flight_ms = duration_ms(a + 9)) < 0) {
+        fprintf(stderr, "ctrace run: --flight=%s: want a duration, such as 500ms, 10s or 2m\n", a + 9);
+        return 2;
+      }
+    } else if (strncmp(a, "--flight-max=", 13) == 0) {
+      char *end;
+      flight_max_mb = strtoll(a + 13, &end, 10);
+      if (*end || flight_max_mb < 1 || flight_max_mb > (1 << 20)) {
+        fprintf(stderr, "ctrace run: --flight-max=%s: want MiB, 1 or more\n", a + 13);
+        return 2;
+      }
+    } else if (strncmp(a, "--flight-signal=", 16) == 0) {
+      if (!(flight_sig = signal_number(a + 16))) {
+        fprintf(stderr, "ctrace run: --flight-signal=%s: want a signal that can be caught and"
+                        " is not a crash's (USR1, USR2, RTMIN+N, a number)\n", a + 16);
+        return 2;
+      }
+    } else if (strcmp(a, "--flight-at-exit") == 0) {
+      flight_at_exit = true;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "ctrace run: unknown option '%s'\n\n", a);
       usage(stderr);
@@ -220,14 +322,24 @@ int ctrace__cmd_run(int argc, char **argv) {
     return 2;
   }
 
+  if ((flight_max_mb || flight_sig || flight_at_exit) && !flight_ms) {
+    fprintf(stderr, "ctrace run: --flight-max, --flight-signal and --flight-at-exit go with --flight\n");
+    return 2;
+  }
+  if (flight_ms && ((format && strcmp(format, "go1.22") != 0) || cpu_hz)) {
+    fprintf(stderr, "ctrace run: --flight records Go's current format (go1.22), without --cpu\n");
+    return 2;
+  }
   /* The shim opens the file before the program's own code runs, in the
-   * same directory; an absolute name still holds if the program moves. */
+   * same directory; an absolute name still holds if the program moves.
+   * A flight recorder writes it only when asked: here it is only tried. */
   int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     fprintf(stderr, "ctrace run: cannot write %s: %s\n", out, strerror(errno));
     return 2;
   }
   close(fd);
+  if (flight_ms) remove_old_snapshots(out);
   char abs_out[PATH_MAX];
   if (!realpath(out, abs_out)) snprintf(abs_out, sizeof abs_out, "%s", out);
 
@@ -271,6 +383,24 @@ int ctrace__cmd_run(int argc, char **argv) {
     setenv("CTRACE_FOLLOW_FORKS", "1", 1);
   else
     unsetenv("CTRACE_FOLLOW_FORKS");
+  unsetenv("CTRACE_FLIGHT");
+  unsetenv("CTRACE_FLIGHT_MAX_MB");
+  unsetenv("CTRACE_FLIGHT_SIGNAL");
+  unsetenv("CTRACE_FLIGHT_AT_EXIT");
+  if (flight_ms) {
+    char v[32];
+    snprintf(v, sizeof v, "%lld", flight_ms);
+    setenv("CTRACE_FLIGHT", v, 1);
+    if (flight_max_mb) {
+      snprintf(v, sizeof v, "%lld", flight_max_mb);
+      setenv("CTRACE_FLIGHT_MAX_MB", v, 1);
+    }
+    if (flight_sig) {
+      snprintf(v, sizeof v, "%d", flight_sig);
+      setenv("CTRACE_FLIGHT_SIGNAL", v, 1);
+    }
+    if (flight_at_exit) setenv("CTRACE_FLIGHT_AT_EXIT", "1", 1);
+  }
 
   execv(prog, prog_argv);
   int err = errno;
