@@ -18,14 +18,23 @@
  * CTRACE_EBUSY, a snapshot or stop without a recorder CTRACE_ENOTRACE, a
  * classic format or a cap under 1 MiB CTRACE_EINVAL.
  *
- * cap: four threads log at full speed for 1.5 s under a 2 MiB cap: the
+ * cap: four threads log at full speed for FLIGHT_CAP_S seconds (default
+ * 1.5; 30 in the plain build's test) under a 2 MiB cap: the
  * buffers the library maps (ctrace_stats.buffers, never given back
  * during a trace) never pass the cap, plus a generation's cut (a quarter
  * of it), plus what may queue for the recorder's thread (1 MiB here),
- * plus four buffers per thread (two generations' events and strings)
- * and twelve for the tables of an ending generation and a gap; generations younger than min_age (10 s)
+ * plus five buffers per thread (two generations' events and strings,
+ * one queued past the queue's cap) and twelve for the tables of an
+ * ending generation and a gap; generations younger than min_age (10 s)
  * are dropped and counted; and a snapshot then still opens
- * (DIR/cap.trace). */
+ * (DIR/cap.trace).
+ *
+ * cycles: eight threads log, walk 16-frame stacks into system calls, and
+ * come and go (each ends after a few hundred events and another starts),
+ * while the main thread starts a recorder, takes snapshots, stops it,
+ * five times over, and another thread takes snapshots all along (0, or
+ * CTRACE_EBUSY, or CTRACE_ENOTRACE between recorders). The last
+ * snapshot of each recorder must be there (DIR/cycle.K.trace). */
 #include <ctrace/ctrace.h>
 
 #include <errno.h>
@@ -195,7 +204,9 @@ static int cap(const char *dir) {
   if (err) return 1;
   pthread_t th[4];
   for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, logger, NULL);
-  uint64_t peak = 0, end = now_ns() + 1500000000u;
+  const char *secs = getenv("FLIGHT_CAP_S");
+  double cap_s = secs ? atof(secs) : 1.5;
+  uint64_t peak = 0, end = now_ns() + (uint64_t)(cap_s * 1e9);
   ctrace_flight_stats st;
   while (now_ns() < end) {
     ctrace_flight_stats_get(&st);
@@ -208,9 +219,10 @@ static int cap(const char *dir) {
   ctrace_stats_get(&s1);
   uint64_t mapped = (s1.buffers - s0.buffers) * CTRACE_DEFAULT_BUFFER_SIZE;
   /* Each thread writes into two generations' buffers and strings batches
-   * at once; an ending generation and a gap take a few more (tables,
-   * statuses, the frequency). */
-  uint64_t allowed = max + max / 4 + (1u << 20) + (5 * 4 + 12) * CTRACE_DEFAULT_BUFFER_SIZE;
+   * at once, and may queue one more as the queue passes its cap; an
+   * ending generation and a gap take a few more (tables, statuses, the
+   * frequency). */
+  uint64_t allowed = max + max / 4 + (1u << 20) + (5 * 5 + 12) * CTRACE_DEFAULT_BUFFER_SIZE;
   char path[4096];
   snprintf(path, sizeof path, "%s/cap.trace", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -228,6 +240,74 @@ static int cap(const char *dir) {
   return 0;
 }
 
+/* 16 frames down, then a system call (a stack of 16 to record). */
+__attribute__((noinline)) static void deep(int n) {
+  if (n > 0) {
+    deep(n - 1);
+    __asm__ volatile("" ::: "memory"); /* not a tail call */
+    return;
+  }
+  ctrace_go_syscall();
+}
+
+static void *churner(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 300 && !atomic_load(&stop_logging); i++) {
+    ctrace_logf(0, "cycle", "event %d", i);
+    deep(16);
+  }
+  return NULL;
+}
+
+static void *churn_slot(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop_logging)) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, churner, NULL) == 0) pthread_join(t, NULL);
+  }
+  return NULL;
+}
+
+static void *snapper(void *arg) {
+  (void)arg;
+  int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  while (!atomic_load(&stop_logging)) {
+    int err = ctrace_flight_write(fd);
+    CHECK(err == 0 || err == CTRACE_EBUSY || err == CTRACE_ENOTRACE, "a snapshot between cycles: %s",
+          ctrace_strerror(err));
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  close(fd);
+  return NULL;
+}
+
+static void cycles(const char *dir) {
+  setenv("CTRACE_GEN_MS", "30", 1);
+  atomic_store(&stop_logging, false);
+  pthread_t th[9];
+  for (int i = 0; i < 8; i++) pthread_create(&th[i], NULL, churn_slot, NULL);
+  pthread_create(&th[8], NULL, snapper, NULL);
+  for (int k = 0; k < 5; k++) {
+    ctrace_flight_options fo = {.min_age_ms = 100, .max_bytes = 8u << 20};
+    int err = ctrace_flight_start(&fo);
+    CHECK(err == 0, "cycle %d: ctrace_flight_start: %s", k, ctrace_strerror(err));
+    for (int s = 0; s < 4; s++) {
+      nanosleep(&(struct timespec){0, 40000000}, NULL);
+      char path[4096];
+      snprintf(path, sizeof path, "%s/cycle.%d.trace", dir, k);
+      int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      while ((err = ctrace_flight_write(fd)) == CTRACE_EBUSY) nanosleep(&(struct timespec){0, 100000}, NULL);
+      close(fd);
+      CHECK(err == 0, "cycle %d: snapshot: %s", k, ctrace_strerror(err));
+    }
+    err = ctrace_flight_stop();
+    CHECK(err == 0, "cycle %d: ctrace_flight_stop: %s", k, ctrace_strerror(err));
+  }
+  atomic_store(&stop_logging, true);
+  for (int i = 0; i < 9; i++) pthread_join(th[i], NULL);
+  printf("cycles: 5 recorders started and stopped, 4 snapshots each, while 8 threads came and went\n");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_flight DIR\n");
@@ -241,6 +321,7 @@ int main(int argc, char **argv) {
   memset(began, 0, MAX_SEQ * sizeof *began);
   memset(done, 0, MAX_SEQ * sizeof *done);
   window(argv[1]);
+  cycles(argv[1]);
   if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
   return fails ? 1 : 0;
 }

@@ -153,7 +153,10 @@ int ctrace_flight_start(const ctrace_flight_options *opts);
  * a write fails. */
 int ctrace_flight_write(int fd);
 
-/* Stops recording and frees what was kept; CTRACE_ENOTRACE if not on. */
+/* Stops recording and frees what was kept; CTRACE_ENOTRACE if not on.
+ * Events coming faster than the recorder's thread takes them pause
+ * tracing as a reader falling behind does (gaps, see max_pending; here a
+ * quarter of max_bytes, at least 1 MiB): ctrace_stats counts them. */
 int ctrace_flight_stop(void);
 
 typedef struct ctrace_flight_stats {

@@ -215,7 +215,11 @@ int ctrace_flight_stop(void) {
   pthread_mutex_lock(&fl.mu);
   bool on = fl.on;
   pthread_mutex_unlock(&fl.mu);
-  return on ? ctrace_stop() : CTRACE_ENOTRACE;
+  if (!on) return CTRACE_ENOTRACE;
+  /* Gaps at the cap (ctrace_stats counts them) cost the window, not the
+   * stop. */
+  int err = ctrace_stop();
+  return err == CTRACE_ECAPPED ? 0 : err;
 }
 
 static int write_all(int fd, const void *p, size_t n) {
