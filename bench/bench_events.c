@@ -251,6 +251,8 @@ typedef struct bench_case {
   int threads; /* 1, or 1 and 2 */
   int unwind;  /* ctrace_options.unwind */
   const char *vs; /* also reported as a ratio to this case, pass by pass */
+  bool flight;    /* into a flight recorder (Go's current format: run with
+                     -f go1.22 only, named without its suffix) */
 } bench_case;
 
 typedef struct run {
@@ -422,9 +424,10 @@ static result do_run(const bench_case *c, int nthreads) {
     o.stack_depth = c->deep == DEEP_NOFP ? STACK_FRAMES : 32;
     o.unwind = c->unwind;
     o.format = run_format;
-    int err = ctrace_start_fd(devnull, &o);
+    int err = c->flight ? ctrace_flight_start(&(ctrace_flight_options){.trace = &o})
+                        : ctrace_start_fd(devnull, &o);
     if (err) {
-      fprintf(stderr, "bench: ctrace_start_fd: %s\n", ctrace_strerror(err));
+      fprintf(stderr, "bench: starting a trace: %s\n", ctrace_strerror(err));
       free(r);
       return res;
     }
@@ -446,8 +449,8 @@ static result do_run(const bench_case *c, int nthreads) {
 
   uint64_t stop0 = now_ns();
   if (c->trace) {
-    int err = ctrace_stop();
-    if (err) fprintf(stderr, "bench: ctrace_stop: %s\n", ctrace_strerror(err));
+    int err = c->flight ? ctrace_flight_stop() : ctrace_stop();
+    if (err) fprintf(stderr, "bench: stopping a trace: %s\n", ctrace_strerror(err));
   }
   uint64_t stop_ns = now_ns() - stop0;
   uint64_t self1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), proc1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -519,26 +522,30 @@ static void *probe_main(void *arg) {
 }
 
 static const bench_case cases[] = {
-    {"event-nostack", body_heap_alloc, 0, 1, 2, 0, NULL},
+    {"event-nostack", body_heap_alloc, 0, 1, 2, 0, NULL, false},
     /* Frame pointers, as before unwind tables: the walk to beat. */
-    {"event-stack16", body_syscall, 1, 2, 2, CTRACE_UNWIND_FP, NULL},
+    {"event-stack16", body_syscall, 1, 2, 2, CTRACE_UNWIND_FP, NULL, false},
     /* The default (auto) on the same frame-pointer code, which also walks
      * on through libc's start_thread and clone3 by their tables. */
-    {"event-stack16-auto", body_syscall, 1, 2, 1, CTRACE_UNWIND_AUTO, "event-stack16"},
+    {"event-stack16-auto", body_syscall, 1, 2, 1, CTRACE_UNWIND_AUTO, "event-stack16", false},
     /* 16 frames, 15 of them without frame pointers: through the tables. */
-    {"event-stack16-nofp", body_syscall, DEEP_NOFP, 2, 2, CTRACE_UNWIND_AUTO, "event-stack16"},
+    {"event-stack16-nofp", body_syscall, DEEP_NOFP, 2, 2, CTRACE_UNWIND_AUTO, "event-stack16", false},
     /* The same, from two places in turn: the walk's per-thread rules by
      * position never apply. */
     {"event-stack16-nofp-alt", body_syscall_alt, DEEP_NOFP, 2, 1, CTRACE_UNWIND_AUTO,
-     "event-stack16"},
-    {"user-log", body_log, 0, 1, 2, 0, NULL},
-    {"user-log-stack16", body_log, 1, 2, 2, CTRACE_UNWIND_FP, NULL},
-    {"sched-mix", body_mix, 0, 2, 1, 0, NULL},
-    {"sched-log-mix", body_mix_log, 0, 2, 1, 0, NULL},
+     "event-stack16", false},
+    {"user-log", body_log, 0, 1, 2, 0, NULL, false},
+    /* The same events into a flight recorder: the same hot path, with no
+     * writer to feed. */
+    {"flight-nostack", body_heap_alloc, 0, 1, 2, 0, "event-nostack", true},
+    {"flight-stack16", body_syscall, 1, 2, 2, CTRACE_UNWIND_FP, "event-stack16", true},
+    {"user-log-stack16", body_log, 1, 2, 2, CTRACE_UNWIND_FP, NULL, false},
+    {"sched-mix", body_mix, 0, 2, 1, 0, NULL, false},
+    {"sched-log-mix", body_mix_log, 0, 2, 1, 0, NULL, false},
 #ifdef BENCH_HAVE_LIBUNWIND
-    {"stack16-unwind", body_unwind, 1, 0, 1, 0, "event-stack16"},
+    {"stack16-unwind", body_unwind, 1, 0, 1, 0, "event-stack16", false},
 #endif
-    {"disabled", body_log, 0, 0, 1, 0, NULL},
+    {"disabled", body_log, 0, 0, 1, 0, NULL, false},
 };
 
 #define NCASES (sizeof cases / sizeof cases[0])
@@ -646,9 +653,9 @@ int main(int argc, char **argv) {
   for (int p = 0; p < passes; p++) {
     fprintf(stderr, "bench: pass %d of %d\n", p + 1, passes);
     for (size_t i = 0; i < NCASES; i++) {
-      if (!selected(only, cases[i].name)) continue;
+      if (!selected(only, cases[i].name) || (cases[i].flight && !twin)) continue;
       for (int n = 1; n <= cases[i].threads; n++) {
-        if (twin && cases[i].trace) {
+        if (twin && cases[i].trace && !cases[i].flight) {
           run_format = CTRACE_FORMAT_GO111;
           fprintf(stderr, "  (go1.11)");
           ref[i][n - 1][p] = do_run(&cases[i], n);
@@ -663,7 +670,8 @@ int main(int argc, char **argv) {
   /* Per case: its best pass (see the top of this file). */
   for (size_t i = 0; i < NCASES; i++) {
     const bench_case *c = &cases[i];
-    if (!selected(only, c->name)) continue;
+    if (!selected(only, c->name) || (c->flight && !twin)) continue;
+    const char *name_sfx = c->flight ? "" : suffix;
     double ratio1 = 0, ns1 = 0, med_ratio1 = 0;
     for (int n = 1; n <= c->threads; n++) {
       double ns[MAX_PASSES], ratio[MAX_PASSES], fl[MAX_PASSES], events = 0, bytes = 0;
@@ -685,7 +693,7 @@ int main(int argc, char **argv) {
       double mns = ns[best], mratio = ratio[best], mfl = fl[best];
       double med_ratio = median(ratio, k), med_ns = median(ns, k);
       printf("BENCH name=%s%s ns_per_event=%.2f ratio_to_floor=%.2f bytes_per_event=%.2f threads=%d",
-             c->name, suffix, mns, mratio, events > 0 ? bytes / events : 0, n);
+             c->name, name_sfx, mns, mratio, events > 0 ? bytes / events : 0, n);
       if (n == 1) {
         ratio1 = mratio;
         ns1 = mns;
@@ -705,10 +713,11 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < NCASES; i++) {
     const bench_case *c = &cases[i];
-    if (!selected(only, c->name)) continue;
+    if (!selected(only, c->name) || (c->flight && !twin)) continue;
     for (int n = 1; n <= c->threads; n++) {
-      if (c->vs && selected(only, c->vs)) report_vs(c, c->vs, n, res, res, suffix, suffix);
-      if (twin && c->trace) report_vs(c, c->name, n, res, ref, suffix, "");
+      if (c->vs && selected(only, c->vs))
+        report_vs(c, c->vs, n, res, res, c->flight ? "" : suffix, suffix);
+      if (twin && c->trace && !c->flight) report_vs(c, c->name, n, res, ref, suffix, "");
     }
   }
   fflush(stdout);
