@@ -8,8 +8,8 @@
 # DIR/snap.K.trace to the logs the program noted: ctrace check accepts
 # it, every number in DIR/snap.K.req is in it and none in DIR/snap.K.old.
 # Go 1.22 and 1.23 parse every snapshot, the one taken under the cap and
-# the last of each start-stop cycle, and serve every page of the first
-# (tests/go_compat.sh).
+# the last of each start-stop cycle and those taken amid GC cycles, and
+# serve every page of the window's (tests/go_compat.sh).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
@@ -23,7 +23,7 @@ mkdir -p "$dir"
 "$test_flight" "$dir" || { echo "$prog: test_flight failed" >&2; exit 1; }
 snaps=("$dir"/snap.*.trace)
 [ ${#snaps[@]} -ge 4 ] || { echo "$prog: ${#snaps[@]} snapshots, not 4" >&2; exit 1; }
-for t in "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace; do
+for t in "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace; do
     "$ctrace" check "$t" >/dev/null || { echo "$prog: ctrace check rejects $t" >&2; exit 1; }
 done
 for t in "${snaps[@]}"; do
@@ -38,6 +38,7 @@ for t in "${snaps[@]}"; do
     echo "$prog: $t: $(wc -l <"$base.got") logs, all $(wc -l <"$base.req") of the window"
 done
 gos="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go"
-GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" --parse-only "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace
-GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" "${snaps[0]}"
+GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" --parse-only "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace \
+    "$dir"/gc.*.trace
+GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" "${snaps[@]}"
 rm -rf "$dir"

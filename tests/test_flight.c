@@ -34,7 +34,12 @@
  * while the main thread starts a recorder, takes snapshots, stops it,
  * five times over, and another thread takes snapshots all along (0, or
  * CTRACE_EBUSY, or CTRACE_ENOTRACE between recorders). The last
- * snapshot of each recorder must be there (DIR/cycle.K.trace). */
+ * snapshot of each recorder must be there (DIR/cycle.K.trace).
+ *
+ * gc: a thread runs GC cycles of 25 ms, each with a mark assist and a
+ * stop-the-world inside, across 5 ms generations, with 20 ms of min_age:
+ * snapshots (DIR/gc.K.trace) begin inside a GC or an assist, which must
+ * be said there (GCActive, GCMarkAssistActive) for Go to read them. */
 #include <ctrace/ctrace.h>
 
 #include <errno.h>
@@ -308,6 +313,49 @@ static void cycles(const char *dir) {
   printf("cycles: 5 recorders started and stopped, 4 snapshots each, while 8 threads came and went\n");
 }
 
+static void *collector(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop_logging)) {
+    ctrace_gc_start();
+    nanosleep(&(struct timespec){0, 7000000}, NULL);
+    ctrace_gc_mark_assist_start();
+    nanosleep(&(struct timespec){0, 7000000}, NULL);
+    ctrace_gc_mark_assist_done();
+    ctrace_gc_stw_start(0);
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+    ctrace_gc_stw_done();
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+    ctrace_gc_done();
+    ctrace_log(0, "gc", "cycle");
+  }
+  return NULL;
+}
+
+static void gc(const char *dir) {
+  setenv("CTRACE_GEN_MS", "5", 1);
+  atomic_store(&stop_logging, false);
+  ctrace_flight_options fo = {.min_age_ms = 20};
+  int err = ctrace_flight_start(&fo);
+  CHECK(err == 0, "gc: ctrace_flight_start: %s", ctrace_strerror(err));
+  if (err) return;
+  pthread_t th;
+  pthread_create(&th, NULL, collector, NULL);
+  for (int k = 0; k < 12; k++) {
+    /* 13 ms apart: the snapshots fall all over the GC's 25 ms. */
+    nanosleep(&(struct timespec){0, 13000000}, NULL);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/gc.%d.trace", dir, k);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    err = ctrace_flight_write(fd);
+    close(fd);
+    CHECK(err == 0, "gc: snapshot %d: %s", k, ctrace_strerror(err));
+  }
+  atomic_store(&stop_logging, true);
+  pthread_join(th, NULL);
+  ctrace_flight_stop();
+  printf("gc: 12 snapshots amid GC cycles across 5 ms generations\n");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_flight DIR\n");
@@ -322,6 +370,7 @@ int main(int argc, char **argv) {
   memset(done, 0, MAX_SEQ * sizeof *done);
   window(argv[1]);
   cycles(argv[1]);
+  gc(argv[1]);
   if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
   return fails ? 1 : 0;
 }

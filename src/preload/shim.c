@@ -190,6 +190,9 @@ static void stop_trace(void) {
  * snapshot is wanted. */
 enum { FIN_STOP = 1, FIN_WATCH = 2, FIN_SNAP = 4 };
 static _Atomic int fin_req, fin_done;
+/* Snapshots asked for and not yet taken: one per signal, even when they
+ * come faster than snapshots are written. */
+static _Atomic int snap_pending;
 static bool have_finisher;
 static __thread bool on_finisher __attribute__((tls_model("initial-exec")));
 
@@ -205,7 +208,7 @@ static void *finisher(void *arg) {
     if (req & FIN_STOP) break;
     if (req & FIN_SNAP) {
       atomic_fetch_and(&fin_req, ~FIN_SNAP);
-      snapshot_numbered();
+      for (; atomic_load(&snap_pending) > 0; atomic_fetch_sub(&snap_pending, 1)) snapshot_numbered();
       continue;
     }
     /* glibc ends a process whose last thread exits with exit(0); the
@@ -222,7 +225,9 @@ static void *finisher(void *arg) {
 }
 
 void ctrace__pl_snapshot_request(void) {
-  if (!have_finisher || (atomic_fetch_or(&fin_req, FIN_SNAP) & (FIN_SNAP | FIN_STOP))) return;
+  if (!have_finisher) return;
+  atomic_fetch_add(&snap_pending, 1);
+  if (atomic_fetch_or(&fin_req, FIN_SNAP) & (FIN_SNAP | FIN_STOP)) return;
   futex(&fin_req, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 

@@ -13,6 +13,15 @@
 #include "internal.h"
 
 static _Atomic uint64_t gc_seq;
+/* GCActive (below). */
+static _Atomic uint32_t gc_mu;
+static _Atomic uint64_t gc_stated;
+/* Under gc_mu: by generation parity, the last GC event written in
+ * generation gc_tag (its number, and whether the GC is open after it);
+ * and, by the thread that seals generations, the state at the end of
+ * the last one sealed (ctrace__gc_seal). */
+static uint64_t gc_tag[2], gc_last_seq[2], gc_sealed_seq;
+static bool gc_last_open[2], gc_sealed_open;
 
 /* P numbers. A runtime names its Ps (ctrace_proc_start); plain threads
  * take the lowest free numbers at or above every P a runtime has named or
@@ -97,6 +106,9 @@ static int64_t shown_procs;
 
 void ctrace__events_reset(int64_t procs) {
   atomic_store_explicit(&gc_seq, 0, memory_order_relaxed);
+  atomic_store_explicit(&gc_stated, 0, memory_order_relaxed);
+  gc_tag[0] = gc_tag[1] = 0;
+  gc_sealed_open = false;
   __atomic_store_n(&shown_procs, procs, __ATOMIC_RELAXED);
 }
 
@@ -367,9 +379,9 @@ void ctrace_go_sysblock(void) {
   uint64_t v[1] = {0};
   /* Go 1.23's MMU page counts an assisting G's time per P, and its
    * GoSysExit has none: the assist ends as the call blocks. */
-  if (g->ctrace__flags & CTRACE__GF_ASSIST) {
+  if (ctrace__gflags(g) & CTRACE__GF_ASSIST) {
     bool shown = ctrace__assist_shown(g);
-    g->ctrace__flags &= ~(CTRACE__GF_ASSIST | CTRACE__GF_MARK);
+    ctrace__gflags_set(g, ~(CTRACE__GF_ASSIST | CTRACE__GF_MARK), 0);
     if (shown) ctrace__emit_as(&w, CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, v, 0);
   }
   if (ctrace__genfmt()) {
@@ -561,6 +573,71 @@ static ctrace_g *_Atomic stw_g; /* generation format: the G whose STW is open */
  * the generation format, the trace's first. */
 static uint64_t trace_mark(ctrace__thread *t) { return ctrace__genfmt() ? ctrace__gen0 : ctrace__gen(t); }
 
+/* Generation format: a GC open across a generation's start is said in
+ * the new one (GCActive, numbered as the GC's events are), as Go does, so
+ * that a trace beginning there (a flight recorder's snapshot) has it; by
+ * the first thread to write there with a G on a P (ctrace__gc_active), or
+ * else just before the GC ends. gc_mu orders GCActive among the GC's
+ * own events by number; gc_stated is the generation it was said in (or
+ * the GC began in; top of the file). */
+
+static void gc_lock(void) {
+  while (atomic_exchange_explicit(&gc_mu, 1, memory_order_acquire))
+    while (atomic_load_explicit(&gc_mu, memory_order_relaxed)) __builtin_ia32_pause();
+}
+static void gc_unlock(void) { atomic_store_explicit(&gc_mu, 0, memory_order_release); }
+
+/* Under gc_mu: a GC event numbered seq was written in gen. */
+static void gc_note(uint64_t gen, uint64_t seq, bool open) {
+  gc_tag[gen & 1] = gen;
+  gc_last_seq[gen & 1] = seq;
+  gc_last_open[gen & 1] = open;
+}
+
+/* Under gc_mu, w's thread showing a G on a P. */
+static void gc_active_locked(ctrace__w *w) {
+  uint64_t gen = ctrace__gen(w->t);
+  if (atomic_load_explicit(&gc_open, memory_order_relaxed) != ctrace__gen0 ||
+      atomic_load_explicit(&gc_stated, memory_order_relaxed) == gen)
+    return;
+  uint64_t v[1] = {atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed) + 1};
+  if (ctrace__emit2(w, CTRACE_EV122_GCActive, 1, v, 0)) {
+    atomic_store_explicit(&gc_stated, gen, memory_order_relaxed);
+    gc_note(gen, v[0], true);
+  }
+}
+
+/* A GC open through all of gen with no thread to say so there (none
+ * with a G on a P wrote in it): what a trace that begins with gen needs
+ * is a GCActive in gen numbered as the GC's last event before it, which
+ * a flight recorder's snapshot adds (Go takes it from no thread in a
+ * trace's first generation only). */
+uint64_t ctrace__gc_seal(uint64_t gen) {
+  uint64_t unstated = 0;
+  gc_lock();
+  if (gc_tag[gen & 1] == gen) {
+    gc_sealed_seq = gc_last_seq[gen & 1];
+    gc_sealed_open = gc_last_open[gen & 1];
+  } else if (gc_sealed_open) {
+    unstated = gc_sealed_seq;
+  }
+  gc_unlock();
+  return unstated;
+}
+
+bool ctrace__stw_shown(void) {
+  return atomic_load_explicit(&stw_open, memory_order_relaxed) == ctrace__gen0;
+}
+
+void ctrace__gc_active(ctrace__w *w) {
+  if (atomic_load_explicit(&gc_open, memory_order_relaxed) != ctrace__gen0 ||
+      atomic_load_explicit(&gc_stated, memory_order_relaxed) == ctrace__gen(w->t))
+    return;
+  gc_lock();
+  gc_active_locked(w);
+  gc_unlock();
+}
+
 /* A phase's start or end in the generation format: GC events number
  * themselves (GCBegin, GCEnd), each one more than the last; a
  * stop-the-world is its G's, ended by it. */
@@ -572,9 +649,17 @@ static bool phase2(ctrace__w *w, ctrace_g *g, _Atomic uint64_t *open, bool begin
   switch (ev) {
   case CTRACE_EV_GCStart:
   case CTRACE_EV_GCDone:
+    gc_lock();
+    if (!begin) gc_active_locked(w);
     v[n++] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed) + 1;
     if (begin) v[n++] = ctrace__stack_id(w->t, fp);
-    ctrace__emit2(w, begin ? CTRACE_EV122_GCBegin : CTRACE_EV122_GCEnd, n, v, 0);
+    if (ctrace__emit2(w, begin ? CTRACE_EV122_GCBegin : CTRACE_EV122_GCEnd, n, v, 0))
+      gc_note(ctrace__gen(w->t), v[0], begin);
+    /* Here, not after: a thread of the next generation must not say
+     * this GC active once its end is written. */
+    atomic_store_explicit(open, begin ? ctrace__gen0 : 0, memory_order_relaxed);
+    atomic_store_explicit(&gc_stated, ctrace__gen(w->t), memory_order_relaxed);
+    gc_unlock();
     break;
   default:
     if (begin) {
@@ -704,7 +789,7 @@ void ctrace__close_phases(ctrace__w *w) {
 void ctrace_gc_mark_assist_start(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
   if (!g) return;
-  g->ctrace__flags |= CTRACE__GF_ASSIST;
+  ctrace__gflags_set(g, ~0u, CTRACE__GF_ASSIST);
   if (ctrace__genfmt() && ctrace__assist_shown(g)) return;
   uint64_t mark = simple(CTRACE_EV_GCMarkAssistStart, CTRACE_EV122_GCMarkAssistBegin, 0, 0, 0,
                          __builtin_frame_address(0));
@@ -712,12 +797,12 @@ void ctrace_gc_mark_assist_start(void) {
 }
 void ctrace_gc_mark_assist_done(void) {
   ctrace_g *g = ctrace__current(&ctrace__tls, 0);
-  if (!g || !(g->ctrace__flags & CTRACE__GF_ASSIST)) return;
+  if (!g || !(ctrace__gflags(g) & CTRACE__GF_ASSIST)) return;
   bool shown = ctrace__assist_shown(g);
-  g->ctrace__flags &= ~CTRACE__GF_ASSIST;
+  ctrace__gflags_set(g, ~CTRACE__GF_ASSIST, 0);
   if (!shown || simple(CTRACE_EV_GCMarkAssistDone, CTRACE_EV122_GCMarkAssistEnd, 0, 0, 0, NULL) ||
       !ctrace__genfmt())
-    g->ctrace__flags &= ~CTRACE__GF_MARK;
+    ctrace__gflags_set(g, ~CTRACE__GF_MARK, 0);
 }
 void ctrace_heap_alloc(uint64_t live) { simple(CTRACE_EV_HeapAlloc, CTRACE_EV122_HeapAlloc, 1, live, 0, NULL); }
 void ctrace_heap_goal(uint64_t goal) { simple(CTRACE_EV_HeapGoal, CTRACE_EV122_HeapGoal, 1, goal, 0, NULL); }
@@ -747,7 +832,7 @@ ctrace_g *ctrace_thread_create(void (*start_fn)(void)) {
   ctrace_g *g = ctrace__alloc_g();
   if (!g) return NULL;
   go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
-  g->ctrace__flags |= CTRACE__GF_OWNED;
+  ctrace__gflags_set(g, ~0u, CTRACE__GF_OWNED);
   return g;
 }
 
@@ -781,7 +866,7 @@ void ctrace_thread_end(void) {
   if (g) {
     t0->curg = g;
     ctrace_go_end();
-    if (g->ctrace__flags & CTRACE__GF_OWNED) ctrace__free_g(g);
+    if (ctrace__gflags(g) & CTRACE__GF_OWNED) ctrace__free_g(g);
   }
   t0->mode = CTRACE__MODE_ENDED;
   int64_t p = t0->p;

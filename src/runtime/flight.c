@@ -31,8 +31,7 @@
 #include "reader.h"
 
 typedef struct kept {
-  uint64_t gen;
-  uint64_t began_ns; /* when it began to be written */
+  ctrace__gen_info info;
   size_t bytes;
   ctrace__buf *first, *last;
 } kept;
@@ -89,22 +88,21 @@ static void drop_oldest(void) {
 static void trim(uint64_t now) {
   while (fl.n > 1) {
     kept *second = &fl.ring[(fl.head + 1) % MAX_KEPT];
-    bool aged = now - second->began_ns >= fl.min_age_ns;
+    bool aged = now - second->info.began_ns >= fl.min_age_ns;
     if (!aged && fl.bytes <= fl.max_bytes) break;
     if (!aged) fl.dropped_young++;
     drop_oldest();
   }
 }
 
-/* Under fl.mu: keeps cur, generation gen, begun at began. A snapshot
+/* Under fl.mu: keeps cur, the generation info tells of. A snapshot
  * waiting for it trims for its own time, which came before. */
-static void keep(kept *cur, uint64_t gen, uint64_t began) {
+static void keep(kept *cur, const ctrace__gen_info *info) {
   if (fl.n == MAX_KEPT) drop_oldest();
-  cur->gen = gen;
-  cur->began_ns = began;
+  cur->info = *info;
   fl.ring[(fl.head + fl.n) % MAX_KEPT] = *cur;
   fl.n++;
-  fl.last_gen = gen;
+  fl.last_gen = info->gen;
   if (!fl.snap_ns) trim(ctrace__mono_ns());
 }
 
@@ -115,8 +113,8 @@ static void *flight_main(void *arg) {
   kept cur = {0};
   while (!fl.abort) {
     ctrace__buf *b;
-    uint64_t gen = 0, began = 0;
-    int r = ctrace__read_flight(&b, &gen, &began);
+    ctrace__gen_info info;
+    int r = ctrace__read_flight(&b, &info);
     if (r == 0) break;
     pthread_mutex_lock(&fl.mu);
     if (r == 1) {
@@ -129,7 +127,7 @@ static void *flight_main(void *arg) {
       cur.bytes += b->size;
       fl.bytes += b->size;
     } else {
-      keep(&cur, gen, began);
+      keep(&cur, &info);
       cur = (kept){0};
       pthread_cond_broadcast(&fl.cv);
     }
@@ -234,6 +232,21 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
+/* A snapshot's first generation had a GC open through it that no thread
+ * said (ctrace__gc_seal): a batch of no thread saying it, which Go takes
+ * in a trace's first generation only. */
+static int write_gc_active(int fd, const ctrace__gen_info *info) {
+  _Alignas(ctrace__buf) uint8_t raw[sizeof(ctrace__buf) + 64];
+  ctrace__buf *b = (ctrace__buf *)raw;
+  b->pos = b->data;
+  ctrace__open_batch2(b, info->gen, UINT64_MAX, info->began_ticks);
+  *b->pos++ = CTRACE_EV122_GCActive;
+  b->pos = ctrace__put_uvarint(b->pos, 0);
+  b->pos = ctrace__put_uvarint(b->pos, info->gc_unstated);
+  ctrace__close_batch2(b);
+  return write_all(fd, b->data, (size_t)(b->pos - b->data));
+}
+
 int ctrace_flight_write(int fd) {
   if (pthread_mutex_trylock(&write_mu)) return CTRACE_EBUSY;
   pthread_mutex_lock(&fl.mu);
@@ -258,6 +271,7 @@ int ctrace_flight_write(int fd) {
   fl.snap_ns = 0;
   trim(now);
   int err = write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN);
+  if (!err && fl.n && fl.ring[fl.head].info.gc_unstated) err = write_gc_active(fd, &fl.ring[fl.head].info);
   for (size_t i = 0; i < fl.n && !err; i++)
     for (ctrace__buf *b = fl.ring[(fl.head + i) % MAX_KEPT].first; b && !err; b = b->link)
       err = write_all(fd, b->data, (size_t)(b->pos - b->data));
@@ -273,7 +287,7 @@ void ctrace_flight_stats_get(ctrace_flight_stats *out) {
   if (fl.on) {
     out->bytes = fl.bytes;
     out->generations = fl.n;
-    out->window_ns = fl.n ? ctrace__mono_ns() - fl.ring[fl.head].began_ns : 0;
+    out->window_ns = fl.n ? ctrace__mono_ns() - fl.ring[fl.head].info.began_ns : 0;
     out->dropped_young = fl.dropped_young;
     out->snapshots = fl.snapshots;
   }

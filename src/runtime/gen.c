@@ -171,7 +171,10 @@ void ctrace__gen_resume(ctrace__thread *t) {
   }
   ctrace_g *g = t->tcurg ? t->tcurg : t->sys_g;
   if (g) ctrace__ensure_announced(&w, g, g->ctrace__tstatus);
-  if (t->tcurg && t->tp >= 0) ctrace__gen_procs(&w);
+  if (t->tcurg && t->tp >= 0) {
+    ctrace__gen_procs(&w);
+    ctrace__gc_active(&w);
+  }
 }
 
 /* Ends generation gen for what no thread wrote about in it: the statuses

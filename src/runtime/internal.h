@@ -122,13 +122,24 @@ enum {
 /* ctrace__flags of a ctrace_g */
 #define CTRACE__GF_OWNED 1u  /* allocated by ctrace_thread_create */
 #define CTRACE__GF_ASSIST 2u /* in a mark assist; its own thread's to change */
-/* Generation format: the low 16 bits of the trace mark (ctrace__gen0) of
- * the trace that showed the assist begin, for its end: Go's current
- * reader refuses an end whose begin it has not seen. */
+/* Generation format: the trace that showed the assist begin (the low 15
+ * bits of its mark, ctrace__gen0, with the 16th set: never 0), for its end
+ * and the statuses of later generations: Go's current reader refuses an
+ * end whose begin it has not seen. 0: none. */
 #define CTRACE__GF_MARK 0xffff0000u
+CTRACE__INLINE uint32_t ctrace__mark16(uint64_t mark) { return mark ? (uint32_t)(mark & 0x7fff) | 0x8000 : 0; }
+
+/* The flags are changed by the G's own thread (and at its creation), and
+ * read by others too (a generation's statuses): relaxed atomics. */
+CTRACE__INLINE uint32_t ctrace__gflags(const ctrace_g *g) {
+  return __atomic_load_n(&g->ctrace__flags, __ATOMIC_RELAXED);
+}
+CTRACE__INLINE void ctrace__gflags_set(ctrace_g *g, uint32_t keep, uint32_t add) {
+  __atomic_store_n(&g->ctrace__flags, (ctrace__gflags(g) & keep) | add, __ATOMIC_RELAXED);
+}
 
 CTRACE__INLINE void ctrace__assist_mark(ctrace_g *g, uint64_t mark) {
-  g->ctrace__flags = (g->ctrace__flags & ~CTRACE__GF_MARK) | (uint32_t)(mark & 0xffff) << 16;
+  ctrace__gflags_set(g, ~CTRACE__GF_MARK, ctrace__mark16(mark) << 16);
 }
 
 typedef struct ctrace__thread {
@@ -516,7 +527,7 @@ CTRACE__INLINE uint64_t ctrace__file_gen(uint64_t gen) { return gen - ctrace__ge
 /* Whether g's open assist began in this trace, as the trace showed it (the
  * classic format takes an end without its begin). */
 CTRACE__INLINE bool ctrace__assist_shown(const ctrace_g *g) {
-  return !ctrace__genfmt() || (g->ctrace__flags >> 16) == (ctrace__gen0 & 0xffff);
+  return !ctrace__genfmt() || (ctrace__gflags(g) >> 16) == ctrace__mark16(ctrace__gen0);
 }
 
 ctrace__buf *ctrace__buf_get(void) CTRACE__HIDDEN;
@@ -540,6 +551,15 @@ uint64_t ctrace__gen_proc_start(ctrace__w *w, int64_t p) CTRACE__HIDDEN;
 void ctrace__gen_proc_stop(ctrace__w *w) CTRACE__HIDDEN;
 uint64_t ctrace__gen_syscall(ctrace__w *w, uint64_t stack, uint64_t min_ticks, bool blocking) CTRACE__HIDDEN;
 void ctrace__gen_resume(ctrace__thread *t) CTRACE__HIDDEN;
+/* GCActive through w (a G on a P) if a GC open since an earlier
+ * generation has not been said in w's yet (events.c). */
+void ctrace__gc_active(ctrace__w *w) CTRACE__HIDDEN;
+/* At gen's end, once no thread writes into it: the number a GCActive
+ * must have in a trace that begins with gen, if a GC was open through
+ * it unsaid; else 0 (events.c). */
+uint64_t ctrace__gc_seal(uint64_t gen) CTRACE__HIDDEN;
+/* Whether the trace shows a stop-the-world open (events.c). */
+bool ctrace__stw_shown(void) CTRACE__HIDDEN;
 /* GOMAXPROCS through w, if w's P is above what the trace has shown. */
 void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
 bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;

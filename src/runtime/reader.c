@@ -62,8 +62,9 @@ static size_t gen_max = GEN_BYTES;
 /* The writing generation is to end as soon as the rules allow
  * (ctrace__reader_advance_now). */
 static bool advance_now;
-/* When each generation began to be written, by parity. */
-static uint64_t began[2];
+/* Of each generation, by parity: when it began to be written, and what
+ * ctrace__gc_seal said at its seal. */
+static uint64_t began[2], began_ticks[2], gc_unstated[2];
 
 void ctrace__queue_full(ctrace__buf *b) {
   b->link = NULL;
@@ -97,6 +98,7 @@ void ctrace__reader_open(uint64_t gen, size_t cut_bytes) {
   gen_period = ms && atoll(ms) > 0 ? (uint64_t)atoll(ms) * 1000000 : GEN_NS;
   gen_ns = ctrace__mono_ns();
   began[gen & 1] = gen_ns;
+  began_ticks[gen & 1] = ctrace__ticks();
   gen_bytes[0] = gen_bytes[1] = 0;
   open_ = true;
   header_due = true;
@@ -104,9 +106,10 @@ void ctrace__reader_open(uint64_t gen, size_t cut_bytes) {
   pthread_mutex_unlock(&mu);
 }
 
-void ctrace__reader_seal(uint64_t gen) {
+void ctrace__reader_seal(uint64_t gen, uint64_t gc) {
   pthread_mutex_lock(&mu);
   sealed = gen;
+  gc_unstated[gen & 1] = gc;
   gen_ns = ctrace__mono_ns();
   gen_bytes[(gen + 1) & 1] = 0;
   pthread_cond_broadcast(&cv);
@@ -114,16 +117,22 @@ void ctrace__reader_seal(uint64_t gen) {
 }
 
 /* Whether the writing generation is due to end: it is the one being
- * handed out (the one before is out whole), and old or big enough. */
+ * handed out (the one before is out whole), and old or big enough. Not
+ * while a stop-the-world is open, for one period more at most: Go has no
+ * event to say one goes on in a new generation, so a trace beginning
+ * there (a flight recorder's snapshot) would end one it never began. */
 static bool advance_due(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
-  return !closing && s & 1 && s >> 1 == rgen && sealed + 1 == rgen &&
-         (advance_now || ctrace__mono_ns() - gen_ns >= gen_period || gen_bytes[rgen & 1] >= gen_max);
+  if (closing || !(s & 1) || s >> 1 != rgen || sealed + 1 != rgen) return false;
+  uint64_t age = ctrace__mono_ns() - gen_ns;
+  if (ctrace__stw_shown() && age < 2 * gen_period) return false;
+  return advance_now || age >= gen_period || gen_bytes[rgen & 1] >= gen_max;
 }
 
-void ctrace__reader_began(uint64_t gen, uint64_t ns) {
+void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) {
   pthread_mutex_lock(&mu);
   began[gen & 1] = ns;
+  began_ticks[gen & 1] = ticks;
   pthread_mutex_unlock(&mu);
 }
 
@@ -158,10 +167,10 @@ void ctrace__reader_fork_child(void) {
 /* ctrace_read, and, with take, the flight recorder's read: *take gets
  * the buffer handed out, the caller's from then on, the header is left
  * out, and the end of a generation handed out whole returns END_OF_GEN
- * with *len its number. */
+ * with *info. */
 static const char END_OF_GEN[1];
 
-static const void *next(size_t *len, ctrace__buf **take) {
+static const void *next(size_t *len, ctrace__buf **take, ctrace__gen_info *info) {
   *len = 0;
   pthread_mutex_lock(&mu);
   if (reader_active) {
@@ -219,9 +228,9 @@ static const void *next(size_t *len, ctrace__buf **take) {
       if (sealed >= rgen) {
         rgen++; /* the next generation's turn */
         if (!take) continue;
+        uint64_t g = rgen - 1;
+        *info = (ctrace__gen_info){g, began[g & 1], began_ticks[g & 1], gc_unstated[g & 1]};
         out = END_OF_GEN;
-        *len = rgen - 1;
-        *take = (ctrace__buf *)(uintptr_t)began[(rgen - 1) & 1];
         break;
       }
       if (closing) { /* set once the last generation is sealed */
@@ -295,16 +304,11 @@ static const void *next(size_t *len, ctrace__buf **take) {
   return out;
 }
 
-const void *ctrace_read(size_t *len) { return next(len, NULL); }
+const void *ctrace_read(size_t *len) { return next(len, NULL, NULL); }
 
-int ctrace__read_flight(ctrace__buf **b, uint64_t *gen_done, uint64_t *began_ns) {
+int ctrace__read_flight(ctrace__buf **b, ctrace__gen_info *info) {
   size_t n;
   *b = NULL;
-  const void *p = next(&n, b);
-  if (!p) return 0;
-  if (p != END_OF_GEN) return 1;
-  *gen_done = n;
-  *began_ns = (uint64_t)(uintptr_t)*b;
-  *b = NULL;
-  return 2;
+  const void *p = next(&n, b, info);
+  return !p ? 0 : p == END_OF_GEN ? 2 : 1;
 }

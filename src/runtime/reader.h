@@ -12,16 +12,21 @@ void ctrace__reader_open(uint64_t gen, size_t gen_bytes) CTRACE__HIDDEN;
 /* The generation being written ends as soon as the previous one is out
  * whole (a flight recorder's snapshot). */
 void ctrace__reader_advance_now(void) CTRACE__HIDDEN;
-/* Generation gen began to be written at ns (mono). */
-void ctrace__reader_began(uint64_t gen, uint64_t ns) CTRACE__HIDDEN;
+/* Generation gen began to be written at ns (mono) and ticks. */
+void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) CTRACE__HIDDEN;
+/* A generation handed out whole, for the flight recorder. */
+typedef struct ctrace__gen_info {
+  uint64_t gen;
+  uint64_t began_ns, began_ticks; /* when it began to be written */
+  uint64_t gc_unstated;           /* ctrace__gc_seal's, at its seal */
+} ctrace__gen_info;
 /* The flight recorder's read: 1 and *b, a full buffer, the caller's to
- * keep (ctrace__buf_put gives it back); 2, *gen_done, a generation
- * handed out whole, and *began_ns, when it began to be written; 0 at the
- * trace's end. One reader at a time. */
-int ctrace__read_flight(ctrace__buf **b, uint64_t *gen_done, uint64_t *began_ns) CTRACE__HIDDEN;
+ * keep (ctrace__buf_put gives it back); 2 and *info, a generation handed
+ * out whole; 0 at the trace's end. One reader at a time. */
+int ctrace__read_flight(ctrace__buf **b, ctrace__gen_info *info) CTRACE__HIDDEN;
 /* Generation format: every buffer of gen is queued; the reader may hand
  * out the next generation's once gen's are out. */
-void ctrace__reader_seal(uint64_t gen) CTRACE__HIDDEN;
+void ctrace__reader_seal(uint64_t gen, uint64_t gc_unstated) CTRACE__HIDDEN;
 /* Ends the current generation if no start or stop is under way (the
  * reader's, between reads). */
 bool ctrace__try_advance(void) CTRACE__HIDDEN;

@@ -33,7 +33,7 @@ void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
   g->ctrace__stack_lo = g->ctrace__stack_hi = 0;
   g->ctrace__tstatus = CTRACE__G_DEAD;
   g->ctrace__lock = 0;
-  g->ctrace__flags = 0;
+  ctrace__gflags_set(g, 0, 0);
   g->ctrace__nregions = 0;
   __atomic_store_n(&g->ctrace__status, status, __ATOMIC_RELAXED);
   pthread_mutex_lock(&gs_mu);
@@ -107,6 +107,10 @@ static void go_status(ctrace__w *w, ctrace_g *g) {
                : st == CTRACE__G_SYSCALL ? (uint64_t)g->ctrace__lastp : UINT64_MAX;
   uint64_t v[3] = {g->id, m, gstatus2[st]};
   ctrace__emit2(w, CTRACE_EV122_GoStatus, 3, v, 0);
+  /* An assist the trace shows open goes on in this generation, as Go
+   * says it: a trace that begins here (a flight recorder's snapshot)
+   * has its begin no longer. */
+  if (ctrace__assist_shown(g)) ctrace__emit2(w, CTRACE_EV122_GCMarkAssistActive, 1, v, 0);
 }
 
 /* announce for the generation format, once per generation and G. A G the

@@ -395,7 +395,7 @@ static void close_all(uint64_t s) {
  * whole. Threads go on in the next generation meanwhile. */
 static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t gen = s >> 1;
-  if (ns & 1) ctrace__reader_began(ns >> 1, ctrace__mono_ns());
+  if (ns & 1) ctrace__reader_began(ns >> 1, ctrace__mono_ns(), ctrace__ticks());
   quiesce(ns);
   if (gap) close_all(s);
   for (ctrace__thread *t = threads; t; t = t->next) {
@@ -417,7 +417,7 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
     b->pos = ctrace__put_uvarint(b->pos, gen_freq ? gen_freq : (gen_freq = frequency()));
     ctrace__queue_full(b);
   }
-  ctrace__reader_seal(gen);
+  ctrace__reader_seal(gen, ctrace__gc_seal(gen));
 }
 
 void ctrace__advance(bool last) {
@@ -461,7 +461,7 @@ bool ctrace__gap_end(void) {
     gap_count(true);
     atomic_store(&gap_closed, false);
     atomic_store(&capped_state, 0);
-    ctrace__reader_began(gen, ctrace__mono_ns());
+    ctrace__reader_began(gen, ctrace__mono_ns(), ctrace__ticks());
     atomic_store_explicit(&ctrace__state, gen << 1 | 1, memory_order_seq_cst);
   }
   pthread_mutex_unlock(&ctl_mu);
