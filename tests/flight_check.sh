@@ -23,6 +23,8 @@ mkdir -p "$dir"
 "$test_flight" "$dir" || { echo "$prog: test_flight failed" >&2; exit 1; }
 snaps=("$dir"/snap.*.trace)
 [ ${#snaps[@]} -ge 4 ] || { echo "$prog: ${#snaps[@]} snapshots, not 4" >&2; exit 1; }
+[ -z "${FLIGHT_FORK:-}" ] || "$ctrace" dump "$dir/fork.trace" | grep -q '"child"' ||
+    { echo "$prog: the child's snapshot lacks its log" >&2; exit 1; }
 for t in "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace; do
     "$ctrace" check "$t" >/dev/null || { echo "$prog: ctrace check rejects $t" >&2; exit 1; }
 done

@@ -39,7 +39,12 @@
  * gc: a thread runs GC cycles of 25 ms, each with a mark assist and a
  * stop-the-world inside, across 5 ms generations, with 20 ms of min_age:
  * snapshots (DIR/gc.K.trace) begin inside a GC or an assist, which must
- * be said there (GCActive, GCMarkAssistActive) for Go to read them. */
+ * be said there (GCActive, GCMarkAssistActive) for Go to read them.
+ *
+ * fork (with FLIGHT_FORK=1; the plain build's test: ASan's allocator is
+ * not fork-safe with threads): the child of a recording process has no
+ * recorder (a snapshot is CTRACE_ENOTRACE) and can start its own, whose
+ * snapshot (DIR/fork.trace) holds the child's log. */
 #include <ctrace/ctrace.h>
 
 #include <errno.h>
@@ -51,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_SEQ (1u << 22)
@@ -356,6 +362,30 @@ static void gc(const char *dir) {
   printf("gc: 12 snapshots amid GC cycles across 5 ms generations\n");
 }
 
+static void fork_case(const char *dir) {
+  ctrace_flight_start(NULL);
+  ctrace_log(0, "fork", "parent");
+  pid_t pid = fork();
+  if (pid == 0) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fork.trace", dir);
+    int bad = ctrace_flight_write(1) != CTRACE_ENOTRACE;
+    bad |= (ctrace_flight_start(NULL) != 0) << 1;
+    ctrace_log(0, "fork", "child");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bad |= (ctrace_flight_write(fd) != 0) << 2;
+    close(fd);
+    bad |= (ctrace_flight_stop() != 0) << 3;
+    _exit(bad);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "fork: the child's recorder (status %#x: 1 no ENOTRACE, 2 start, 4 snapshot, 8 stop)", status);
+  CHECK(ctrace_flight_stop() == 0, "fork: the parent's stop");
+  printf("fork: the child started a recorder of its own\n");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_flight DIR\n");
@@ -371,6 +401,7 @@ int main(int argc, char **argv) {
   window(argv[1]);
   cycles(argv[1]);
   gc(argv[1]);
+  if (getenv("FLIGHT_FORK")) fork_case(argv[1]);
   if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
   return fails ? 1 : 0;
 }

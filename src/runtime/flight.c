@@ -159,6 +159,18 @@ static int flight_join(ctrace__sink *s) {
   return 0;
 }
 
+/* In the child of a fork: the parent's recorder is not here (its thread
+ * is not, its buffers are the parent's memory, left unfreed as the rest
+ * of the parent's trace is); the child may start its own. */
+static void flight_fork_child(ctrace__sink *s) {
+  (void)s;
+  pthread_mutex_init(&fl.mu, NULL);
+  pthread_cond_init(&fl.cv, NULL);
+  pthread_mutex_init(&write_mu, NULL);
+  fl.on = false;
+  fl.n = fl.head = fl.bytes = 0;
+}
+
 int ctrace_flight_start(const ctrace_flight_options *opts) {
   ctrace_flight_options fo = {0};
   if (opts) fo = *opts;
@@ -178,6 +190,7 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
   if (!busy) {
     fl.on = true;
     fl.sink = (ctrace__sink){.join = flight_join,
+                             .fork_child = flight_fork_child,
                              .gen_bytes = fo.max_bytes / 4 < (16u << 20) ? fo.max_bytes / 4 : 0};
     fl.min_age_ns = (fo.min_age_ms ? fo.min_age_ms : CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS) * 1000000ull;
     fl.max_bytes = fo.max_bytes;
