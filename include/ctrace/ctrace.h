@@ -235,6 +235,8 @@ typedef struct ctrace_g {
   uint32_t ctrace__status, ctrace__tstatus;
   uint32_t ctrace__lock, ctrace__flags;
   uint32_t ctrace__regions[8], ctrace__nregions;
+  uint64_t ctrace__gen_prev;   /* the generation stated before ctrace__gen */
+  uint32_t ctrace__gen_status; /* the status stated in ctrace__gen */
 } ctrace_g;
 
 /* Why a G blocks. */

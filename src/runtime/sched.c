@@ -25,7 +25,7 @@ uint64_t ctrace__new_gid(void) { return atomic_fetch_add_explicit(&next_gid, 1, 
 
 void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
   g->id = ctrace__new_gid();
-  g->ctrace__gen = 0;
+  g->ctrace__gen = g->ctrace__gen_prev = 0;
   g->ctrace__seq = 0;
   g->ctrace__lastp = CTRACE__NO_P;
   g->ctrace__ticks = 0;
@@ -148,6 +148,8 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
     g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoCreate, 3, v, 0);
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
   }
+  g->ctrace__gen_prev = g->ctrace__gen;
+  g->ctrace__gen_status = g->ctrace__tstatus;
   __atomic_store_n(&g->ctrace__gen, gen, __ATOMIC_RELEASE);
 }
 
@@ -157,10 +159,21 @@ void ctrace__statuses(ctrace__w *w, uint64_t ticks) {
   for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
     g_lock(g);
     uint64_t last = __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE);
-    /* Stated in gen already, or since, by a thread of the next one. */
     if (last >= ctrace__gen0 && last < gen && g->ctrace__tstatus != CTRACE__G_DEAD &&
-        ctrace__reserve2(w->bp, gen, ticks))
+        ctrace__reserve2(w->bp, gen, ticks)) {
       go_status(w, g);
+    } else if (last == gen + 1 && g->ctrace__gen_prev >= ctrace__gen0 && g->ctrace__gen_prev < gen &&
+               g->ctrace__gen_status != CTRACE__G_RUNNING && g->ctrace__gen_status != CTRACE__G_DEAD &&
+               ctrace__reserve2(w->bp, gen, ticks)) {
+      /* Stated by a thread of the next generation first, not in gen: a
+       * trace that begins with gen (a flight recorder's snapshot) needs
+       * it there too, as it stood then, which is how the next one
+       * stated it. Not a running G: only its own thread may say so. */
+      uint32_t now = g->ctrace__tstatus;
+      g->ctrace__tstatus = g->ctrace__gen_status;
+      go_status(w, g);
+      g->ctrace__tstatus = now;
+    }
     g_unlock(g);
   }
   pthread_mutex_unlock(&gs_mu);

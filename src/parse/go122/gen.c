@@ -533,7 +533,9 @@ static void trim(g2reader *r) {
     }
     if (lo == UINT64_MAX) break;
     ctrace__g2_release(r, at, lo);
-    at = hi;
+    /* Past the batch even when it is empty (a header alone, end == off):
+     * at = end would pick it again for good. */
+    at = hi > lo ? hi : lo + 1;
   }
   ctrace__g2_release(r, at, g->end);
 }
