@@ -163,12 +163,12 @@ void ctrace__statuses(ctrace__w *w, uint64_t ticks) {
         ctrace__reserve2(w->bp, gen, ticks)) {
       go_status(w, g);
     } else if (last == gen + 1 && g->ctrace__gen_prev >= ctrace__gen0 && g->ctrace__gen_prev < gen &&
-               g->ctrace__gen_status != CTRACE__G_RUNNING && g->ctrace__gen_status != CTRACE__G_DEAD &&
+               g->ctrace__gen_status != CTRACE__G_DEAD &&
                ctrace__reserve2(w->bp, gen, ticks)) {
       /* Stated by a thread of the next generation first, not in gen: a
        * trace that begins with gen (a flight recorder's snapshot) needs
        * it there too, as it stood then, which is how the next one
-       * stated it. Not a running G: only its own thread may say so. */
+       * stated it. */
       uint32_t now = g->ctrace__tstatus;
       g->ctrace__tstatus = g->ctrace__gen_status;
       go_status(w, g);
