@@ -344,6 +344,10 @@ static void gc(const char *dir) {
   int err = ctrace_flight_start(&fo);
   CHECK(err == 0, "gc: ctrace_flight_start: %s", ctrace_strerror(err));
   if (err) return;
+  /* An event in the first generation: one with none at all is refused
+   * by Go's reader ("frontier is empty"), a fault not fixed yet (see
+   * docs/design.md, Flight recorder). */
+  ctrace_log(0, "gc", "start");
   pthread_t th;
   pthread_create(&th, NULL, collector, NULL);
   for (int k = 0; k < 12; k++) {

@@ -236,7 +236,7 @@ typedef struct ctrace_g {
   uint32_t ctrace__lock, ctrace__flags;
   uint32_t ctrace__regions[8], ctrace__nregions;
   uint64_t ctrace__gen_prev;   /* the generation stated before ctrace__gen */
-  uint32_t ctrace__gen_status; /* the status stated in ctrace__gen */
+  uint32_t ctrace__gen_status; /* the status stated in ctrace__gen, and if an assist was open */
 } ctrace_g;
 
 /* Why a G blocks. */

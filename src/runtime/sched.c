@@ -95,14 +95,18 @@ static bool announced(ctrace__w *w, ctrace_g *g) {
   return __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE) == ctrace__gen(w->t);
 }
 
+/* In ctrace__gen_status, beside the status: a mark assist was open. */
+#define GEN_ASSIST 0x100u
+
 static const uint8_t gstatus2[] = {
     [CTRACE__G_RUNNABLE] = CTRACE_GS_RUNNABLE, [CTRACE__G_RUNNING] = CTRACE_GS_RUNNING,
     [CTRACE__G_WAITING] = CTRACE_GS_WAITING, [CTRACE__G_SYSCALL] = CTRACE_GS_SYSCALL};
 
-/* GoStatus of g as tstatus says; a G in a system call names its thread
- * (kept in lastp, which this format does not use otherwise). */
-static void go_status(ctrace__w *w, ctrace_g *g) {
-  uint32_t st = g->ctrace__tstatus;
+/* GoStatus of g as st says (the trace's status of it, tstatus, or one it
+ * had, with assist saying whether a mark assist was open then); a G in a
+ * system call names its thread (kept in lastp, which this format does not
+ * use otherwise). */
+static void go_status(ctrace__w *w, ctrace_g *g, uint32_t st, bool assist) {
   uint64_t m = st == CTRACE__G_RUNNING ? (uint64_t)w->t->tid
                : st == CTRACE__G_SYSCALL ? (uint64_t)g->ctrace__lastp : UINT64_MAX;
   uint64_t v[3] = {g->id, m, gstatus2[st]};
@@ -110,7 +114,7 @@ static void go_status(ctrace__w *w, ctrace_g *g) {
   /* An assist the trace shows open goes on in this generation, as Go
    * says it: a trace that begins here (a flight recorder's snapshot)
    * has its begin no longer. */
-  if (ctrace__assist_shown(g)) ctrace__emit2(w, CTRACE_EV122_GCMarkAssistActive, 1, v, 0);
+  if (assist) ctrace__emit2(w, CTRACE_EV122_GCMarkAssistActive, 1, v, 0);
 }
 
 /* announce for the generation format, once per generation and G. A G the
@@ -137,7 +141,7 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
       g->ctrace__lastp = w->t->tid;
       w->t->sys_g = g;
     }
-    go_status(w, g);
+    go_status(w, g, g->ctrace__tstatus, ctrace__assist_shown(g));
   } else if (st == CTRACE__G_SYSCALL) {
     g->ctrace__lastp = w->t->tid;
     w->t->sys_g = g;
@@ -149,7 +153,7 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
   }
   g->ctrace__gen_prev = g->ctrace__gen;
-  g->ctrace__gen_status = g->ctrace__tstatus;
+  g->ctrace__gen_status = g->ctrace__tstatus | (ctrace__assist_shown(g) ? GEN_ASSIST : 0);
   __atomic_store_n(&g->ctrace__gen, gen, __ATOMIC_RELEASE);
 }
 
@@ -161,18 +165,15 @@ void ctrace__statuses(ctrace__w *w, uint64_t ticks) {
     uint64_t last = __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE);
     if (last >= ctrace__gen0 && last < gen && g->ctrace__tstatus != CTRACE__G_DEAD &&
         ctrace__reserve2(w->bp, gen, ticks)) {
-      go_status(w, g);
+      go_status(w, g, g->ctrace__tstatus, ctrace__assist_shown(g));
     } else if (last == gen + 1 && g->ctrace__gen_prev >= ctrace__gen0 && g->ctrace__gen_prev < gen &&
-               g->ctrace__gen_status != CTRACE__G_DEAD &&
+               (g->ctrace__gen_status & ~GEN_ASSIST) != CTRACE__G_DEAD &&
                ctrace__reserve2(w->bp, gen, ticks)) {
       /* Stated by a thread of the next generation first, not in gen: a
        * trace that begins with gen (a flight recorder's snapshot) needs
        * it there too, as it stood then, which is how the next one
        * stated it. */
-      uint32_t now = g->ctrace__tstatus;
-      g->ctrace__tstatus = g->ctrace__gen_status;
-      go_status(w, g);
-      g->ctrace__tstatus = now;
+      go_status(w, g, g->ctrace__gen_status & ~GEN_ASSIST, g->ctrace__gen_status & GEN_ASSIST);
     }
     g_unlock(g);
   }
