@@ -33,13 +33,20 @@
  * come and go (each ends after a few hundred events and another starts),
  * while the main thread starts a recorder, takes snapshots, stops it,
  * five times over, and another thread takes snapshots all along (0, or
- * CTRACE_EBUSY, or CTRACE_ENOTRACE between recorders). The last
+ * CTRACE_EBUSY, or CTRACE_ENOTRACE between recorders, or CTRACE_EEMPTY
+ * at a recorder's start). The last
  * snapshot of each recorder must be there (DIR/cycle.K.trace).
  *
  * gc: a thread runs GC cycles of 25 ms, each with a mark assist and a
  * stop-the-world inside, across 5 ms generations, with 20 ms of min_age:
  * snapshots (DIR/gc.K.trace) begin inside a GC or an assist, which must
  * be said there (GCActive, GCMarkAssistActive) for Go to read them.
+ *
+ * quiet: a streamed trace and a recorder that see nothing for their
+ * first generations (5 ms each, 30 ms of silence), then one log: their
+ * silent generations are left out, or Go refuses the trace ("frontier
+ * is empty"): DIR/quiet.stream.trace, DIR/quiet.trace (a snapshot after
+ * the log; one before it is CTRACE_EEMPTY, and writes nothing).
  *
  * fork (with FLIGHT_FORK=1; the plain build's test: ASan's allocator is
  * not fork-safe with threads): the child of a recording process has no
@@ -284,7 +291,9 @@ static void *snapper(void *arg) {
   int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
   while (!atomic_load(&stop_logging)) {
     int err = ctrace_flight_write(fd);
-    CHECK(err == 0 || err == CTRACE_EBUSY || err == CTRACE_ENOTRACE, "a snapshot between cycles: %s",
+    /* CTRACE_EEMPTY: a recorder just started, before any event. */
+    CHECK(err == 0 || err == CTRACE_EBUSY || err == CTRACE_ENOTRACE || err == CTRACE_EEMPTY,
+          "a snapshot between cycles: %s",
           ctrace_strerror(err));
     nanosleep(&(struct timespec){0, 1000000}, NULL);
   }
@@ -344,10 +353,6 @@ static void gc(const char *dir) {
   int err = ctrace_flight_start(&fo);
   CHECK(err == 0, "gc: ctrace_flight_start: %s", ctrace_strerror(err));
   if (err) return;
-  /* An event in the first generation: one with none at all is refused
-   * by Go's reader ("frontier is empty"), a fault not fixed yet (see
-   * docs/design.md, Flight recorder). */
-  ctrace_log(0, "gc", "start");
   pthread_t th;
   pthread_create(&th, NULL, collector, NULL);
   for (int k = 0; k < 12; k++) {
@@ -364,6 +369,60 @@ static void gc(const char *dir) {
   pthread_join(th, NULL);
   ctrace_flight_stop();
   printf("gc: 12 snapshots amid GC cycles across 5 ms generations\n");
+}
+
+static int create(const char *dir, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0, "%s: %s", path, strerror(errno));
+  return fd;
+}
+
+/* A thread of its own, whose G ends with it: the next case's first
+ * generation has no G to state. */
+static void *hear(void *arg) {
+  (void)arg;
+  ctrace_log(0, "quiet", "heard");
+  return NULL;
+}
+
+static void heard(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, hear, NULL);
+  pthread_join(th, NULL);
+}
+
+static void quiet(const char *dir) {
+  setenv("CTRACE_GEN_MS", "5", 1);
+  const struct timespec silence = {0, 30000000};
+  ctrace_options o = {.format = CTRACE_FORMAT_GO122};
+  int fd = create(dir, "quiet.stream.trace");
+  int err = ctrace_start_fd(fd, &o);
+  CHECK(err == 0, "quiet: ctrace_start_fd: %s", ctrace_strerror(err));
+  if (err) return;
+  nanosleep(&silence, NULL);
+  heard();
+  err = ctrace_stop();
+  close(fd);
+  CHECK(err == 0, "quiet: ctrace_stop: %s", ctrace_strerror(err));
+  err = ctrace_flight_start(NULL);
+  CHECK(err == 0, "quiet: ctrace_flight_start: %s", ctrace_strerror(err));
+  if (err) return;
+  nanosleep(&silence, NULL);
+  for (int k = 0; k < 2; k++) {
+    if (k) heard();
+    fd = create(dir, "quiet.trace");
+    err = ctrace_flight_write(fd);
+    off_t size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    /* Not one event in a snapshot of nothing, which Go would not read. */
+    int want = k ? 0 : CTRACE_EEMPTY;
+    CHECK(err == want, "quiet: snapshot %d: %s, not %s", k, ctrace_strerror(err), ctrace_strerror(want));
+    CHECK(k || size == 0, "quiet: the snapshot of nothing wrote %lld bytes", (long long)size);
+  }
+  ctrace_flight_stop();
+  printf("quiet: a trace and a snapshot of a log after 30 ms of silence, a snapshot of nothing\n");
 }
 
 static void fork_case(const char *dir) {
@@ -405,6 +464,7 @@ int main(int argc, char **argv) {
   window(argv[1]);
   cycles(argv[1]);
   gc(argv[1]);
+  quiet(argv[1]);
   if (getenv("FLIGHT_FORK")) fork_case(argv[1]);
   if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
   return fails ? 1 : 0;

@@ -36,7 +36,8 @@ extern "C" {
   X(EIO, -5, "writing the trace failed")                     \
   X(EREADER, -6, "another reader is active")                \
   X(EFDCHANGED, -7, "the trace's descriptor was closed or replaced by the program") \
-  X(ECAPPED, -8, "the reader fell max_pending bytes behind: the trace ended early (go1.11) or has gaps (go1.22)")
+  X(ECAPPED, -8, "the reader fell max_pending bytes behind: the trace ended early (go1.11) or has gaps (go1.22)") \
+  X(EEMPTY, -9, "nothing was recorded in the flight recorder's window")
 
 enum {
 #define CTRACE__ERR_ENUM(name, val, msg) CTRACE_##name = val,
@@ -149,8 +150,9 @@ int ctrace_flight_start(const ctrace_flight_options *opts);
  * ended first, so it holds at least the last min_age_ms before the call
  * (less if max_bytes is too small) and nothing older than min_age_ms plus
  * one generation. CTRACE_EBUSY while another thread's snapshot is under
- * way (call again), CTRACE_ENOTRACE when not recording, CTRACE_EIO when
- * a write fails. */
+ * way (call again), CTRACE_ENOTRACE when not recording, CTRACE_EEMPTY
+ * when not one event was recorded (nothing is written: Go reads no trace
+ * without an event), CTRACE_EIO when a write fails. */
 int ctrace_flight_write(int fd);
 
 /* Stops recording and frees what was kept; CTRACE_ENOTRACE if not on.

@@ -129,6 +129,7 @@ static void snapshot_into(const char *path, int flags) {
   int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
   int err = fd < 0 ? CTRACE_EIO : ctrace_flight_write(fd);
   if (fd >= 0 && close(fd) != 0 && !err) err = CTRACE_EIO;
+  if (err == CTRACE_EEMPTY) unlink(path);
   ctrace_flight_stats st;
   ctrace_flight_stats_get(&st);
   if (err)

@@ -85,11 +85,15 @@ void ctrace__open_batch2(ctrace__buf *b, uint64_t gen, uint64_t m, uint64_t now)
   b->p = CTRACE__NO_P;
 }
 
-void ctrace__close_batch2(ctrace__buf *b) {
-  if (!b->lenpos) return;
-  size_t n = (size_t)(b->pos - (b->lenpos + 4));
+bool ctrace__close_batch2(ctrace__buf *b) {
+  if (!b->lenpos) return false;
+  uint8_t *body = b->lenpos + 4;
+  size_t n = (size_t)(b->pos - body);
   for (int i = 0; i < 4; i++, n >>= 7) b->lenpos[i] = (uint8_t)((n & 0x7f) | (i < 3 ? 0x80 : 0));
   b->lenpos = NULL;
+  /* Timed events are numbered after the sections (format_go122.h). */
+  return b->pos > body + (*body == CTRACE_EV122_CPUSamples) &&
+         (*body > CTRACE_EV122_Frequency || *body == CTRACE_EV122_CPUSamples);
 }
 
 bool ctrace__reserve2(ctrace__buf **bp, uint64_t gen, uint64_t ticks) {

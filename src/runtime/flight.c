@@ -98,11 +98,12 @@ static void trim(uint64_t now) {
 /* Under fl.mu: keeps cur, the generation info tells of. A snapshot
  * waiting for it trims for its own time, which came before. */
 static void keep(kept *cur, const ctrace__gen_info *info) {
+  fl.last_gen = info->gen;
+  if (!cur->first) return; /* a generation left out (end_generation) */
   if (fl.n == MAX_KEPT) drop_oldest();
   cur->info = *info;
   fl.ring[(fl.head + fl.n) % MAX_KEPT] = *cur;
   fl.n++;
-  fl.last_gen = info->gen;
   if (!fl.snap_ns) trim(ctrace__mono_ns());
 }
 
@@ -283,7 +284,7 @@ int ctrace_flight_write(int fd) {
     if (pthread_cond_timedwait(&fl.cv, &fl.mu, &until) == ETIMEDOUT) break;
   fl.snap_ns = 0;
   trim(now);
-  int err = write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN);
+  int err = fl.n ? write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN) : CTRACE_EEMPTY;
   if (!err && fl.n && fl.ring[fl.head].info.gc_unstated) err = write_gc_active(fd, &fl.ring[fl.head].info);
   for (size_t i = 0; i < fl.n && !err; i++)
     for (ctrace__buf *b = fl.ring[(fl.head + i) % MAX_KEPT].first; b && !err; b = b->link)

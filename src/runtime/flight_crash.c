@@ -52,8 +52,9 @@ static void *helper_main(void *arg) {
   if (r == 1) {
     int fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      ctrace_flight_write(fd);
+      int err = ctrace_flight_write(fd);
       close(fd);
+      if (err == CTRACE_EEMPTY) unlink(crash_path);
     }
     atomic_store(&done, 1);
     futex(&done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);

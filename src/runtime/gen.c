@@ -38,6 +38,10 @@ typedef struct pstate {
   uint64_t seq;
   uint8_t status; /* CTRACE_PS_*, 0 for a P never shown */
   _Atomic uint8_t lock;
+  /* The generation stated before gen, and the status stated in gen,
+   * for the sealer of the generation before gen (ctrace__gen_seal). */
+  uint8_t gen_status;
+  uint64_t gen_prev;
 } pstate;
 /* By P number, in chunks: the first static, the others mapped at a P's
  * first use (a thread per P makes thousands of Ps in a program of
@@ -119,6 +123,8 @@ static void proc_status(ctrace__w *w, int64_t p) {
   uint64_t v[2] = {(uint64_t)p, s->status};
   ctrace__emit2(w, CTRACE_EV122_ProcStatus, 2, v, 0);
   s->seq = 0;
+  s->gen_prev = atomic_load_explicit(&s->gen, memory_order_relaxed);
+  s->gen_status = s->status;
   atomic_store_explicit(&s->gen, gen, memory_order_release);
   p_unlock(s);
 }
@@ -193,10 +199,16 @@ void ctrace__gen_seal(uint64_t gen, uint64_t ticks) {
     }
     pstate *s = &c[p % PCHUNK];
     p_lock(s);
-    /* Stated in gen already, or since, by a thread of the next one. */
-    if (atomic_load_explicit(&s->gen, memory_order_relaxed) < gen && s->status &&
-        ctrace__reserve2(&b, gen, ticks)) {
-      uint64_t v[2] = {(uint64_t)p, s->status};
+    /* Unless stated in gen already. A thread of the next generation may
+     * have stated it first: a trace that begins with gen (a flight
+     * recorder's snapshot) needs it in gen too, as it stood, which is
+     * how the next one stated it (as ctrace__statuses does for Gs). */
+    uint64_t last = atomic_load_explicit(&s->gen, memory_order_relaxed);
+    uint8_t status = last < gen                                                        ? s->status
+                     : last == gen + 1 && s->gen_prev >= ctrace__gen0 && s->gen_prev < gen ? s->gen_status
+                                                                                          : 0;
+    if (status && ctrace__reserve2(&b, gen, ticks)) {
+      uint64_t v[2] = {(uint64_t)p, status};
       ctrace__emit2(&w, CTRACE_EV122_ProcStatus, 2, v, 0);
     }
     p_unlock(s);

@@ -533,8 +533,9 @@ CTRACE__INLINE bool ctrace__assist_shown(const ctrace_g *g) {
 ctrace__buf *ctrace__buf_get(void) CTRACE__HIDDEN;
 /* Opens a batch of gen for thread m (UINT64_MAX: none) in empty b. */
 void ctrace__open_batch2(ctrace__buf *b, uint64_t gen, uint64_t m, uint64_t now) CTRACE__HIDDEN;
-/* Fills in the length of b's batch (ctrace__queue_full). */
-void ctrace__close_batch2(ctrace__buf *b) CTRACE__HIDDEN;
+/* Fills in the length of b's batch (ctrace__queue_full); true if the
+ * batch holds an event (timed, or a CPU sample) rather than a table. */
+bool ctrace__close_batch2(ctrace__buf *b) CTRACE__HIDDEN;
 /* Room for an event in *bp, a batch of gen of no thread, opening one at
  * ticks if needed. */
 bool ctrace__reserve2(ctrace__buf **bp, uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;

@@ -65,15 +65,19 @@ static bool advance_now;
 /* Of each generation, by parity: when it began to be written, and what
  * ctrace__gc_seal said at its seal. */
 static uint64_t began[2], began_ticks[2], gc_unstated[2];
+/* By parity, the last generation a batch of events was queued for. */
+static uint64_t event_gen[2];
 
 void ctrace__queue_full(ctrace__buf *b) {
   b->link = NULL;
   int q = 0;
+  bool events = false;
   if (ctrace__genfmt()) {
-    ctrace__close_batch2(b);
+    events = ctrace__close_batch2(b);
     q = b->gen & 1;
   }
   pthread_mutex_lock(&mu);
+  if (events) event_gen[q] = b->gen;
   if (tail[q])
     tail[q]->link = b;
   else
@@ -104,6 +108,13 @@ void ctrace__reader_open(uint64_t gen, size_t cut_bytes) {
   header_due = true;
   closing = footer_done = drained = capped = gap = false;
   pthread_mutex_unlock(&mu);
+}
+
+bool ctrace__reader_has_events(uint64_t gen) {
+  pthread_mutex_lock(&mu);
+  bool has = event_gen[gen & 1] == gen;
+  pthread_mutex_unlock(&mu);
+  return has;
 }
 
 void ctrace__reader_seal(uint64_t gen, uint64_t gc) {

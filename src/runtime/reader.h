@@ -24,6 +24,8 @@ typedef struct ctrace__gen_info {
  * keep (ctrace__buf_put gives it back); 2 and *info, a generation handed
  * out whole; 0 at the trace's end. One reader at a time. */
 int ctrace__read_flight(ctrace__buf **b, ctrace__gen_info *info) CTRACE__HIDDEN;
+/* Whether a batch of gen's events has been queued. */
+bool ctrace__reader_has_events(uint64_t gen) CTRACE__HIDDEN;
 /* Generation format: every buffer of gen is queued; the reader may hand
  * out the next generation's once gen's are out. */
 void ctrace__reader_seal(uint64_t gen, uint64_t gc_unstated) CTRACE__HIDDEN;

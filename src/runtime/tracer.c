@@ -58,6 +58,15 @@ const char *ctrace_strerror(int err) {
 
 /* The state of a trace that ended early, until its stop; 0 for none. */
 static _Atomic uint64_t capped_state;
+
+/* capped_state while tracing is off at it: a writer that found the state
+ * moved on as it capped (ctrace__trace_capped) holds it there for a
+ * moment, and a gap begun then would take the generation after it back
+ * to one ended already. */
+static uint64_t capped(void) {
+  uint64_t cs = atomic_load(&capped_state);
+  return cs && atomic_load(&ctrace__state) == (cs & ~(uint64_t)1) ? cs : 0;
+}
 /* Generation format, under ctl_mu: the generation a gap follows (it
  * ended at the cap, sealed), while the gap lasts; the gaps of this trace
  * (its stop says CTRACE_ECAPPED for any). */
@@ -99,7 +108,7 @@ void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) {
   if (!atomic_load(&capped_state) || !ctrace__genfmt()) return;
   /* t's trace fields are close_all's too, under threads_mu. */
   pthread_mutex_lock(&threads_mu);
-  uint64_t cs = atomic_load(&capped_state);
+  uint64_t cs = capped();
   if (cs && !atomic_load(&gap_closed) && (t->tcurg == g || t->sys_g == g)) close_for_gap(t, cs | 1);
   pthread_mutex_unlock(&threads_mu);
 }
@@ -213,7 +222,7 @@ static void thread_exit(void *arg) {
   t->exiting = true;
   /* Tracing went off at the cap and the threads are not closed for the
    * gap yet: close_all will not find this one. */
-  uint64_t cs = atomic_load(&capped_state);
+  uint64_t cs = capped();
   if (cs && ctrace__genfmt() && !atomic_load(&gap_closed)) close_for_gap(t, cs | 1);
   t->state = 0; /* never equal to an enabled state: begin goes slow */
   /* The buffers are ours unless stop (or the end of a generation) took
@@ -360,27 +369,38 @@ static void wait_quiescent(ctrace__thread *t) {
 
 /* capped_state is set before tracing goes off, for a stop that finds it
  * off; where a stop turned it off first, that stop ends the trace as any
- * other and capped_state is taken back. */
+ * other and capped_state is taken back. Where a generation's end moved
+ * the state on first, the next generation is the one capped: the
+ * reader, told of the cap already, would otherwise never be told again,
+ * and the queue would grow without bound (test_flight's cap case: 10 MiB
+ * held under a 2 MiB cap, one run in three). */
 void ctrace__trace_capped(void) {
-  uint64_t s = atomic_load(&ctrace__state), cur = s;
-  if (!(s & 1)) return; /* stopped meanwhile */
-  atomic_store(&capped_ns, ctrace__mono_ns());
-  atomic_store(&capped_state, s);
-  if (atomic_compare_exchange_strong(&ctrace__state, &cur, s & ~(uint64_t)1)) {
-    atomic_fetch_add(&ctrace__stats.capped, 1);
-  } else {
-    cur = s;
-    atomic_compare_exchange_strong(&capped_state, &cur, 0);
+  uint64_t s = atomic_load(&ctrace__state);
+  while (s & 1) { /* else stopped meanwhile */
+    atomic_store(&capped_ns, ctrace__mono_ns());
+    atomic_store(&capped_state, s);
+    uint64_t cur = s;
+    if (atomic_compare_exchange_strong(&ctrace__state, &cur, s & ~(uint64_t)1)) {
+      atomic_fetch_add(&ctrace__stats.capped, 1);
+      return;
+    }
+    uint64_t mine = s;
+    atomic_compare_exchange_strong(&capped_state, &mine, 0);
+    s = cur;
   }
 }
 
-/* Publishes state word ns and waits until no thread writes under the
- * word before it, s; returns with threads_mu held. */
-static void quiesce(uint64_t ns) {
-  atomic_store_explicit(&ctrace__state, ns, memory_order_seq_cst);
+/* Waits until no thread writes under a state word before the one just
+ * published; returns with threads_mu held. */
+static void quiesce_wait(void) {
   heavy_barrier();
   pthread_mutex_lock(&threads_mu);
   for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
+}
+
+static void quiesce(uint64_t ns) {
+  atomic_store_explicit(&ctrace__state, ns, memory_order_seq_cst);
+  quiesce_wait();
 }
 
 static void close_all(uint64_t s) {
@@ -392,30 +412,58 @@ static void close_all(uint64_t s) {
  * ns: as at a stop, no thread writes into it once quiesce returns, and
  * its buffers are taken; then the statuses no thread gave, the tables
  * and the frequency go in, and the generation is handed to the reader
- * whole. Threads go on in the next generation meanwhile. */
+ * whole. Threads go on in the next generation meanwhile.
+ *
+ * A generation with no event at all (it ended before any thread wrote,
+ * and no P or G was there to state) is left out: Go's reader refuses one
+ * ("frontier is empty"). Generation numbers skip it, as they skip a gap.
+ *
+ * Tracing goes off at the cap without ctl_mu (ctrace__trace_capped): a
+ * generation that was to go on into the next then ends in a gap, as
+ * ctrace__gap_begin would end it, rather than turn tracing back on. */
 static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t gen = s >> 1;
   if (ns & 1) ctrace__reader_began(ns >> 1, ctrace__mono_ns(), ctrace__ticks());
-  quiesce(ns);
-  if (gap) close_all(s);
+  uint64_t cur = s | 1;
+  if (!atomic_compare_exchange_strong(&ctrace__state, &cur, ns) && (ns & 1)) gap = true;
+  quiesce_wait();
+  if (gap) {
+    close_all(s);
+    gap_gen = gen;
+    trace_gaps++;
+  }
+  ctrace__buf *strings = NULL; /* the threads' strings, for their events */
   for (ctrace__thread *t = threads; t; t = t->next) {
-    ctrace__buf **slots[2] = {&t->bufs[gen & 1], &t->sbufs[gen & 1]};
-    for (int i = 0; i < 2; i++) {
-      if (!*slots[i]) continue;
-      ctrace__queue_full(*slots[i]);
-      *slots[i] = NULL;
+    if (t->bufs[gen & 1]) ctrace__queue_full(t->bufs[gen & 1]);
+    if (t->sbufs[gen & 1]) {
+      t->sbufs[gen & 1]->link = strings;
+      strings = t->sbufs[gen & 1];
     }
+    t->bufs[gen & 1] = t->sbufs[gen & 1] = NULL;
   }
   pthread_mutex_unlock(&threads_mu);
   uint64_t ticks = ctrace__ticks();
   ctrace__gen_seal(gen, ticks);
-  ctrace__tables_dump2(gen, ticks);
-  ctrace__buf *b = ctrace__buf_get();
-  if (b) {
-    ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
-    *b->pos++ = CTRACE_EV122_Frequency;
-    b->pos = ctrace__put_uvarint(b->pos, gen_freq ? gen_freq : (gen_freq = frequency()));
-    ctrace__queue_full(b);
+  bool events = ctrace__reader_has_events(gen);
+  while (strings) {
+    ctrace__buf *next = strings->link;
+    if (events)
+      ctrace__queue_full(strings);
+    else
+      ctrace__buf_put(strings); /* their events were lost */
+    strings = next;
+  }
+  if (!events) {
+    ctrace__tables_reset(gen);
+  } else {
+    ctrace__tables_dump2(gen, ticks);
+    ctrace__buf *b = ctrace__buf_get();
+    if (b) {
+      ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
+      *b->pos++ = CTRACE_EV122_Frequency;
+      b->pos = ctrace__put_uvarint(b->pos, gen_freq ? gen_freq : (gen_freq = frequency()));
+      ctrace__queue_full(b);
+    }
   }
   ctrace__reader_seal(gen, ctrace__gc_seal(gen));
 }
@@ -429,16 +477,12 @@ void ctrace__advance(bool last) {
 /* Generation format, past the cap (reader.c): tracing went off at once
  * (ctrace__trace_capped); the generation it went off in is now closed
  * and sealed, so that the reader hands out whole generations only, and
- * a gap begins. True if one did. */
+ * a gap begins. True if a gap is on. */
 bool ctrace__gap_begin(void) {
   if (pthread_mutex_trylock(&ctl_mu)) return false;
-  uint64_t s = atomic_load(&capped_state);
-  bool begun = s && !gap_gen && ctrace__genfmt();
-  if (begun) {
-    end_generation(s | 1, s & ~(uint64_t)1, true);
-    gap_gen = s >> 1;
-    trace_gaps++;
-  }
+  uint64_t s = capped();
+  if (s && !gap_gen && ctrace__genfmt()) end_generation(s | 1, s & ~(uint64_t)1, true);
+  bool begun = gap_gen; /* here, or by the generation's end the cap met */
   pthread_mutex_unlock(&ctl_mu);
   return begun;
 }
@@ -475,6 +519,15 @@ bool ctrace__try_advance(void) {
   return true;
 }
 
+/* Once a stop turned tracing off: whether the cap turned it off first,
+ * after the stop read the state (what was written since is not in the
+ * trace). capped_state is taken back: the next start would refuse it. */
+static bool capped_meanwhile(void) {
+  if (!atomic_exchange(&capped_state, 0)) return false;
+  if (ctrace__genfmt()) gap_count(false);
+  return true;
+}
+
 /* 0, CTRACE_ECAPPED for a trace that ended early, or CTRACE_ENOTRACE. */
 static int stop_locked(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
@@ -491,10 +544,12 @@ static int stop_locked(void) {
     bool sealed = gap_gen;
     if (rc) gap_count(false);
     if (!sealed) end_generation(s | 1, s & ~(uint64_t)1, false);
+    if (capped_meanwhile()) rc = CTRACE_ECAPPED;
     ctrace__reader_close_and_wait(0);
     return rc || trace_gaps ? CTRACE_ECAPPED : 0;
   }
   quiesce(s & ~(uint64_t)1);
+  if (capped_meanwhile()) rc = CTRACE_ECAPPED;
   /* The last samples go in before the no-P buffer is flushed below. */
   for (ctrace__thread *t = threads; t; t = t->next) {
     ctrace__prof_disarm(t);
