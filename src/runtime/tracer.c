@@ -372,8 +372,8 @@ static void wait_quiescent(ctrace__thread *t) {
  * other and capped_state is taken back. Where a generation's end moved
  * the state on first, the next generation is the one capped: the
  * reader, told of the cap already, would otherwise never be told again,
- * and the queue would grow without bound (test_flight's cap case: 10 MiB
- * held under a 2 MiB cap, one run in three). */
+ * and the queue would have no bound (the likeliest cause of 10 MiB held
+ * under test_flight's 2 MiB cap, in 2 runs of 5). */
 void ctrace__trace_capped(void) {
   uint64_t s = atomic_load(&ctrace__state);
   while (s & 1) { /* else stopped meanwhile */
