@@ -8,8 +8,10 @@
 # DIR/snap.K.trace to the logs the program noted: ctrace check accepts
 # it, every number in DIR/snap.K.req is in it and none in DIR/snap.K.old.
 # Go 1.22 and 1.23 parse every snapshot, the one taken under the cap and
-# the last of each start-stop cycle, those taken amid GC cycles and after
-# a silence, and serve every page of the window's (tests/go_compat.sh).
+# the last of each start-stop cycle, those taken amid GC cycles, in long
+# stop-the-worlds and after a silence, and serve every page of the
+# window's (tests/go_compat.sh). The streamed trace of those
+# stop-the-worlds ends all three.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
@@ -25,9 +27,12 @@ snaps=("$dir"/snap.*.trace)
 [ ${#snaps[@]} -ge 4 ] || { echo "$prog: ${#snaps[@]} snapshots, not 4" >&2; exit 1; }
 [ -z "${FLIGHT_FORK:-}" ] || "$ctrace" dump "$dir/fork.trace" | grep -q '"child"' ||
     { echo "$prog: the child's snapshot lacks its log" >&2; exit 1; }
-for t in "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace "$dir"/quiet.*trace; do
+for t in "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace "$dir"/quiet.*trace \
+    "$dir"/stw.*trace; do
     "$ctrace" check "$t" >/dev/null || { echo "$prog: ctrace check rejects $t" >&2; exit 1; }
 done
+stws=$("$ctrace" dump "$dir/stw.stream.trace" | grep -c "RangeEnd.*stop-the-world" || true)
+[ "$stws" -eq 3 ] || { echo "$prog: stw.stream.trace ends $stws stop-the-worlds, not 3" >&2; exit 1; }
 for t in "${snaps[@]}"; do
     base=${t%.trace}
     "$ctrace" dump "$t" | sed -n 's/.*"seq \([0-9]*\)".*/\1/p' | sort -u >"$base.got"
@@ -41,6 +46,6 @@ for t in "${snaps[@]}"; do
 done
 gos="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go"
 GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" --parse-only "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace \
-    "$dir"/gc.*.trace "$dir"/quiet.*trace
+    "$dir"/gc.*.trace "$dir"/quiet.*trace "$dir"/stw.*trace
 GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" "${snaps[@]}"
 rm -rf "$dir"

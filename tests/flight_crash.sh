@@ -5,7 +5,8 @@
 # Usage: tests/flight_crash.sh TEST_FLIGHT_CRASH CTRACE DIR
 #
 # For each way tests/test_flight_crash.c crashes (a SIGSEGV, abort, a
-# SIGSEGV the program's own handler takes): the exit status with the
+# SIGSEGV the program's own handler takes, a SIGSEGV inside a
+# stop-the-world): the exit status with the
 # recorder is the one without it; but for the program's handler, which
 # exits on its own, the crash file holds the last logs before the crash
 # ("seq 999" back to "seq 900"), ctrace check accepts it and Go 1.22 and
@@ -26,7 +27,7 @@ ulimit -c 0
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allow_user_segv_handler=1
 fail() { echo "$prog: $*" >&2; exit 1; }
 files=()
-for how in segv abort handler; do
+for how in segv abort handler stw; do
     "$bin" plain "$how" 2>"$dir/$how.plain.err"
     want=$?
     "$bin" flight "$how" "$dir/$how.crash" 2>"$dir/$how.err"

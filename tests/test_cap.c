@@ -3,7 +3,8 @@
  *
  *   test_cap DIR
  *
- * Two threads log at full speed into a trace written with ctrace_start_fd
+ * Two threads log at full speed (a third stops the world, one
+ * millisecond in two) into a trace written with ctrace_start_fd
  * to a pipe, which a consumer thread drains at about 5 MB/s into
  * DIR/cap.trace, far slower than the events come (even under a sanitizer),
  * until tracing goes off (at most 30 s). With
@@ -92,6 +93,21 @@ static void *logger(void *arg) {
   return NULL;
 }
 
+/* Stops the world for a millisecond in every two: gaps begin inside its
+ * stop-the-worlds, which must then end there, not go on unwritten
+ * (counted lost) for the rest of the trace. */
+static void *stopper(void *arg) {
+  (void)arg;
+  const struct timespec ms = {0, 1000000};
+  while (atomic_load_explicit(&logging, memory_order_relaxed)) {
+    ctrace_gc_stw_start(0);
+    nanosleep(&ms, NULL);
+    ctrace_gc_stw_done();
+    nanosleep(&ms, NULL);
+  }
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 2, "usage: test_cap DIR");
   char path[4096];
@@ -101,7 +117,7 @@ int main(int argc, char **argv) {
   int p[2];
   CHECK(pipe(p) == 0, "pipe");
   pipe_r = p[0];
-  pthread_t c, l[2];
+  pthread_t c, l[3];
   CHECK(pthread_create(&c, NULL, consumer, NULL) == 0, "consumer");
 
   ctrace_stats before;
@@ -111,7 +127,7 @@ int main(int argc, char **argv) {
   o.max_pending = CAP;
   int err = ctrace_start_fd(p[1], &o);
   CHECK(err == 0, "start: %s", ctrace_strerror(err));
-  for (int i = 0; i < 2; i++) CHECK(pthread_create(&l[i], NULL, logger, NULL) == 0, "logger");
+  for (int i = 0; i < 3; i++) CHECK(pthread_create(&l[i], NULL, i < 2 ? logger : stopper, NULL) == 0, "logger");
   const char *f = getenv("CTRACE_FORMAT");
   bool gaps = f && !strcmp(f, "go1.22");
   int resumed = 0;
@@ -133,7 +149,7 @@ int main(int argc, char **argv) {
     resumed += !was && ctrace_enabled();
   }
   atomic_store(&logging, false);
-  for (int i = 0; i < 2; i++) pthread_join(l[i], NULL);
+  for (int i = 0; i < 3; i++) pthread_join(l[i], NULL);
   CHECK(ctrace_start(NULL) == CTRACE_EBUSY, "a new trace started before the capped one stopped");
   /* A child forked meanwhile is not bound by its parent's trace.
    * ThreadSanitizer cannot start threads in the child of a threaded

@@ -5,9 +5,11 @@
  *
  * Logs "seq 0" to "seq 999" from the main thread (a second thread logs
  * too, so the snapshot has to end a generation other threads write in),
- * then crashes: HOW is segv (a store through a null pointer), abort, or
+ * then crashes: HOW is segv (a store through a null pointer), abort,
  * handler (a SIGSEGV handler of the program's own, installed before the
- * recorder, prints "own handler" and exits 42). MODE is flight (recording,
+ * recorder, prints "own handler" and exits 42), or stw (segv inside a
+ * stop-the-world begun after "seq 0", which no generation may end but
+ * the crash's). MODE is flight (recording,
  * the crash snapshot into CRASH_FILE) or plain (no tracing: the exit
  * status to compare with). */
 #include <ctrace/ctrace.h>
@@ -42,7 +44,7 @@ static void *other(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 3 || (strcmp(argv[1], "flight") == 0 && argc < 4)) {
-    fprintf(stderr, "usage: test_flight_crash flight|plain segv|abort|handler [CRASH_FILE]\n");
+    fprintf(stderr, "usage: test_flight_crash flight|plain segv|abort|handler|stw [CRASH_FILE]\n");
     return 2;
   }
   if (strcmp(argv[2], "handler") == 0) signal(SIGSEGV, own_handler);
@@ -58,6 +60,7 @@ int main(int argc, char **argv) {
   pthread_create(&th, NULL, other, NULL);
   for (int i = 0; i < 1000; i++) {
     ctrace_logf(0, "crash", "seq %d", i);
+    if (i == 0 && strcmp(argv[2], "stw") == 0) ctrace_gc_stw_start(0);
     if (i % 100 == 0) nanosleep(&(struct timespec){0, 1000000}, NULL);
   }
   if (strcmp(argv[2], "abort") == 0) abort();

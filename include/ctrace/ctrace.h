@@ -152,7 +152,9 @@ int ctrace_flight_start(const ctrace_flight_options *opts);
  * one generation. CTRACE_EBUSY while another thread's snapshot is under
  * way (call again), CTRACE_ENOTRACE when not recording, CTRACE_EEMPTY
  * when not one event was recorded (nothing is written: Go reads no trace
- * without an event), CTRACE_EIO when a write fails. */
+ * without an event), CTRACE_EIO when a write fails. A stop-the-world
+ * open at the call (ctrace_gc_stw_start) is waited for, up to 2 s: no
+ * generation ends inside one. */
 int ctrace_flight_write(int fd);
 
 /* Stops recording and frees what was kept; CTRACE_ENOTRACE if not on.
@@ -298,7 +300,9 @@ void ctrace_proc_start(int64_t p);
 void ctrace_proc_stop(void);
 void ctrace_gomaxprocs(int64_t procs);
 
-/* Garbage collection, for runtimes that collect. */
+/* Garbage collection, for runtimes that collect. In Go's current format
+ * a stop-the-world, as in Go, holds the generation open until it ends:
+ * keep it as short as the real one. */
 void ctrace_gc_start(void);
 void ctrace_gc_done(void);
 void ctrace_gc_stw_start(int kind); /* 0 mark termination, 1 sweep termination */

@@ -23,6 +23,25 @@ static _Atomic uint64_t gc_stated;
 static uint64_t gc_tag[2], gc_last_seq[2], gc_sealed_seq;
 static bool gc_last_open[2], gc_sealed_open;
 
+/* Generation format: a generation does not end inside a stop-the-world,
+ * as Go's does not (its advance takes worldsema): Go has no event to say
+ * one goes on, so a trace beginning in the next generation (a flight
+ * recorder's snapshot, the generation after a gap) would end one it
+ * never began ("tried to end event STWBegin, but not in-flight"), and
+ * the end's reason names a string of the generation before (Go 1.23
+ * panics on it: "expected id 1 in string table"). cut_mu makes a begin
+ * and a generation's end exclusive (ctrace__cut_lock): the begin holds
+ * it from before its write section, so the state word stays put.
+ * Where a cut is forced through one (the size bound, a crash's
+ * snapshot; a gap that finds its G on no thread), its end, if it ever
+ * comes, is not written, and its begin stays open in the trace: Go
+ * would refuse that G's next begin, so its STWs are not written for the
+ * rest of the trace (stw_dangling), each counted lost. A gap that finds
+ * its G running ends it (ctrace__end_stw). */
+static _Atomic uint32_t cut_mu;
+static _Atomic uint64_t stw_gen;      /* the generation of the open STW's begin */
+static _Atomic uint64_t stw_dangling; /* the id of the G whose begin stays open, or 0 */
+
 /* P numbers. A runtime names its Ps (ctrace_proc_start); plain threads
  * take the lowest free numbers at or above every P a runtime has named or
  * declared (ctrace_gomaxprocs), and give them back when they end, so that
@@ -109,6 +128,7 @@ void ctrace__events_reset(int64_t procs) {
   atomic_store_explicit(&gc_stated, 0, memory_order_relaxed);
   gc_tag[0] = gc_tag[1] = 0;
   gc_sealed_open = false;
+  atomic_store_explicit(&stw_dangling, 0, memory_order_relaxed);
   __atomic_store_n(&shown_procs, procs, __ATOMIC_RELAXED);
 }
 
@@ -629,6 +649,20 @@ bool ctrace__stw_shown(void) {
   return atomic_load_explicit(&stw_open, memory_order_relaxed) == ctrace__gen0;
 }
 
+static void cut_mu_lock(void) {
+  while (atomic_exchange_explicit(&cut_mu, 1, memory_order_acquire))
+    while (atomic_load_explicit(&cut_mu, memory_order_relaxed)) __builtin_ia32_pause();
+}
+
+bool ctrace__cut_lock(bool force) {
+  cut_mu_lock();
+  if (force || !ctrace__stw_shown()) return true;
+  ctrace__cut_unlock();
+  return false;
+}
+
+void ctrace__cut_unlock(void) { atomic_store_explicit(&cut_mu, 0, memory_order_release); }
+
 void ctrace__gc_active(ctrace__w *w) {
   if (atomic_load_explicit(&gc_open, memory_order_relaxed) != ctrace__gen0 ||
       atomic_load_explicit(&gc_stated, memory_order_relaxed) == ctrace__gen(w->t))
@@ -662,10 +696,18 @@ static bool phase2(ctrace__w *w, ctrace_g *g, _Atomic uint64_t *open, bool begin
     gc_unlock();
     break;
   default:
+    if (atomic_load_explicit(&stw_dangling, memory_order_relaxed) == g->id) {
+      atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
+      return false; /* and its end finds none open */
+    }
     if (begin) {
       v[0] = ctrace__reason_id(w, a ? CTRACE__R_STW_SWEEP : CTRACE__R_STW_MARK);
       stw_g = g;
+      atomic_store_explicit(&stw_gen, ctrace__gen(w->t), memory_order_relaxed);
       ctrace__emit2(w, CTRACE_EV122_STWBegin, 2, v, 0);
+    } else if (atomic_load_explicit(&stw_gen, memory_order_relaxed) != ctrace__gen(w->t)) {
+      atomic_store_explicit(&stw_dangling, g->id, memory_order_relaxed);
+      atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
     } else {
       ctrace__emit2(w, CTRACE_EV122_STWEnd, 0, v, 0);
     }
@@ -680,8 +722,13 @@ static void phase(_Atomic uint64_t *open, bool begin, uint8_t ev, int n, uint64_
   /* Go 1.23 scopes a stop-the-world to the G that writes it, and its viewer
    * crashes on one written between Gs (G0). */
   if (!g && open == &stw_open) return;
+  bool cut_held = open == &stw_open && begin;
+  if (cut_held) cut_mu_lock();
   ctrace__thread *t = ctrace__begin();
-  if (!t) return;
+  if (!t) {
+    if (cut_held) ctrace__cut_unlock();
+    return;
+  }
   uint64_t gen = trace_mark(t);
   if ((atomic_load_explicit(open, memory_order_relaxed) == gen) != begin) {
     ctrace__w w = ctrace__writer(t);
@@ -689,18 +736,17 @@ static void phase(_Atomic uint64_t *open, bool begin, uint8_t ev, int n, uint64_
     if (ctrace__genfmt()) {
       if (phase2(&w, g, open, begin, ev, a, fp))
         atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
-      ctrace__writer_done(&w);
-      ctrace__end(t);
-      return;
+    } else {
+      atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
+      uint64_t v[2] = {a, 0};
+      if (fp) v[n++] = ctrace__stack_id(t, fp);
+      if (ev == CTRACE_EV_GCStart) v[0] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed);
+      ctrace__emit(&w, ev, n, v, 0);
     }
-    atomic_store_explicit(open, begin ? gen : 0, memory_order_relaxed);
-    uint64_t v[2] = {a, 0};
-    if (fp) v[n++] = ctrace__stack_id(t, fp);
-    if (ev == CTRACE_EV_GCStart) v[0] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed);
-    ctrace__emit(&w, ev, n, v, 0);
     ctrace__writer_done(&w);
   }
   ctrace__end(t);
+  if (cut_held) ctrace__cut_unlock();
 }
 
 void ctrace_gc_start(void) {
@@ -744,11 +790,16 @@ void ctrace__end_sweep(ctrace__w *w) {
 }
 
 void ctrace__end_stw(ctrace__w *w) {
-  uint64_t want = ctrace__gen(w->t), v[1] = {0};
+  uint64_t want = trace_mark(w->t), v[1] = {0};
   /* 0: a thread that is exiting (its state is cleared), no trace's. */
-  if (want && atomic_load_explicit(&stw_open, memory_order_relaxed) == want &&
-      atomic_compare_exchange_strong(&stw_open, &want, 0))
-    ctrace__emit(w, CTRACE_EV_GCSTWDone, 0, v, 0);
+  if (!want || atomic_load_explicit(&stw_open, memory_order_relaxed) != want) return;
+  /* The generation format's, before a gap: its G's, begun in this
+   * generation (else its end is not written anyway). */
+  if (ctrace__genfmt() && (w->t->tcurg != stw_g ||
+                           atomic_load_explicit(&stw_gen, memory_order_relaxed) != ctrace__gen(w->t)))
+    return;
+  if (atomic_compare_exchange_strong(&stw_open, &want, 0))
+    ctrace__emit_as(w, CTRACE_EV_GCSTWDone, CTRACE_EV122_STWEnd, 0, v, 0);
 }
 
 /* Stop's: the GC, and the STW when no thread showed a G to end it. Go

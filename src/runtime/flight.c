@@ -261,7 +261,9 @@ static int write_gc_active(int fd, const ctrace__gen_info *info) {
   return write_all(fd, b->data, (size_t)(b->pos - b->data));
 }
 
-int ctrace_flight_write(int fd) {
+int ctrace_flight_write(int fd) { return ctrace__flight_write(fd, false); }
+
+int ctrace__flight_write(int fd, bool force) {
   if (pthread_mutex_trylock(&write_mu)) return CTRACE_EBUSY;
   pthread_mutex_lock(&fl.mu);
   if (!fl.on || fl.ended) {
@@ -275,7 +277,7 @@ int ctrace_flight_write(int fd) {
   uint64_t want = atomic_load_explicit(&ctrace__state, memory_order_relaxed) >> 1;
   uint64_t now = fl.snap_ns = ctrace__mono_ns();
   pthread_mutex_unlock(&fl.mu);
-  ctrace__reader_advance_now();
+  ctrace__reader_advance_now(force);
   pthread_mutex_lock(&fl.mu);
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);

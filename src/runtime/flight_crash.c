@@ -52,7 +52,7 @@ static void *helper_main(void *arg) {
   if (r == 1) {
     int fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      int err = ctrace_flight_write(fd);
+      int err = ctrace__flight_write(fd, true);
       close(fd);
       if (err == CTRACE_EEMPTY) unlink(crash_path);
     }

@@ -236,6 +236,9 @@ typedef struct ctrace__sink {
 /* The flight recorder's crash snapshot into path (flight_crash.c): its
  * helper thread and signal handlers, from the start to the stop. */
 int ctrace__flight_crash_arm(const char *path) CTRACE__HIDDEN;
+/* ctrace_flight_write, whose generation's end, with force, goes through
+ * an open stop-the-world (a crash's: it may never end). */
+int ctrace__flight_write(int fd, bool force) CTRACE__HIDDEN;
 void ctrace__flight_crash_disarm(void) CTRACE__HIDDEN;
 
 /* ctrace_start, with sink (NULL: the program reads, ctrace_read). */
@@ -478,8 +481,10 @@ void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) CTRACE__HI
 void ctrace__events_reset(int64_t procs) CTRACE__HIDDEN;
 /* Ends the sweep t shows open on w's P, if any (before the P stops). */
 void ctrace__end_sweep(ctrace__w *w) CTRACE__HIDDEN;
-/* At stop, for a thread that shows a G running: ends the stop-the-world
- * the trace shows open, if any, as that G (Go 1.23 needs a G to end it). */
+/* At stop (before a gap, in the generation format), for a thread that
+ * shows a G running: ends the stop-the-world the trace shows open, if
+ * any, as that G (Go 1.23 needs a G to end it; the generation format,
+ * the G that began it). */
 void ctrace__end_stw(ctrace__w *w) CTRACE__HIDDEN;
 /* At stop: ends the GC and STW phases the trace shows open, w being the
  * no-P buffer's writer, its thread the stopping one. */
@@ -561,6 +566,11 @@ void ctrace__gc_active(ctrace__w *w) CTRACE__HIDDEN;
 uint64_t ctrace__gc_seal(uint64_t gen) CTRACE__HIDDEN;
 /* Whether the trace shows a stop-the-world open (events.c). */
 bool ctrace__stw_shown(void) CTRACE__HIDDEN;
+/* Before a generation's end that tracing goes on from: excludes the
+ * begin of a stop-the-world. False (and not held) while one is open,
+ * unless force. */
+bool ctrace__cut_lock(bool force) CTRACE__HIDDEN;
+void ctrace__cut_unlock(void) CTRACE__HIDDEN;
 /* GOMAXPROCS through w, if w's P is above what the trace has shown. */
 void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
 bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;
@@ -568,9 +578,6 @@ void ctrace__gen_seal(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
 /* Statuses of every G shown in this trace but not in w's generation
  * (sched.c), into w's batch of no thread. */
 void ctrace__statuses(ctrace__w *w, uint64_t ticks) CTRACE__HIDDEN;
-/* Ends the current generation and starts the next (last: ends tracing
- * too); tracer.c. Under the control lock. */
-void ctrace__advance(bool last) CTRACE__HIDDEN;
 
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }

@@ -60,8 +60,8 @@ static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 static uint64_t gen_period = GEN_NS;
 static size_t gen_max = GEN_BYTES;
 /* The writing generation is to end as soon as the rules allow
- * (ctrace__reader_advance_now). */
-static bool advance_now;
+ * (ctrace__reader_advance_now), and, with force, inside a stop-the-world. */
+static bool advance_now, advance_force;
 /* Of each generation, by parity: when it began to be written, and what
  * ctrace__gc_seal said at its seal. */
 static uint64_t began[2], began_ticks[2], gc_unstated[2];
@@ -95,7 +95,7 @@ void ctrace__queue_full(ctrace__buf *b) {
 void ctrace__reader_open(uint64_t gen, size_t cut_bytes) {
   pthread_mutex_lock(&mu);
   gen_max = cut_bytes ? cut_bytes : GEN_BYTES;
-  advance_now = false;
+  advance_now = advance_force = false;
   rgen = gen;
   sealed = gen - 1;
   const char *ms = getenv("CTRACE_GEN_MS");
@@ -127,17 +127,19 @@ void ctrace__reader_seal(uint64_t gen, uint64_t gc) {
   pthread_mutex_unlock(&mu);
 }
 
+/* Whether a cut now may go through an open stop-the-world (events.c,
+ * cut_mu): a crash's snapshot, or a generation at four times its size,
+ * the bound on memory a flight recorder holds of it. */
+static bool cut_forced(void) { return advance_force || gen_bytes[rgen & 1] >= 4 * gen_max; }
+
 /* Whether the writing generation is due to end: it is the one being
  * handed out (the one before is out whole), and old or big enough. Not
- * while a stop-the-world is open, for one period more at most: Go has no
- * event to say one goes on in a new generation, so a trace beginning
- * there (a flight recorder's snapshot) would end one it never began. */
+ * while a stop-the-world is open, unless forced. */
 static bool advance_due(void) {
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
   if (closing || !(s & 1) || s >> 1 != rgen || sealed + 1 != rgen) return false;
-  uint64_t age = ctrace__mono_ns() - gen_ns;
-  if (ctrace__stw_shown() && age < 2 * gen_period) return false;
-  return advance_now || age >= gen_period || gen_bytes[rgen & 1] >= gen_max;
+  if (ctrace__stw_shown() && !cut_forced()) return false;
+  return advance_now || ctrace__mono_ns() - gen_ns >= gen_period || gen_bytes[rgen & 1] >= gen_max;
 }
 
 void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) {
@@ -147,9 +149,10 @@ void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) {
   pthread_mutex_unlock(&mu);
 }
 
-void ctrace__reader_advance_now(void) {
+void ctrace__reader_advance_now(bool force) {
   pthread_mutex_lock(&mu);
   advance_now = true;
+  advance_force |= force;
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);
 }
@@ -211,10 +214,11 @@ static const void *next(size_t *len, ctrace__buf **take, ctrace__gen_info *info)
      * is handed out (a flight recorder's, kept in memory) is cut at its
      * size all the same. */
     if (ctrace__genfmt() && advance_due()) {
+      bool force = cut_forced();
       pthread_mutex_unlock(&mu);
-      bool done = ctrace__try_advance();
+      bool done = ctrace__try_advance(force);
       pthread_mutex_lock(&mu);
-      if (done) advance_now = false;
+      if (done) advance_now = advance_force = false;
     }
     int q = ctrace__genfmt() ? rgen & 1 : 0;
     if (head[q]) {

@@ -10,8 +10,10 @@ void ctrace__buf_put(ctrace__buf *b) CTRACE__HIDDEN;
  * gen_bytes (0: the default). */
 void ctrace__reader_open(uint64_t gen, size_t gen_bytes) CTRACE__HIDDEN;
 /* The generation being written ends as soon as the previous one is out
- * whole (a flight recorder's snapshot). */
-void ctrace__reader_advance_now(void) CTRACE__HIDDEN;
+ * whole and no stop-the-world is open, or with force once it is out (a
+ * flight recorder's snapshot; a crash's forces: the world may never
+ * start again). */
+void ctrace__reader_advance_now(bool force) CTRACE__HIDDEN;
 /* Generation gen began to be written at ns (mono) and ticks. */
 void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) CTRACE__HIDDEN;
 /* A generation handed out whole, for the flight recorder. */
@@ -30,8 +32,9 @@ bool ctrace__reader_has_events(uint64_t gen) CTRACE__HIDDEN;
  * out the next generation's once gen's are out. */
 void ctrace__reader_seal(uint64_t gen, uint64_t gc_unstated) CTRACE__HIDDEN;
 /* Ends the current generation if no start or stop is under way (the
- * reader's, between reads). */
-bool ctrace__try_advance(void) CTRACE__HIDDEN;
+ * reader's, between reads), and no stop-the-world is open, unless force.
+ * False if it could not: the reader tries again. */
+bool ctrace__try_advance(bool force) CTRACE__HIDDEN;
 /* Generation format, past the cap: the generation tracing went off in
  * is sealed and a gap begins; once the reader has handed it out, tracing
  * goes on in the next (tracer.c). Each false if ctl_mu was busy. */

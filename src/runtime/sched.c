@@ -428,6 +428,7 @@ void ctrace__close_thread(ctrace__thread *t, bool stopping) {
   ctrace_g *g = t->tcurg;
   if (ctrace__genfmt()) {
     if (g) {
+      if (stopping) ctrace__end_stw(&w); /* a gap's (close_for_gap) */
       v[0] = ctrace__reason_id(&w, CTRACE__R_GOSCHED);
       g->ctrace__ticks = ctrace__emit2(&w, CTRACE_EV122_GoStop, 2, v, g->ctrace__ticks);
       g->ctrace__tstatus = CTRACE__G_RUNNABLE;

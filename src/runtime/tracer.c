@@ -418,6 +418,9 @@ static void close_all(uint64_t s) {
  * and no P or G was there to state) is left out: Go's reader refuses one
  * ("frontier is empty"). Generation numbers skip it, as they skip a gap.
  *
+ * With tracing going on into ns, cut_mu is held (ctrace__cut_lock) and
+ * let go once the state word moved on.
+ *
  * Tracing goes off at the cap without ctl_mu (ctrace__trace_capped): a
  * generation that was to go on into the next then ends in a gap, as
  * ctrace__gap_begin would end it, rather than turn tracing back on. */
@@ -426,6 +429,7 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   if (ns & 1) ctrace__reader_began(ns >> 1, ctrace__mono_ns(), ctrace__ticks());
   uint64_t cur = s | 1;
   if (!atomic_compare_exchange_strong(&ctrace__state, &cur, ns) && (ns & 1)) gap = true;
+  if (ns & 1) ctrace__cut_unlock();
   quiesce_wait();
   if (gap) {
     close_all(s);
@@ -468,11 +472,6 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   ctrace__reader_seal(gen, ctrace__gc_seal(gen));
 }
 
-void ctrace__advance(bool last) {
-  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
-  if (!(s & 1) || !ctrace__genfmt()) return;
-  end_generation(s, last ? s & ~(uint64_t)1 : ((s >> 1) + 1) << 1 | 1, false);
-}
 
 /* Generation format, past the cap (reader.c): tracing went off at once
  * (ctrace__trace_capped); the generation it went off in is now closed
@@ -512,11 +511,13 @@ bool ctrace__gap_end(void) {
   return true;
 }
 
-bool ctrace__try_advance(void) {
+bool ctrace__try_advance(bool force) {
   if (pthread_mutex_trylock(&ctl_mu)) return false;
-  ctrace__advance(false);
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
+  bool done = !(s & 1) || !ctrace__genfmt() || ctrace__cut_lock(force);
+  if (done && s & 1 && ctrace__genfmt()) end_generation(s, ((s >> 1) + 1) << 1 | 1, false);
   pthread_mutex_unlock(&ctl_mu);
-  return true;
+  return done;
 }
 
 /* Once a stop turned tracing off: whether the cap turned it off first,
