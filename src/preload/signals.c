@@ -40,6 +40,11 @@
 
 #include "preload.h"
 
+/* libctrace: src/runtime/handback.c */
+void ctrace__sig_hand_back(int sig, struct sigaction prev, siginfo_t *info, void *uc,
+                           int (*install)(int, const struct sigaction *, struct sigaction *))
+    CTRACE__PL_HIDDEN;
+
 /* How long a signal handler waits for the trace to be finished. */
 #define CTRACE__PL_SIGNAL_TIMEOUT_MS 10000
 
@@ -65,32 +70,10 @@ static bool is_ours(const struct sigaction *a) {
   return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == handler;
 }
 
-static void unblock(int sig) {
-  sigset_t s;
-  sigemptyset(&s);
-  sigaddset(&s, sig);
-  pthread_sigmask(SIG_UNBLOCK, &s, NULL);
-}
-
 /* The previous disposition takes over for good, and deals with sig. */
 static void hand_back(int sig, siginfo_t *info, void *uc) {
-  struct sigaction p = prev[sig];
   installed[sig] = 0;
-  real_sigaction()(sig, &p, NULL);
-  if (p.sa_flags & SA_SIGINFO) {
-    if (p.sa_sigaction) p.sa_sigaction(sig, info, uc);
-    return;
-  }
-  if (p.sa_handler == SIG_IGN) return;
-  if (p.sa_handler != SIG_DFL) {
-    p.sa_handler(sig);
-    return;
-  }
-  /* The default action: unblocked, the signal ends the process now. For a
-   * fault, returning would fault again; raising is the same and also
-   * covers traps, after which execution would go on. */
-  unblock(sig);
-  raise(sig);
+  ctrace__sig_hand_back(sig, prev[sig], info, uc, real_sigaction());
 }
 
 static void finish_and_die(int sig) {

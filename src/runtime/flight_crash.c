@@ -80,26 +80,9 @@ static void handler(int sig, siginfo_t *info, void *uc) {
     }
   }
   /* The disposition from before takes over for good. */
-  struct sigaction p = prev[sig];
   installed[sig] = 0;
-  sigaction(sig, &p, NULL);
   errno = e;
-  if (p.sa_flags & SA_SIGINFO) {
-    if (p.sa_sigaction) p.sa_sigaction(sig, info, uc);
-    return;
-  }
-  if (p.sa_handler == SIG_IGN) return;
-  if (p.sa_handler != SIG_DFL) {
-    p.sa_handler(sig);
-    return;
-  }
-  /* The default action, now: a fault would recur on return anyway, and
-   * raising also covers a signal sent by kill or raise. */
-  sigset_t s;
-  sigemptyset(&s);
-  sigaddset(&s, sig);
-  pthread_sigmask(SIG_UNBLOCK, &s, NULL);
-  raise(sig);
+  ctrace__sig_hand_back(sig, prev[sig], info, uc, sigaction);
 }
 
 int ctrace__flight_crash_arm(const char *path) {

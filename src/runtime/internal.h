@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "ctrace/ctrace.h"
@@ -236,6 +237,11 @@ typedef struct ctrace__sink {
 /* The flight recorder's crash snapshot into path (flight_crash.c): its
  * helper thread and signal handlers, from the start to the stop. */
 int ctrace__flight_crash_arm(const char *path) CTRACE__HIDDEN;
+/* Installs prev for sig with install (the shim bypasses its own
+ * sigaction), then gives it sig as the kernel would have: its handler,
+ * or the default action now (handback.c). Async-signal-safe. */
+void ctrace__sig_hand_back(int sig, struct sigaction prev, siginfo_t *info, void *uc,
+                           int (*install)(int, const struct sigaction *, struct sigaction *)) CTRACE__HIDDEN;
 /* ctrace_flight_write, whose generation's end, with force, goes through
  * an open stop-the-world (a crash's: it may never end). */
 int ctrace__flight_write(int fd, bool force) CTRACE__HIDDEN;
