@@ -4,7 +4,7 @@
  * its own string and stack tables, its own sequence numbers, and the
  * status of every P and G before that P's or G's first event in it. A
  * generation is the tracer's state word's own (state >> 1): ending one is
- * a stop that leaves tracing on (ctrace__advance, tracer.c). Each thread
+ * a stop that leaves tracing on (end_generation, tracer.c). Each thread
  * notices the new word at its next event, as at a start, and first states
  * what it holds (ctrace__gen_resume); the thread that ended the generation
  * states, for the generation just ended, every P and G that no thread
@@ -186,7 +186,7 @@ void ctrace__gen_resume(ctrace__thread *t) {
 /* Ends generation gen for what no thread wrote about in it: the statuses
  * of the Ps the trace shows and of every G it has shown, into a batch of
  * no thread. Called by the thread ending the generation once no thread
- * writes into it (ctrace__advance). */
+ * writes into it (end_generation, tracer.c). */
 void ctrace__gen_seal(uint64_t gen, uint64_t ticks) {
   ctrace__thread closer = {.state = gen << 1 | 1, .tid = -1};
   ctrace__buf *b = NULL;

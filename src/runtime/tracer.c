@@ -472,7 +472,6 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   ctrace__reader_seal(gen, ctrace__gc_seal(gen));
 }
 
-
 /* Generation format, past the cap (reader.c): tracing went off at once
  * (ctrace__trace_capped); the generation it went off in is now closed
  * and sealed, so that the reader hands out whole generations only, and
