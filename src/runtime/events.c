@@ -601,11 +601,14 @@ static uint64_t trace_mark(ctrace__thread *t) { return ctrace__genfmt() ? ctrace
  * own events by number; gc_stated is the generation it was said in (or
  * the GC began in; top of the file). */
 
-static void gc_lock(void) {
-  while (atomic_exchange_explicit(&gc_mu, 1, memory_order_acquire))
-    while (atomic_load_explicit(&gc_mu, memory_order_relaxed)) __builtin_ia32_pause();
+/* gc_mu's and cut_mu's: held for a few stores, or one event's write. */
+static void spin_lock(_Atomic uint32_t *mu) {
+  while (atomic_exchange_explicit(mu, 1, memory_order_acquire))
+    while (atomic_load_explicit(mu, memory_order_relaxed)) __builtin_ia32_pause();
 }
-static void gc_unlock(void) { atomic_store_explicit(&gc_mu, 0, memory_order_release); }
+static void spin_unlock(_Atomic uint32_t *mu) { atomic_store_explicit(mu, 0, memory_order_release); }
+static void gc_lock(void) { spin_lock(&gc_mu); }
+static void gc_unlock(void) { spin_unlock(&gc_mu); }
 
 /* Under gc_mu: a GC event numbered seq was written in gen. */
 static void gc_note(uint64_t gen, uint64_t seq, bool open) {
@@ -649,19 +652,14 @@ bool ctrace__stw_shown(void) {
   return atomic_load_explicit(&stw_open, memory_order_relaxed) == ctrace__gen0;
 }
 
-static void cut_mu_lock(void) {
-  while (atomic_exchange_explicit(&cut_mu, 1, memory_order_acquire))
-    while (atomic_load_explicit(&cut_mu, memory_order_relaxed)) __builtin_ia32_pause();
-}
-
 bool ctrace__cut_lock(bool force) {
-  cut_mu_lock();
+  spin_lock(&cut_mu);
   if (force || !ctrace__stw_shown()) return true;
   ctrace__cut_unlock();
   return false;
 }
 
-void ctrace__cut_unlock(void) { atomic_store_explicit(&cut_mu, 0, memory_order_release); }
+void ctrace__cut_unlock(void) { spin_unlock(&cut_mu); }
 
 void ctrace__gc_active(ctrace__w *w) {
   if (atomic_load_explicit(&gc_open, memory_order_relaxed) != ctrace__gen0 ||
@@ -723,7 +721,7 @@ static void phase(_Atomic uint64_t *open, bool begin, uint8_t ev, int n, uint64_
    * crashes on one written between Gs (G0). */
   if (!g && open == &stw_open) return;
   bool cut_held = open == &stw_open && begin;
-  if (cut_held) cut_mu_lock();
+  if (cut_held) spin_lock(&cut_mu);
   ctrace__thread *t = ctrace__begin();
   if (!t) {
     if (cut_held) ctrace__cut_unlock();

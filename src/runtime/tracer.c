@@ -513,8 +513,11 @@ bool ctrace__gap_end(void) {
 bool ctrace__try_advance(bool force) {
   if (pthread_mutex_trylock(&ctl_mu)) return false;
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
-  bool done = !(s & 1) || !ctrace__genfmt() || ctrace__cut_lock(force);
-  if (done && s & 1 && ctrace__genfmt()) end_generation(s, ((s >> 1) + 1) << 1 | 1, false);
+  bool done = true;
+  if (s & 1 && ctrace__genfmt()) {
+    done = ctrace__cut_lock(force);
+    if (done) end_generation(s, ((s >> 1) + 1) << 1 | 1, false);
+  }
   pthread_mutex_unlock(&ctl_mu);
   return done;
 }
