@@ -27,10 +27,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <semaphore.h>
 
 #include "ctrace/ctrace.h"
 #include "ctrace/format.h"
+#include "ctrace/parse.h"
 #include "runtime/internal.h"
+#include "runtime/reader.h"
 #include "runtime/tab.h"
 #include "tdecode.h"
 
@@ -1734,6 +1737,82 @@ static void test_regress_buffer_size_doc(void **state) {
   CHECK_EQ((int64_t)err, 0, "ctrace_start with buffer_size 8192 (documented as valid)");
 }
 
+/* A thread silent through a generation X that, once the state word has
+ * moved on to X+1, states its G there and ends it, all before the end of
+ * X has stated X's Gs. Expected: a snapshot beginning with X states the
+ * G in X too (Go's reader refuses a G first seen through its status after
+ * a trace's first generation). It was missing, one run of test_flight's
+ * cap case in eight, as the loggers exited. The hook holds the end of X
+ * at that point while the thread does all this. */
+static sem_t late_ready, late_go;
+static pthread_t late_thread;
+static uint64_t late_gen;
+
+static void *late_worker(void *arg) {
+  (void)arg;
+  ctrace_log(0, "late", "first");
+  sem_post(&late_ready);
+  sem_wait(&late_go);
+  ctrace_log(0, "late", "second"); /* in X+1: its G's status, then its end */
+  return NULL;
+}
+
+static void late_hook(uint64_t gen) {
+  if (gen != late_gen) return;
+  sem_post(&late_go);
+  pthread_join(late_thread, NULL);
+}
+
+static uint64_t state_gen(void) { return atomic_load(&ctrace__state) >> 1; }
+
+/* Ends the generation being written, as a snapshot would, and waits for
+ * the next one. */
+static void next_gen(void) {
+  uint64_t gen = state_gen();
+  ctrace__reader_advance_now(false);
+  while (state_gen() == gen) nanosleep(&(struct timespec){0, 100000}, NULL);
+}
+
+static void test_regress_g_ends_while_sealing(void **state) {
+  (void)state;
+  sem_init(&late_ready, 0, 0);
+  sem_init(&late_go, 0, 0);
+  ctrace_options o = {.format = CTRACE_FORMAT_GO122};
+  ctrace_flight_options fo = {.min_age_ms = 10, .trace = &o};
+  assert_int_equal(ctrace_flight_start(&fo), 0);
+  pthread_create(&late_thread, NULL, late_worker, NULL);
+  sem_wait(&late_ready);
+  next_gen();
+  late_gen = state_gen(); /* X: the worker writes nothing in it */
+  ctrace__seal_hook = late_hook;
+  /* X spans min_age, so that the snapshot needs it and nothing older. */
+  nanosleep(&(struct timespec){0, 30000000}, NULL);
+  next_gen();
+  ctrace__seal_hook = NULL;
+  char path[] = "/tmp/ctrace-unit-late-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  int err = ctrace_flight_write(fd);
+  close(fd);
+  assert_int_equal(ctrace_flight_stop(), 0);
+  CHECK_EQ((int64_t)err, 0, "ctrace_flight_write");
+  ctrace_reader *r;
+  ctrace_parse_error perr = {0};
+  ctrace_trace_info info;
+  int rc = ctrace_reader_open(path, &r, &perr);
+  if (rc == 0) rc = ctrace_reader_check(r, &info, &perr);
+  if (rc != 0) fail_msg("the snapshot is refused at offset %" PRIu64 ": %s", perr.offset, perr.message);
+  /* It begins with X: had it begun earlier, X's Gs would be known. */
+  CHECK_EQ((int64_t)info.generations, 2, "generations in the snapshot (X and X+1)");
+  int seconds = 0;
+  ctrace_event ev;
+  while (ctrace_reader_next(r, &ev) == 1)
+    seconds += ev.type == CTRACE_EV122_UserLog && ev.sargs[1] && !strcmp(ev.sargs[1], "second");
+  CHECK_EQ((int64_t)seconds, 1, "the worker's log in X+1");
+  ctrace_reader_close(r);
+  unlink(path);
+}
+
 /* ---- main -------------------------------------------------------------------------- */
 
 /* One short trace first: it initializes the clock, so that ticks read by
@@ -1778,6 +1857,7 @@ int main(void) {
       cmocka_unit_test(test_regress_stack_per_event),
       cmocka_unit_test(test_regress_tab_arena_overflow),
       cmocka_unit_test(test_regress_buffer_size_doc),
+      cmocka_unit_test(test_regress_g_ends_while_sealing),
   };
   /* UT_FILTER=pattern runs only the matching tests (cmocka's filter). */
   const char *filter = getenv("UT_FILTER");

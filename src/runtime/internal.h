@@ -582,8 +582,14 @@ void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
 bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;
 void ctrace__gen_seal(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
 /* Statuses of every G shown in this trace but not in w's generation
- * (sched.c), into w's batch of no thread. */
+ * (sched.c), into w's batch of no thread. Between
+ * ctrace__statuses_begin(gen), before the state word leaves gen, and
+ * that walk, a G that leaves the registry states itself in gen. */
+void ctrace__statuses_begin(uint64_t gen) CTRACE__HIDDEN;
 void ctrace__statuses(ctrace__w *w, uint64_t ticks) CTRACE__HIDDEN;
+/* For tests: called by the end of a generation between the move of the
+ * state word and the statuses, where a G may end unseen by them. */
+extern void (*_Atomic ctrace__seal_hook)(uint64_t gen) CTRACE__HIDDEN;
 
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }

@@ -20,6 +20,19 @@
 static pthread_mutex_t gs_mu = PTHREAD_MUTEX_INITIALIZER;
 static ctrace_g *gs_head; /* live Gs, under gs_mu */
 static _Atomic uint64_t next_gid = 1;
+/* Generation format, under gs_mu: the generation being ended, from
+ * before the state word moves on until the walk that states its Gs
+ * (ctrace__statuses_begin, ctrace__statuses); 0 for none. A G that
+ * leaves the registry meanwhile would be stated by neither its thread nor
+ * the walk, though its thread may have stated it in the next generation
+ * first (a thread silent through this one, which then ends its G): a
+ * trace that begins with this generation (a flight recorder's snapshot)
+ * would then meet it first in the next, which Go's reader refuses. So it
+ * states itself as it leaves, into late, a batch of no thread of that
+ * generation, which the walk hands on. Go's traceAdvance avoids the race
+ * by reading the statuses before it moves the generation on. */
+static uint64_t sealing;
+static ctrace__buf *late;
 
 uint64_t ctrace__new_gid(void) { return atomic_fetch_add_explicit(&next_gid, 1, memory_order_relaxed); }
 
@@ -44,9 +57,12 @@ void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
   pthread_mutex_unlock(&gs_mu);
 }
 
+static void state_late(ctrace_g *g);
+
 void ctrace__g_unregister(ctrace_g *g) {
   __atomic_store_n(&g->ctrace__status, CTRACE__G_DEAD, __ATOMIC_RELAXED);
   pthread_mutex_lock(&gs_mu);
+  if (sealing) state_late(g);
   if (g->ctrace__prev)
     g->ctrace__prev->ctrace__next = g->ctrace__next;
   else if (gs_head == g)
@@ -68,6 +84,8 @@ void ctrace__sched_fork_child(void) {
     g->ctrace__next = g->ctrace__prev = NULL;
   }
   gs_head = NULL;
+  sealing = 0;
+  late = NULL; /* the parent's trace's */
   pthread_mutex_init(&gs_mu, NULL);
   ctrace__thread *t = &ctrace__tls;
   ctrace_g *keep[2] = {t->home, t->curg != t->home ? t->curg : NULL};
@@ -157,32 +175,64 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
   __atomic_store_n(&g->ctrace__gen, gen, __ATOMIC_RELEASE);
 }
 
+/* The status g is stated with at the end of generation gen by no thread
+ * (CTRACE__G_DEAD for none), and whether an open assist goes with it.
+ * Under g's lock. */
+static uint32_t sealed_status(ctrace_g *g, uint64_t gen, bool *assist) {
+  uint64_t last = __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE);
+  uint64_t prev = g->ctrace__gen_prev;
+  if (last >= ctrace__gen0 && last <= gen && g->ctrace__tstatus != CTRACE__G_DEAD) {
+    /* Stated in gen by a thread too, as a rule: said again, as Go's
+     * reader takes a status it knows. (Added for a G missing from a
+     * snapshot that began with gen, before the race of sealing, above,
+     * was found, which may have been its cause.) An open assist only
+     * where no thread said it: Go refuses one said twice in a first
+     * generation. */
+    *assist = last < gen && ctrace__assist_shown(g);
+    return g->ctrace__tstatus;
+  }
+  uint32_t st = g->ctrace__gen_status & ~GEN_ASSIST;
+  if (last == gen + 1 && prev >= ctrace__gen0 && prev <= gen && st != CTRACE__G_DEAD) {
+    /* Stated by a thread of the next generation first: a trace that
+     * begins with gen (a flight recorder's snapshot) needs it in gen
+     * too, as it stood then, which is how the next one stated it. */
+    *assist = prev < gen && (g->ctrace__gen_status & GEN_ASSIST);
+    return st;
+  }
+  return CTRACE__G_DEAD;
+}
+
+void ctrace__statuses_begin(uint64_t gen) {
+  pthread_mutex_lock(&gs_mu);
+  sealing = gen;
+  pthread_mutex_unlock(&gs_mu);
+}
+
+/* Under gs_mu, g leaving the registry while its generation ends. */
+static void state_late(ctrace_g *g) {
+  ctrace__thread closer = {.state = sealing << 1 | 1, .tid = -1};
+  ctrace__w w = {&closer, &late, CTRACE__NO_P};
+  g_lock(g);
+  bool assist;
+  uint32_t st = sealed_status(g, sealing, &assist);
+  if (st != CTRACE__G_DEAD && ctrace__reserve2(&late, sealing, ctrace__ticks())) go_status(&w, g, st, assist);
+  g_unlock(g);
+  atomic_fetch_add(&ctrace__stats.events, atomic_load_explicit(&closer.events, memory_order_relaxed));
+}
+
 void ctrace__statuses(ctrace__w *w, uint64_t ticks) {
   uint64_t gen = ctrace__gen(w->t);
   pthread_mutex_lock(&gs_mu);
   for (ctrace_g *g = gs_head; g; g = g->ctrace__next) {
     g_lock(g);
-    uint64_t last = __atomic_load_n(&g->ctrace__gen, __ATOMIC_ACQUIRE);
-    uint64_t prev = g->ctrace__gen_prev;
-    if (last >= ctrace__gen0 && last <= gen && g->ctrace__tstatus != CTRACE__G_DEAD &&
-        ctrace__reserve2(w->bp, gen, ticks)) {
-      /* Stated in gen by a thread too, as a rule: said again, as Go's
-       * reader takes a status it knows, for a G a thread stated once in
-       * a batch that did not reach gen (not understood yet: a snapshot
-       * beginning with gen then refused the G's next status, one run of
-       * test_flight in twenty). An open assist only where no thread
-       * said it: Go refuses one said twice in a first generation. */
-      go_status(w, g, g->ctrace__tstatus, last < gen && ctrace__assist_shown(g));
-    } else if (last == gen + 1 && prev >= ctrace__gen0 && prev <= gen &&
-               (g->ctrace__gen_status & ~GEN_ASSIST) != CTRACE__G_DEAD &&
-               ctrace__reserve2(w->bp, gen, ticks)) {
-      /* Stated by a thread of the next generation first: a trace that
-       * begins with gen (a flight recorder's snapshot) needs it in gen
-       * too, as it stood then, which is how the next one stated it. */
-      go_status(w, g, g->ctrace__gen_status & ~GEN_ASSIST, prev < gen && (g->ctrace__gen_status & GEN_ASSIST));
-    }
+    bool assist;
+    uint32_t st = sealed_status(g, gen, &assist);
+    if (st != CTRACE__G_DEAD && ctrace__reserve2(w->bp, gen, ticks)) go_status(w, g, st, assist);
     g_unlock(g);
   }
+  if (late) ctrace__queue_full(late);
+  late = NULL;
+  sealing = 0;
   pthread_mutex_unlock(&gs_mu);
 }
 

@@ -408,6 +408,8 @@ static void close_all(uint64_t s) {
   atomic_store(&gap_closed, true);
 }
 
+void (*_Atomic ctrace__seal_hook)(uint64_t gen);
+
 /* The generation format's end of generation s >> 1, with next state
  * ns: as at a stop, no thread writes into it once quiesce returns, and
  * its buffers are taken; then the statuses no thread gave, the tables
@@ -427,6 +429,7 @@ static void close_all(uint64_t s) {
 static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t gen = s >> 1;
   if (ns & 1) ctrace__reader_began(ns >> 1, ctrace__mono_ns(), ctrace__ticks());
+  ctrace__statuses_begin(gen);
   uint64_t cur = s | 1;
   if (!atomic_compare_exchange_strong(&ctrace__state, &cur, ns) && (ns & 1)) gap = true;
   if (ns & 1) ctrace__cut_unlock();
@@ -446,6 +449,8 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
     t->bufs[gen & 1] = t->sbufs[gen & 1] = NULL;
   }
   pthread_mutex_unlock(&threads_mu);
+  void (*hook)(uint64_t) = atomic_load_explicit(&ctrace__seal_hook, memory_order_acquire);
+  if (hook) hook(gen);
   uint64_t ticks = ctrace__ticks();
   ctrace__gen_seal(gen, ticks);
   bool events = ctrace__reader_has_events(gen);
