@@ -46,7 +46,9 @@
  * first generations (5 ms each, 30 ms of silence), then one log: their
  * silent generations are left out, or Go refuses the trace ("frontier
  * is empty"): DIR/quiet.stream.trace, DIR/quiet.trace (a snapshot after
- * the log; one before it is CTRACE_EEMPTY, and writes nothing).
+ * the log; one before it is CTRACE_EEMPTY, and writes nothing). A
+ * streamed trace with no event at all is one generation stating an idle
+ * P, for Go reads no trace without one: DIR/quiet.none.trace.
  *
  * fork (with FLIGHT_FORK=1; the plain build's test: ASan's allocator is
  * not fork-safe with threads): the child of a recording process has no
@@ -480,6 +482,16 @@ static void quiet(const char *dir) {
   err = ctrace_stop();
   close(fd);
   CHECK(err == 0, "quiet: ctrace_stop: %s", ctrace_strerror(err));
+  /* Not one event, over generations cut meanwhile: still a trace Go
+   * reads (flight_check.sh), which needs a generation. */
+  fd = create(dir, "quiet.none.trace");
+  err = ctrace_start_fd(fd, &o);
+  if (!err) {
+    nanosleep(&silence, NULL);
+    err = ctrace_stop();
+  }
+  close(fd);
+  CHECK(err == 0, "quiet: the trace of nothing: %s", ctrace_strerror(err));
   err = ctrace_flight_start(NULL);
   CHECK(err == 0, "quiet: ctrace_flight_start: %s", ctrace_strerror(err));
   if (err) return;
@@ -496,7 +508,7 @@ static void quiet(const char *dir) {
     CHECK(k || size == 0, "quiet: the snapshot of nothing wrote %lld bytes", (long long)size);
   }
   ctrace_flight_stop();
-  printf("quiet: a trace and a snapshot of a log after 30 ms of silence, a snapshot of nothing\n");
+  printf("quiet: a trace and a snapshot of a log after 30 ms of silence, a trace and a snapshot of nothing\n");
 }
 
 static void fork_case(const char *dir) {

@@ -217,3 +217,18 @@ void ctrace__gen_seal(uint64_t gen, uint64_t ticks) {
   atomic_fetch_add(&ctrace__stats.events, atomic_load_explicit(&closer.events, memory_order_relaxed));
   if (b) ctrace__queue_full(b);
 }
+
+/* A generation with nothing in it but P 0, idle: for a trace with no
+ * event at all, which would otherwise have no generation, and which Go's
+ * reader refuses. Go's own traces never lack one: its runtime always
+ * states its Ps. */
+void ctrace__gen_idle(uint64_t gen, uint64_t ticks) {
+  ctrace__thread closer = {.state = gen << 1 | 1, .tid = -1};
+  ctrace__buf *b = NULL;
+  ctrace__w w = {&closer, &b, CTRACE__NO_P};
+  if (!ctrace__reserve2(&b, gen, ticks)) return;
+  uint64_t v[2] = {0, CTRACE_PS_IDLE};
+  ctrace__emit2(&w, CTRACE_EV122_ProcStatus, 2, v, 0);
+  atomic_fetch_add(&ctrace__stats.events, atomic_load_explicit(&closer.events, memory_order_relaxed));
+  ctrace__queue_full(b);
+}

@@ -581,6 +581,7 @@ void ctrace__cut_unlock(void) CTRACE__HIDDEN;
 void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
 bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;
 void ctrace__gen_seal(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
+void ctrace__gen_idle(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
 /* Statuses of every G shown in this trace but not in w's generation
  * (sched.c), into w's batch of no thread. Between
  * ctrace__statuses_begin(gen), before the state word leaves gen, and

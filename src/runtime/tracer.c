@@ -73,6 +73,8 @@ static uint64_t capped(void) {
 static uint64_t gap_gen, trace_gaps;
 /* The ticks per second every generation of the trace states (frequency). */
 static uint64_t gen_freq;
+/* Generations of the trace handed to the reader, under ctl_mu. */
+static uint64_t gens_out;
 /* When tracing last went off at the cap: a gap's start. */
 static _Atomic uint64_t capped_ns;
 /* The threads were closed for the gap (close_all): set under threads_mu. */
@@ -312,7 +314,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   ctrace__events_reset(ctrace__procs());
   ctrace__reader_open(gen, writer ? writer->gen_bytes : 0);
   trace_gaps = 0;
-  gen_freq = 0;
+  gen_freq = gens_out = 0;
   atomic_store(&gap_closed, false);
   trace_writer = writer;
   ns_start = ctrace__mono_ns();
@@ -454,6 +456,13 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t ticks = ctrace__ticks();
   ctrace__gen_seal(gen, ticks);
   bool events = ctrace__reader_has_events(gen);
+  if (!events && !(ns & 1) && !gens_out) {
+    /* The last generation of a trace that has none: Go's reader refuses
+     * a trace without one ("no frequency event found"). */
+    ctrace__gen_idle(gen, ticks);
+    events = true;
+  }
+  gens_out += events;
   while (strings) {
     ctrace__buf *next = strings->link;
     if (events)
