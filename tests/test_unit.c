@@ -1744,7 +1744,7 @@ static void test_regress_buffer_size_doc(void **state) {
  * a trace's first generation). It was missing, one run of test_flight's
  * cap case in eight, as the loggers exited. The hook holds the end of X
  * at that point while the thread does all this. */
-static sem_t late_ready, late_go;
+static sem_t late_ready, late_go, late_done;
 static pthread_t late_thread;
 static uint64_t late_gen;
 
@@ -1761,6 +1761,7 @@ static void late_hook(uint64_t gen) {
   if (gen != late_gen) return;
   sem_post(&late_go);
   pthread_join(late_thread, NULL);
+  sem_post(&late_done);
 }
 
 static uint64_t state_gen(void) { return atomic_load(&ctrace__state) >> 1; }
@@ -1777,6 +1778,7 @@ static void test_regress_g_ends_while_sealing(void **state) {
   (void)state;
   sem_init(&late_ready, 0, 0);
   sem_init(&late_go, 0, 0);
+  sem_init(&late_done, 0, 0);
   ctrace_options o = {.format = CTRACE_FORMAT_GO122};
   ctrace_flight_options fo = {.min_age_ms = 10, .trace = &o};
   assert_int_equal(ctrace_flight_start(&fo), 0);
@@ -1788,6 +1790,7 @@ static void test_regress_g_ends_while_sealing(void **state) {
   /* X spans min_age, so that the snapshot needs it and nothing older. */
   nanosleep(&(struct timespec){0, 30000000}, NULL);
   next_gen();
+  sem_wait(&late_done); /* next_gen returns as the end of X begins */
   ctrace__seal_hook = NULL;
   char path[] = "/tmp/ctrace-unit-late-XXXXXX";
   int fd = mkstemp(path);
