@@ -78,7 +78,7 @@ bench:
 	@cmake -S . -B build >/dev/null
 	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
-	@build/bin/bench_events -f go1.22 -c event-nostack,event-stack16,user-log,flight-nostack,flight-stack16
+	@build/bin/bench_events -f go1.22 -c event-nostack,event-stack16,user-log,user-log-long,flight-nostack,flight-stack16
 	@build/bin/bench_flight
 	@build/bin/bench_cpu
 	@build/bin/bench_unwind_tables

@@ -164,6 +164,16 @@ static NOIPA void body_log(uint64_t n) {
   }
 }
 
+/* A message of 32 bytes, as a log's usually is: its copy, not its
+ * record's header, is what the bytes cost. */
+static NOIPA void body_log_long(uint64_t n) {
+  loop_frames = count_frames();
+  for (uint64_t i = 0; i < n; i++) {
+    ctrace_log(log_task, "cat", "message of thirty-two bytes, ok!");
+    BARRIER();
+  }
+}
+
 /* A scheduler-like mix on a plain thread: the thread blocks on a lock and
  * goes on (GoBlockSync, GoUnblockLocal, GoStartLocal) and makes a system
  * call (GoSysCall): four events per iteration. */
@@ -535,6 +545,7 @@ static const bench_case cases[] = {
     {"event-stack16-nofp-alt", body_syscall_alt, DEEP_NOFP, 2, 1, CTRACE_UNWIND_AUTO,
      "event-stack16", false},
     {"user-log", body_log, 0, 1, 2, 0, NULL, false},
+    {"user-log-long", body_log_long, 0, 1, 2, 0, NULL, false},
     /* The same events into a flight recorder: the same hot path, with no
      * writer to feed. */
     {"flight-nostack", body_heap_alloc, 0, 1, 2, 0, "event-nostack", true},
