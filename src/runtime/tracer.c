@@ -456,9 +456,9 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   uint64_t ticks = ctrace__ticks();
   ctrace__gen_seal(gen, ticks);
   bool events = ctrace__reader_has_events(gen);
-  if (!events && !(ns & 1) && !gens_out) {
-    /* The last generation of a trace that has none: Go's reader refuses
-     * a trace without one ("no frequency event found"). */
+  if (!events && !(ns & 1) && !gap && !gens_out) {
+    /* The last generation of a trace that has none (a stop's): Go's
+     * reader refuses a trace without one ("no frequency event found"). */
     ctrace__gen_idle(gen, ticks);
     events = true;
   }
