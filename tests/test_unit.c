@@ -1816,6 +1816,32 @@ static void test_regress_g_ends_while_sealing(void **state) {
   unlink(path);
 }
 
+/* fork() while another thread of the parent holds cut_mu, as the end of
+ * a generation does for its compare-and-swap. Expected: the child's own
+ * recorder ends generations (its snapshot and its stop return). It
+ * spun for ever on the copy of the lock, one run of test_flight's fork
+ * case in about sixteen. */
+static void cut_child(void) {
+  alarm(10);
+  ctrace_options o = {.format = CTRACE_FORMAT_GO122};
+  ctrace_flight_options fo = {.trace = &o};
+  if (ctrace_flight_start(&fo) != 0) _exit(2);
+  ctrace_log(0, "fork", "child");
+  int fd = open("/dev/null", O_WRONLY);
+  if (ctrace_flight_write(fd) != 0) _exit(3);
+  if (ctrace_flight_stop() != 0) _exit(4);
+}
+
+static void test_regress_fork_inside_cut(void **state) {
+  (void)state;
+#ifdef CTRACE_TSAN
+  skip(); /* TSan cannot start threads in a child of a threaded process */
+#endif
+  assert_true(ctrace__cut_lock(true));
+  in_child(cut_child, "a recorder in the child of a fork made inside a cut");
+  ctrace__cut_unlock();
+}
+
 /* ---- main -------------------------------------------------------------------------- */
 
 /* One short trace first: it initializes the clock, so that ticks read by
@@ -1861,6 +1887,7 @@ int main(void) {
       cmocka_unit_test(test_regress_tab_arena_overflow),
       cmocka_unit_test(test_regress_buffer_size_doc),
       cmocka_unit_test(test_regress_g_ends_while_sealing),
+      cmocka_unit_test(test_regress_fork_inside_cut),
   };
   /* UT_FILTER=pattern runs only the matching tests (cmocka's filter). */
   const char *filter = getenv("UT_FILTER");

@@ -100,6 +100,11 @@ void ctrace__events_fork_prepare(void) { pthread_mutex_lock(&p_mu); }
 void ctrace__events_fork_parent(void) { pthread_mutex_unlock(&p_mu); }
 
 void ctrace__events_fork_child(void) {
+  /* Spin locks a thread of the parent may have held (an end of
+   * generation holds cut_mu for its compare-and-swap): the child's own
+   * trace would wait for them for ever. */
+  atomic_store_explicit(&gc_mu, 0, memory_order_relaxed);
+  atomic_store_explicit(&cut_mu, 0, memory_order_relaxed);
   memset(own_used, 0, sizeof own_used);
   ctrace__thread *t = &ctrace__tls;
   if (t->mode == CTRACE__MODE_PLAIN && t->p >= 0 && t->p < P_MAX)
