@@ -74,6 +74,7 @@
 
 static uint64_t *began, *done; /* by seq: ns, 0 until then */
 static _Atomic uint32_t seq;
+static _Atomic uint32_t logged; /* logs returned */
 static _Atomic bool stop_logging;
 static int fails;
 
@@ -99,13 +100,14 @@ static void *logger(void *arg) {
     uint32_t i = atomic_fetch_add(&seq, 1);
     if (i < MAX_SEQ) __atomic_store_n(&began[i], now_ns(), __ATOMIC_RELEASE);
     ctrace_logf(0, "seq", "seq %u", i);
+    atomic_fetch_add(&logged, 1);
     if (i < MAX_SEQ) __atomic_store_n(&done[i], now_ns(), __ATOMIC_RELEASE);
     if (pause_ns) nanosleep(&(struct timespec){0, pause_ns}, NULL);
   }
   return NULL;
 }
 
-static _Atomic int busy_count, racer_ok;
+static _Atomic int busy_count, racer_ok, early_empty;
 
 static void *racer(void *arg) {
   const char *dir = arg;
@@ -114,10 +116,14 @@ static void *racer(void *arg) {
   while (!atomic_load(&stop_logging)) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) break;
+    /* A snapshot before any log is of nothing (CTRACE_EEMPTY). */
+    bool before_any = atomic_load(&logged) == 0;
     int err = ctrace_flight_write(fd);
     close(fd);
     if (err == CTRACE_EBUSY)
       atomic_fetch_add(&busy_count, 1);
+    else if (err == CTRACE_EEMPTY && before_any)
+      atomic_fetch_add(&early_empty, 1);
     else if (err == 0)
       atomic_fetch_add(&racer_ok, 1);
     else
@@ -182,6 +188,7 @@ static int window(const char *dir) {
   setenv("CTRACE_GEN_MS", "20", 1);
   atomic_store(&stop_logging, false);
   atomic_store(&seq, 0);
+  atomic_store(&logged, 0);
   ctrace_flight_options fo = {.min_age_ms = MIN_AGE_MS};
   int err = ctrace_flight_start(&fo);
   CHECK(err == 0, "ctrace_flight_start: %s", ctrace_strerror(err));
@@ -203,9 +210,11 @@ static int window(const char *dir) {
   for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
   ctrace_flight_stats st;
   ctrace_flight_stats_get(&st);
-  printf("window: %u logs, %llu generations kept spanning %.0f ms, %llu snapshots (%d by racers, %d busy)\n",
+  printf("window: %u logs, %llu generations kept spanning %.0f ms, %llu snapshots (%d by racers, %d busy, "
+         "%d of nothing before the first log)\n",
          atomic_load(&seq), (unsigned long long)st.generations, st.window_ns / 1e6,
-         (unsigned long long)st.snapshots, atomic_load(&racer_ok), atomic_load(&busy_count));
+         (unsigned long long)st.snapshots, atomic_load(&racer_ok), atomic_load(&busy_count),
+         atomic_load(&early_empty));
   CHECK(st.snapshots >= 4, "snapshots counted: %llu", (unsigned long long)st.snapshots);
   err = ctrace_flight_stop();
   CHECK(err == 0, "ctrace_flight_stop: %s", ctrace_strerror(err));
