@@ -1816,6 +1816,63 @@ static void test_regress_g_ends_while_sealing(void **state) {
   unlink(path);
 }
 
+/* Log messages in Go's current format: each goes into a strings batch
+ * under an id of its own, whose varint the writer keeps and bumps along a
+ * run of ids (stack.c, unique_id_slow), and is copied by 16, 8, 4 or 1
+ * bytes at a time (ctrace__copy_short). Expected: every message comes
+ * back byte for byte, in order, across runs of 128 ids, blocks of 1024,
+ * generations, records whose length takes two bytes, and the 1 KiB cut. */
+static void test_go122_log_messages_exact(void **state) {
+  (void)state;
+  char path[] = "/tmp/ctrace-unit-logs-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  ctrace_options o = {.format = CTRACE_FORMAT_GO122, .no_stacks = 1};
+  assert_int_equal(ctrace_start_file(path, &o), 0);
+  enum { N = 5000, MAX = 1100 };
+  static char msgs[N][MAX + 1];
+  uint64_t seed = 12345;
+  ctrace_stats s0, s1;
+  ctrace_stats_get(&s0);
+  for (int i = 0; i < N; i++) {
+    size_t len = i == 77 ? MAX : (size_t)(i * 7 % 301);
+    for (size_t k = 0; k < len; k++) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      msgs[i][k] = (char)(' ' + (seed >> 33) % 95);
+    }
+    msgs[i][len] = 0;
+    ctrace_log(0, "exact", msgs[i]);
+    if (i % 1500 == 1499) next_gen();
+  }
+  ctrace_stats_get(&s1);
+  assert_int_equal(ctrace_stop(), 0);
+  CHECK_EQ((int64_t)(s1.truncated - s0.truncated), 1, "messages cut at 1 KiB");
+  ctrace_reader *r;
+  ctrace_parse_error perr = {0};
+  ctrace_trace_info info;
+  int rc = ctrace_reader_open(path, &r, &perr);
+  if (rc == 0) rc = ctrace_reader_check(r, &info, &perr);
+  if (rc != 0) fail_msg("the trace is refused at offset %" PRIu64 ": %s", perr.offset, perr.message);
+  assert_true(info.generations >= 4);
+  int n = 0;
+  ctrace_event ev;
+  while (ctrace_reader_next(r, &ev) == 1) {
+    if (ev.type != CTRACE_EV122_UserLog || !ev.sargs[0] || strcmp(ev.sargs[0], "exact")) continue;
+    assert_true(n < N);
+    const char *want = msgs[n];
+    char cut[1025];
+    if (strlen(want) > 1024) want = memcpy(cut, want, 1024), cut[1024] = 0, cut;
+    if (strcmp(ev.sargs[1] ? ev.sargs[1] : "", want))
+      fail_msg("message %d of %zu bytes came back as %zu bytes: \"%.40s\"", n, strlen(want),
+               ev.sargs[1] ? strlen(ev.sargs[1]) : 0, ev.sargs[1] ? ev.sargs[1] : "");
+    n++;
+  }
+  CHECK_EQ((int64_t)n, N, "messages read back");
+  ctrace_reader_close(r);
+  unlink(path);
+}
+
 /* fork() while another thread of the parent holds cut_mu, as the end of
  * a generation does for its compare-and-swap. Expected: the child's own
  * recorder ends generations (its snapshot and its stop return). It
@@ -1887,6 +1944,7 @@ int main(void) {
       cmocka_unit_test(test_regress_tab_arena_overflow),
       cmocka_unit_test(test_regress_buffer_size_doc),
       cmocka_unit_test(test_regress_g_ends_while_sealing),
+      cmocka_unit_test(test_go122_log_messages_exact),
       cmocka_unit_test(test_regress_fork_inside_cut),
   };
   /* UT_FILTER=pattern runs only the matching tests (cmocka's filter). */

@@ -101,10 +101,9 @@ static void log_event(uint64_t task, const char *category, const char *msg, size
       len = CTRACE_GO122_MAX_STRING;
       atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
     }
-    ctrace__ustr u = len ? ctrace__unique_id(&w, len) : (ctrace__ustr){NULL, NULL, 0};
+    ctrace__ustr u = len ? ctrace__unique_id(&w, len) : (ctrace__ustr){.n = 1};
     if (u.id || !len) {
-      uint64_t v2[4] = {task, v[1], u.id, v[2]};
-      ctrace__emit2(&w, CTRACE_EV122_UserLog, 4, v2, 0);
+      ctrace__emit2_log(&w, task, v[1], u, v[2]);
       if (u.id) ctrace__unique_put(u, msg, len);
     }
     ANNOTATION_END(t, w);
@@ -164,7 +163,6 @@ void ctrace__gap_log(ctrace__w *w) {
                    (double)ns / 1e9, ctrace__cfg.max_pending >> 20);
   ctrace__ustr u = ctrace__unique_id(w, (size_t)n);
   if (!u.id) return;
-  uint64_t v[4] = {0, ctrace__string_id(w, "ctrace"), u.id, 0};
-  ctrace__emit2(w, CTRACE_EV122_UserLog, 4, v, 0);
+  ctrace__emit2_log(w, 0, ctrace__string_id(w, "ctrace"), u, 0);
   ctrace__unique_put(u, msg, (size_t)n);
 }

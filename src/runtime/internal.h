@@ -162,6 +162,12 @@ typedef struct ctrace__thread {
    * parity, as bufs) and its block of unique string ids. */
   ctrace__buf *sbufs[2];
   uint64_t uid_gen, uid_next, uid_end;
+  /* The run of ids before uid_next whose varints differ only in their
+   * first byte's low bits: uid_run of them left, the next one's varint
+   * (uid_bytes long, 0 past 2^28) uid_word, so that a log adds 1 to it
+   * rather than encode its id twice (unique_id_slow). */
+  uint32_t uid_word, uid_run;
+  unsigned uid_bytes;
 
   /* Real state, kept whether or not tracing is on; this thread only. */
   int64_t p;            /* P held, or -1 */
@@ -602,6 +608,8 @@ typedef struct ctrace__ustr {
   ctrace__buf *b; /* the thread's strings batch */
   uint8_t *q;     /* where the record goes in it */
   uint64_t id;    /* 0: lost */
+  uint32_t word;  /* id's varint, little-endian, */
+  unsigned n;     /* of n bytes; 0: id is 2^28 or more */
 } ctrace__ustr;
 
 /* An id for a unique string of len bytes, with room for its record in the
@@ -611,27 +619,37 @@ CTRACE__INLINE ctrace__ustr ctrace__unique_id(ctrace__w *w, size_t len) {
   ctrace__thread *t = w->t;
   uint64_t gen = ctrace__gen(t);
   ctrace__buf *b = t->sbufs[gen & 1];
-  if (ctrace__likely(t->uid_gen == gen && t->uid_next != t->uid_end && b &&
-                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len))
-    return (ctrace__ustr){b, b->pos, t->uid_next++};
+  if (ctrace__likely(t->uid_gen == gen && t->uid_run && b &&
+                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len)) {
+    uint32_t left = t->uid_run--;
+    return (ctrace__ustr){b, b->pos, t->uid_next - left, t->uid_word++, t->uid_bytes};
+  }
   return ctrace__unique_id_slow(w, len);
 }
 
-/* memcpy of a short string, by words, the last one overlapping. GCC
- * expands memcpy of a length it knows below 128 as rep movsq, slow to
- * start (a 32-byte log message cost 1.25x the classic format's log,
- * which calls memcpy); a call costs more than these moves for a short
- * one. */
+/* Puts u's id at p, which has room for a varint (CTRACE_MAX_VARINT). */
+CTRACE__INLINE uint8_t *ctrace__put_ustr_id(uint8_t *p, ctrace__ustr u) {
+  if (ctrace__unlikely(!u.n)) return ctrace__put_uvarint(p, u.id);
+  memcpy(p, &u.word, 4);
+  return p + u.n;
+}
+
+/* memcpy of a short string, by 16 or fewer bytes at a time, the last
+ * move overlapping. GCC expands memcpy of a length it knows below 128 as
+ * rep movsq, slow to start (a 32-byte log message cost 1.25x the classic
+ * format's log, which calls memcpy); a call costs more than these moves
+ * for a short one. */
 CTRACE__INLINE void ctrace__copy_short(uint8_t *d, const char *s, size_t n) {
-  uint64_t w;
+  uint64_t w, x;
   uint32_t a, b;
-  if (n >= 8) {
-    for (size_t i = 0; i + 8 < n; i += 8) {
-      memcpy(&w, s + i, 8);
-      memcpy(d + i, &w, 8);
-    }
-    memcpy(&w, s + n - 8, 8);
-    memcpy(d + n - 8, &w, 8);
+  if (n >= 16) {
+    for (size_t i = 0; i + 16 < n; i += 16) memcpy(d + i, s + i, 16);
+    memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    memcpy(&w, s, 8);
+    memcpy(&x, s + n - 8, 8);
+    memcpy(d, &w, 8);
+    memcpy(d + n - 8, &x, 8);
   } else if (n >= 4) {
     memcpy(&a, s, 4);
     memcpy(&b, s + n - 4, 4);
@@ -647,14 +665,12 @@ CTRACE__INLINE void ctrace__copy_short(uint8_t *d, const char *s, size_t n) {
 /* Writes the record of u, which ctrace__unique_id gave for len bytes. */
 CTRACE__INLINE void ctrace__unique_put(ctrace__ustr u, const char *s, size_t len) {
   uint8_t *q = u.q;
-  if (ctrace__likely(u.id < 0x4000 && len < 0x80)) {
-    /* The usual header, [type, id, len] in 3 or 4 bytes, in one store:
+  if (ctrace__likely(u.n && len < 0x80)) {
+    /* The usual header, [type, id, len] in 3 to 6 bytes, in one store:
      * the room ctrace__unique_id found holds 8. */
-    int wide = u.id >= 0x80;
-    uint64_t idv = wide ? (u.id & 0x7f) | 0x80 | (u.id >> 7) << 8 : u.id;
-    uint64_t h = CTRACE_EV122_String | idv << 8 | (uint64_t)len << (16 + 8 * wide);
+    uint64_t h = CTRACE_EV122_String | (uint64_t)u.word << 8 | (uint64_t)len << (8 + 8 * u.n);
     memcpy(q, &h, 8);
-    q += 3 + wide;
+    q += 2 + u.n;
   } else {
     *q++ = CTRACE_EV122_String;
     q = ctrace__put_uvarint(q, u.id);
@@ -662,6 +678,24 @@ CTRACE__INLINE void ctrace__unique_put(ctrace__ustr u, const char *s, size_t len
   }
   ctrace__copy_short(q, s, len);
   u.b->pos = q + len;
+}
+
+/* ctrace__emit2 of a UserLog [task, category, message, stack] whose message
+ * is the unique string u: its id goes in as the varint u holds. */
+CTRACE__INLINE uint64_t ctrace__emit2_log(ctrace__w *w, uint64_t task, uint64_t category,
+                                          ctrace__ustr u, uint64_t stack) {
+  uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
+  if (ctrace__unlikely(p == NULL)) return 0;
+  ctrace__buf *b = *w->bp;
+  uint64_t now = ctrace__stamp(w, b, 0);
+  *p++ = CTRACE_EV122_UserLog;
+  p = ctrace__put_uvarint(p, now - b->last_ticks);
+  b->last_ticks = now;
+  p = ctrace__put_uvarint(p, task);
+  p = ctrace__put_uvarint(p, category);
+  p = ctrace__put_ustr_id(p, u);
+  b->pos = ctrace__put_uvarint(p, stack);
+  return now;
 }
 
 #endif

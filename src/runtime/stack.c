@@ -284,18 +284,38 @@ static uint8_t *section(ctrace__buf **bp, uint64_t gen, uint64_t ticks, uint8_t 
  * and never meet an id of the table's). */
 #define UNIQUE_BLOCK 1024
 
+/* The varint of v < 2^28 as a little-endian word, *n bytes of it. */
+static uint32_t varint_word(uint64_t v, unsigned *n) {
+  uint8_t b[CTRACE_MAX_VARINT] = {0};
+  uint32_t w;
+  *n = (unsigned)(ctrace__put_uvarint(b, v) - b);
+  memcpy(&w, b, 4);
+  return w;
+}
+
 ctrace__ustr ctrace__unique_id_slow(ctrace__w *w, size_t len) {
   ctrace__thread *t = w->t;
   uint64_t gen = ctrace__gen(t);
-  if (t->uid_gen != gen || t->uid_next == t->uid_end) {
+  if (t->uid_gen != gen || (!t->uid_run && t->uid_next == t->uid_end)) {
     t->uid_next = ctrace__tab_ids(STRINGS(t), UNIQUE_BLOCK);
     t->uid_end = t->uid_next + UNIQUE_BLOCK;
     t->uid_gen = gen;
+    t->uid_run = 0;
+  }
+  if (!t->uid_run) {
+    /* The next run: up to the id whose varint's first byte wraps. */
+    uint64_t id = t->uid_next, run = 128 - (id & 127);
+    if (run > t->uid_end - id) run = t->uid_end - id;
+    t->uid_bytes = 0;
+    t->uid_word = id < (1u << 28) ? varint_word(id, &t->uid_bytes) : 0;
+    t->uid_run = (uint32_t)run;
+    t->uid_next = id + run;
   }
   if (!section(&t->sbufs[gen & 1], gen, 0, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + len))
-    return (ctrace__ustr){NULL, NULL, 0};
+    return (ctrace__ustr){0};
   ctrace__buf *b = t->sbufs[gen & 1];
-  return (ctrace__ustr){b, b->pos, t->uid_next++};
+  uint32_t left = t->uid_run--;
+  return (ctrace__ustr){b, b->pos, t->uid_next - left, t->uid_word++, t->uid_bytes};
 }
 
 void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
