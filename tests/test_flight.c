@@ -247,11 +247,15 @@ static int cap(const char *dir) {
   ctrace_flight_stats_get(&st);
   ctrace_stats_get(&s1);
   uint64_t mapped = (s1.buffers - s0.buffers) * CTRACE_DEFAULT_BUFFER_SIZE;
-  /* Each thread writes into two generations' buffers and strings batches
-   * at once, and may queue one more as the queue passes its cap; an
-   * ending generation and a gap take a few more (tables, statuses, the
-   * frequency). */
-  uint64_t allowed = max + max / 4 + (1u << 20) + (5 * 5 + 12) * CTRACE_DEFAULT_BUFFER_SIZE;
+  /* The kept generations (the cap), the one being handed out (tracing
+   * pauses at four times its cut, a quarter of the cap: its end runs
+   * late while four loggers keep the reader's thread from the CPU, and
+   * it reached 2.4 MiB before that pause), the queue (max_pending,
+   * 1 MiB). Each thread writes into two generations' buffers and
+   * strings batches at once, and may queue one more as the queue passes
+   * its cap; an ending generation and a gap take a few more (tables,
+   * statuses, the frequency). */
+  uint64_t allowed = max + max + (1u << 20) + (5 * 5 + 12) * CTRACE_DEFAULT_BUFFER_SIZE;
   char path[4096];
   snprintf(path, sizeof path, "%s/cap.trace", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

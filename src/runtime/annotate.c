@@ -101,6 +101,7 @@ static void log_event(uint64_t task, const char *category, const char *msg, size
       len = CTRACE_GO122_MAX_STRING;
       atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
     }
+    /* An empty message is string 0, a 1-byte varint of 0. */
     ctrace__ustr u = len ? ctrace__unique_id(&w, len) : (ctrace__ustr){.n = 1};
     if (u.id || !len) {
       ctrace__emit2_log(&w, task, v[1], u, v[2]);

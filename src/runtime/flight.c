@@ -192,7 +192,8 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
     fl.on = true;
     fl.sink = (ctrace__sink){.join = flight_join,
                              .fork_child = flight_fork_child,
-                             .gen_bytes = fo.max_bytes / 4 < (16u << 20) ? fo.max_bytes / 4 : 0};
+                             .gen_bytes = fo.max_bytes / 4 < (16u << 20) ? fo.max_bytes / 4 : 0,
+                             .holds = true};
     fl.min_age_ns = (fo.min_age_ms ? fo.min_age_ms : CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS) * 1000000ull;
     fl.max_bytes = fo.max_bytes;
     fl.head = fl.n = fl.bytes = 0;

@@ -238,6 +238,11 @@ typedef struct ctrace__sink {
   void (*fork_child)(struct ctrace__sink *s);
   /* Bytes a generation is cut at (0: GEN_BYTES, reader.c). */
   size_t gen_bytes;
+  /* The sink holds each generation until it is out whole (the flight
+   * recorder): past four times the cut, tracing pauses as past
+   * max_pending, for the cut itself runs late when the writers keep the
+   * reader's thread from the CPU. */
+  bool holds;
 } ctrace__sink;
 
 /* The flight recorder's crash snapshot into path (flight_crash.c): its

@@ -59,6 +59,7 @@ static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 #define GEN_BYTES (16u << 20)
 static uint64_t gen_period = GEN_NS;
 static size_t gen_max = GEN_BYTES;
+static bool holds;                 /* the sink holds generations (ctrace__sink) */
 /* The writing generation is to end as soon as the rules allow
  * (ctrace__reader_advance_now), and, with force, inside a stop-the-world. */
 static bool advance_now, advance_force;
@@ -85,16 +86,17 @@ void ctrace__queue_full(ctrace__buf *b) {
   tail[q] = b;
   pending += b->size;
   gen_bytes[q] += b->size;
-  bool cap_now = !capped && pending > ctrace__cfg.max_pending;
+  bool cap_now = !capped && (pending > ctrace__cfg.max_pending || (holds && gen_bytes[q] > 4 * gen_max));
   if (cap_now) capped = true;
   pthread_cond_signal(&cv);
   pthread_mutex_unlock(&mu);
   if (cap_now) ctrace__trace_capped();
 }
 
-void ctrace__reader_open(uint64_t gen, size_t cut_bytes) {
+void ctrace__reader_open(uint64_t gen, size_t cut_bytes, bool hold) {
   pthread_mutex_lock(&mu);
   gen_max = cut_bytes ? cut_bytes : GEN_BYTES;
+  holds = hold;
   advance_now = advance_force = false;
   rgen = gen;
   sealed = gen - 1;

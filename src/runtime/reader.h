@@ -7,8 +7,9 @@
 /* Returns an empty buffer to the pool. */
 void ctrace__buf_put(ctrace__buf *b) CTRACE__HIDDEN;
 /* A new trace begins: the header is due first. Generations are cut at
- * gen_bytes (0: the default). */
-void ctrace__reader_open(uint64_t gen, size_t gen_bytes) CTRACE__HIDDEN;
+ * gen_bytes (0: the default); a sink that holds generations bounds them
+ * (ctrace__sink.holds). */
+void ctrace__reader_open(uint64_t gen, size_t gen_bytes, bool holds) CTRACE__HIDDEN;
 /* The generation being written ends as soon as the previous one is out
  * whole and no stop-the-world is open, or with force once it is out (a
  * flight recorder's snapshot; a crash's forces: the world may never

@@ -312,7 +312,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
   ctrace__pool_trim(ctrace__cfg.buffer_size);
   ctrace__events_reset(ctrace__procs());
-  ctrace__reader_open(gen, writer ? writer->gen_bytes : 0);
+  ctrace__reader_open(gen, writer ? writer->gen_bytes : 0, writer && writer->holds);
   trace_gaps = 0;
   gen_freq = gens_out = 0;
   atomic_store(&gap_closed, false);
