@@ -1774,6 +1774,17 @@ static void next_gen(void) {
   while (state_gen() == gen) nanosleep(&(struct timespec){0, 100000}, NULL);
 }
 
+/* Opens path with libctrace-parse and checks it whole (ctrace check),
+ * failing the test with the offset and reason if it is refused. */
+static ctrace_reader *open_checked(const char *path, ctrace_trace_info *info) {
+  ctrace_reader *r;
+  ctrace_parse_error perr = {0};
+  int rc = ctrace_reader_open(path, &r, &perr);
+  if (rc == 0) rc = ctrace_reader_check(r, info, &perr);
+  if (rc != 0) fail_msg("%s is refused at offset %" PRIu64 ": %s", path, perr.offset, perr.message);
+  return r;
+}
+
 static void test_regress_g_ends_while_sealing(void **state) {
   (void)state;
   sem_init(&late_ready, 0, 0);
@@ -1799,12 +1810,8 @@ static void test_regress_g_ends_while_sealing(void **state) {
   close(fd);
   assert_int_equal(ctrace_flight_stop(), 0);
   CHECK_EQ((int64_t)err, 0, "ctrace_flight_write");
-  ctrace_reader *r;
-  ctrace_parse_error perr = {0};
   ctrace_trace_info info;
-  int rc = ctrace_reader_open(path, &r, &perr);
-  if (rc == 0) rc = ctrace_reader_check(r, &info, &perr);
-  if (rc != 0) fail_msg("the snapshot is refused at offset %" PRIu64 ": %s", perr.offset, perr.message);
+  ctrace_reader *r = open_checked(path, &info);
   /* It begins with X: had it begun earlier, X's Gs would be known. */
   CHECK_EQ((int64_t)info.generations, 2, "generations in the snapshot (X and X+1)");
   int seconds = 0;
@@ -1848,12 +1855,8 @@ static void test_go122_log_messages_exact(void **state) {
   ctrace_stats_get(&s1);
   assert_int_equal(ctrace_stop(), 0);
   CHECK_EQ((int64_t)(s1.truncated - s0.truncated), 1, "messages cut at 1 KiB");
-  ctrace_reader *r;
-  ctrace_parse_error perr = {0};
   ctrace_trace_info info;
-  int rc = ctrace_reader_open(path, &r, &perr);
-  if (rc == 0) rc = ctrace_reader_check(r, &info, &perr);
-  if (rc != 0) fail_msg("the trace is refused at offset %" PRIu64 ": %s", perr.offset, perr.message);
+  ctrace_reader *r = open_checked(path, &info);
   assert_true(info.generations >= 4);
   int n = 0;
   ctrace_event ev;
