@@ -22,6 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "help.h"
 #include <ctrace/ctrace.h>
 
 #include <fcntl.h>
@@ -105,6 +106,9 @@ static double raise_ns(int sig) {
 }
 
 int main(int argc, char **argv) {
+  bench_help(argc, argv,
+             "usage: bench_cpu [REPS]      (default 9)\n"
+             "What CPU sampling costs a compute loop, and one sample (BENCH lines).\n");
   int reps = argc > 1 ? atoi(argv[1]) : 9;
   if (reps < 1) reps = 1;
   /* Size the loop to about 300 ms. */

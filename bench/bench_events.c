@@ -61,6 +61,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "help.h"
 #include <ctrace/ctrace.h>
 
 #include <fcntl.h>
@@ -605,6 +606,9 @@ static void report_vs(const bench_case *c, const char *vs, int n, results res, r
 
 int main(int argc, char **argv) {
   const char *only = NULL, *suffix = "";
+  bench_help(argc, argv,
+             "usage: bench_events [-p PASSES] [-r ROUNDS] [-m MS_PER_ROUND] [-c CASE[,CASE...]] [-f go1.11|go1.22]\n"
+             "What one traced event costs, next to a floor loop (BENCH lines; BENCHMARKS.md).\n");
   int opt;
   while ((opt = getopt(argc, argv, "p:r:m:c:f:")) != -1) {
     switch (opt) {

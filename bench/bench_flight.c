@@ -10,6 +10,7 @@
  * where ms is the time ctrace_flight_write takes: ending the generation
  * being written (which is empty: no thread writes), then writing the
  * header and every kept buffer. */
+#include "help.h"
 #include <ctrace/ctrace.h>
 
 #include <fcntl.h>
@@ -42,7 +43,10 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bench_help(argc, argv,
+             "usage: bench_flight\n"
+             "What a flight recorder's snapshot of a full 64 MiB window costs (BENCH lines).\n");
   ctrace_flight_options fo = {.min_age_ms = 3600 * 1000};
   int err = ctrace_flight_start(&fo);
   if (err) {

@@ -14,6 +14,7 @@
  * Prints one line per case: "shim case=<c> ns_per_op=<x>". bench_run.sh
  * runs it untraced and under ctrace run.
  */
+#include "help.h"
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -31,6 +32,9 @@ static long long now_ns(void) {
 static void *volatile sink;
 
 int main(int argc, char **argv) {
+  bench_help(argc, argv,
+             "usage: bench_shim [ITERATIONS]      (default 2000000)\n"
+             "The cost of one interposed call that does not wait (run under ctrace run).\n");
   long n = argc > 1 ? atol(argv[1]) : 2000000;
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;

@@ -6,6 +6,7 @@
  * is a first build: page faults on the object's CFI included, as a traced
  * program would pay them. ms is the building thread's CPU time (the
  * machines this runs on are shared: wall time also counts other load). */
+#include "help.h"
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -22,7 +23,10 @@ static void one(const char *name) {
          rows, info.fp_all);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bench_help(argc, argv,
+             "usage: bench_unwind_tables\n"
+             "The one-time cost of compiling libc's (and libpython3.11's) unwind tables.\n");
   one("libc.so.6");
   if (dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_LOCAL))
     one("libpython3.11.so");

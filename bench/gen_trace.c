@@ -22,6 +22,7 @@
  *
  * Events are spaced by a little work (tens to hundreds of ns), so tick
  * diffs take one or two bytes as in a real program. */
+#include "help.h"
 #include <ctrace/ctrace.h>
 
 #include <pthread.h>
@@ -264,6 +265,9 @@ static void *producer(void *arg) {
 }
 
 int main(int argc, char **argv) {
+  bench_help(argc, argv,
+             "usage: bench_gen_trace OUT.trace [MB]      (default 40)\n"
+             "Writes a trace of about MB megabytes from a program of workers and a producer.\n");
   if (argc < 2 || argc > 3) {
     fprintf(stderr, "usage: bench_gen_trace OUT.trace [MB]\n");
     return 2;
