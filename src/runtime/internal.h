@@ -383,20 +383,32 @@ CTRACE__INLINE uint64_t ctrace__emit(ctrace__w *w, uint8_t ev, int n, const uint
   return now;
 }
 
+/* The head of an event in the generation format, in room for a whole
+ * one (CTRACE__MAX_EVENT): its type byte and tick diff, at ticks at least
+ * min_ticks (*now). Returns where its arguments go, NULL if it is lost;
+ * the caller sets (*w->bp)->pos past them. */
+CTRACE__INLINE uint8_t *ctrace__emit2_head(ctrace__w *w, uint8_t ev, uint64_t min_ticks,
+                                          uint64_t *now) {
+  uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
+  if (ctrace__unlikely(p == NULL)) return NULL;
+  ctrace__buf *b = *w->bp;
+  *now = ctrace__stamp(w, b, min_ticks);
+  *p++ = ev;
+  p = ctrace__put_uvarint(p, *now - b->last_ticks);
+  b->last_ticks = *now;
+  return p;
+}
+
 /* ctrace__emit for the generation format: a type byte, the tick diff and
  * the arguments, whose count the event table gives (format_go122.h). */
 CTRACE__INLINE uint64_t ctrace__emit2(ctrace__w *w, uint8_t ev, int n, const uint64_t *v,
                                       uint64_t min_ticks) {
-  uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
+  uint64_t now;
+  uint8_t *p = ctrace__emit2_head(w, ev, min_ticks, &now);
   if (ctrace__unlikely(p == NULL)) return 0;
-  ctrace__buf *b = *w->bp;
-  uint64_t now = ctrace__stamp(w, b, min_ticks);
-  *p++ = ev;
-  p = ctrace__put_uvarint(p, now - b->last_ticks);
-  b->last_ticks = now;
 #pragma GCC unroll 8
   for (int i = 0; i < n; i++) p = ctrace__put_uvarint(p, v[i]);
-  b->pos = p;
+  (*w->bp)->pos = p;
   return now;
 }
 
@@ -617,6 +629,13 @@ typedef struct ctrace__ustr {
   unsigned n;     /* of n bytes; 0: id is 2^28 or more */
 } ctrace__ustr;
 
+/* The next id of t's run (ctrace__thread.uid_run is not 0), its record
+ * to go at b's end. */
+CTRACE__INLINE ctrace__ustr ctrace__uid_take(ctrace__thread *t, ctrace__buf *b) {
+  uint32_t left = t->uid_run--;
+  return (ctrace__ustr){b, b->pos, t->uid_next - left, t->uid_word++, t->uid_bytes};
+}
+
 /* An id for a unique string of len bytes, with room for its record in the
  * thread's strings batch. The fast path of ctrace__unique_id_slow
  * (stack.c). */
@@ -625,10 +644,8 @@ CTRACE__INLINE ctrace__ustr ctrace__unique_id(ctrace__w *w, size_t len) {
   uint64_t gen = ctrace__gen(t);
   ctrace__buf *b = t->sbufs[gen & 1];
   if (ctrace__likely(t->uid_gen == gen && t->uid_run && b &&
-                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len)) {
-    uint32_t left = t->uid_run--;
-    return (ctrace__ustr){b, b->pos, t->uid_next - left, t->uid_word++, t->uid_bytes};
-  }
+                     (size_t)(b->end - b->pos) >= 1 + 2 * CTRACE_MAX_VARINT + len))
+    return ctrace__uid_take(t, b);
   return ctrace__unique_id_slow(w, len);
 }
 
@@ -689,17 +706,13 @@ CTRACE__INLINE void ctrace__unique_put(ctrace__ustr u, const char *s, size_t len
  * is the unique string u: its id goes in as the varint u holds. */
 CTRACE__INLINE uint64_t ctrace__emit2_log(ctrace__w *w, uint64_t task, uint64_t category,
                                           ctrace__ustr u, uint64_t stack) {
-  uint8_t *p = ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT);
+  uint64_t now;
+  uint8_t *p = ctrace__emit2_head(w, CTRACE_EV122_UserLog, 0, &now);
   if (ctrace__unlikely(p == NULL)) return 0;
-  ctrace__buf *b = *w->bp;
-  uint64_t now = ctrace__stamp(w, b, 0);
-  *p++ = CTRACE_EV122_UserLog;
-  p = ctrace__put_uvarint(p, now - b->last_ticks);
-  b->last_ticks = now;
   p = ctrace__put_uvarint(p, task);
   p = ctrace__put_uvarint(p, category);
   p = ctrace__put_ustr_id(p, u);
-  b->pos = ctrace__put_uvarint(p, stack);
+  (*w->bp)->pos = ctrace__put_uvarint(p, stack);
   return now;
 }
 

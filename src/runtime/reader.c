@@ -59,6 +59,10 @@ static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 #define GEN_BYTES (16u << 20)
 static uint64_t gen_period = GEN_NS;
 static size_t gen_max = GEN_BYTES;
+/* A generation this many times gen_max is cut even inside a stop-the-world
+ * (cut_forced), and past it a sink that holds generations pauses tracing
+ * (ctrace__queue_full): the bound on what the flight recorder holds of it. */
+#define GEN_BOUND 4
 static bool holds;                 /* the sink holds generations (ctrace__sink) */
 /* The writing generation is to end as soon as the rules allow
  * (ctrace__reader_advance_now), and, with force, inside a stop-the-world. */
@@ -86,7 +90,7 @@ void ctrace__queue_full(ctrace__buf *b) {
   tail[q] = b;
   pending += b->size;
   gen_bytes[q] += b->size;
-  bool cap_now = !capped && (pending > ctrace__cfg.max_pending || (holds && gen_bytes[q] > 4 * gen_max));
+  bool cap_now = !capped && (pending > ctrace__cfg.max_pending || (holds && gen_bytes[q] > GEN_BOUND * gen_max));
   if (cap_now) capped = true;
   pthread_cond_signal(&cv);
   pthread_mutex_unlock(&mu);
@@ -130,9 +134,9 @@ void ctrace__reader_seal(uint64_t gen, uint64_t gc) {
 }
 
 /* Whether a cut now may go through an open stop-the-world (events.c,
- * cut_mu): a crash's snapshot, or a generation at four times its size,
- * the bound on memory a flight recorder holds of it. */
-static bool cut_forced(void) { return advance_force || gen_bytes[rgen & 1] >= 4 * gen_max; }
+ * cut_mu): a crash's snapshot, or a generation at GEN_BOUND times its
+ * size. */
+static bool cut_forced(void) { return advance_force || gen_bytes[rgen & 1] >= GEN_BOUND * gen_max; }
 
 /* Whether the writing generation is due to end: it is the one being
  * handed out (the one before is out whole), and old or big enough. Not

@@ -313,9 +313,7 @@ ctrace__ustr ctrace__unique_id_slow(ctrace__w *w, size_t len) {
   }
   if (!section(&t->sbufs[gen & 1], gen, 0, CTRACE_EV122_Strings, 1 + 2 * CTRACE_MAX_VARINT + len))
     return (ctrace__ustr){0};
-  ctrace__buf *b = t->sbufs[gen & 1];
-  uint32_t left = t->uid_run--;
-  return (ctrace__ustr){b, b->pos, t->uid_next - left, t->uid_word++, t->uid_bytes};
+  return ctrace__uid_take(t, t->sbufs[gen & 1]);
 }
 
 void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
