@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -68,18 +69,82 @@ static int iov_skip(const struct iovec *iov, int cnt, size_t skip, struct iovec 
   return n;
 }
 
-/* After a try of a write of n bytes that returned r: true if the call is
- * complete (all written, an error, or an O_NONBLOCK descriptor, where a
- * short count is the answer). */
-static bool write_complete(ssize_t r, size_t n, int fd) {
-  return r < 0 || (size_t)r >= n || ctrace__pl_nonblocking(fd);
+/* The kernel's O_LARGEFILE, which F_GETFL reports (glibc's O_LARGEFILE is
+ * 0 on 64-bit targets). 0 where it is not known here: fstat then decides. */
+#if defined(__x86_64__) || defined(__riscv) || defined(__loongarch__)
+#define KERNEL_O_LARGEFILE 0100000
+#elif defined(__aarch64__)
+#define KERNEL_O_LARGEFILE 0400000
+#else
+#define KERNEL_O_LARGEFILE 0
+#endif
+
+/* A file (io.h, ctrace__pl_short_is_answer): a regular file, a block
+ * device, or a memory device (character major 1: /dev/zero, /dev/urandom...),
+ * which never returns short untraced but at the end of a file. Another
+ * character device (a tun device, a serial line) returns what it has, as
+ * a stream does. */
+static bool is_file(const struct stat *st) {
+  return S_ISREG(st->st_mode) || S_ISBLK(st->st_mode) ||
+         (S_ISCHR(st->st_mode) && major(st->st_rdev) == 1);
 }
 
-/* The count of a write done in two parts. */
-static ssize_t write_sum(size_t first, ssize_t second) {
-  if (first == 0) return second;
-  return second < 0 ? (ssize_t)first : (ssize_t)(first + (size_t)second);
+bool ctrace__pl_short_is_answer(int fd, int fl) {
+  /* Only what was opened by a path can be a file, and the kernel sets
+   * O_LARGEFILE on everything open(2), openat2 and memfd_create open, on
+   * none of what pipe, socket, accept or eventfd make: the common case,
+   * a stream's short answer, costs no fstat. */
+  if (KERNEL_O_LARGEFILE && !(fl & KERNEL_O_LARGEFILE)) return true;
+  int e = errno;
+  struct stat st;
+  bool answer = fstat(fd, &st) != 0 || !is_file(&st);
+  errno = e;
+  return answer;
 }
+
+/* After a try that read r > 0 bytes of n at off (-1: the file position,
+ * which the try moved): true if the rest is to be read by the real call,
+ * a file's short answer but at its end. Keeps errno. */
+static bool read_short(int fd, size_t r, size_t n, off_t off) {
+  if (r >= n) return false;
+  int e = errno;
+  int fl = fcntl(fd, F_GETFL);
+  struct stat st;
+  bool rest = fl >= 0 && !(KERNEL_O_LARGEFILE && !(fl & KERNEL_O_LARGEFILE)) &&
+              fstat(fd, &st) == 0 && is_file(&st);
+  if (rest && S_ISREG(st.st_mode)) {
+    off_t at = off >= 0 ? off + (off_t)r : lseek(fd, 0, SEEK_CUR);
+    rest = at >= 0 && at < st.st_size;
+  }
+  errno = e;
+  return rest;
+}
+
+/* After a try of a write of n bytes that returned r: true if the call is
+ * complete (all written, an error, or a stream opened O_NONBLOCK, where a
+ * short count is the answer). */
+static bool write_complete(ssize_t r, size_t n, int fd) {
+  if (r < 0 || (size_t)r >= n) return true;
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && (fl & O_NONBLOCK) && ctrace__pl_short_is_answer(fd, fl);
+}
+
+/* The count of a call done in two parts. A second part that failed after
+ * the first moved data leaves the first's count, and errno as the program
+ * left it (saved): a blocking call interrupted after some data returns
+ * that count and sets no errno. */
+static ssize_t write_sum(size_t first, ssize_t second, int saved) {
+  if (first == 0) return second;
+  if (second >= 0) return (ssize_t)(first + (size_t)second);
+  errno = saved;
+  return (ssize_t)first;
+}
+
+/* A socket of the process has had a receive low-water mark above 1 set
+ * (setsockopt below): a try of a read answers with less than the mark,
+ * where the real call waits for it, so reads are probed instead. Set for
+ * good: a descriptor number says nothing of the socket behind it later. */
+static _Atomic int lowat_seen;
 
 /* ---- a stream's retry ------------------------------------------------------------
  *
@@ -112,20 +177,42 @@ static bool stream_write_retry(ctrace__pl_io_wait *iw, int fd, const struct iove
   if (r2 >= 0) *done += (size_t)r2;
   if (r2 >= 0 && *done < n) return false;
   ctrace__pl_io_withdraw(iw);
-  *r = write_sum(*done, r2 < 0 ? r2 : 0);
+  *r = write_sum(*done, r2 < 0 ? r2 : 0, saved);
   return true;
 }
 
 /* ---- reads ---------------------------------------------------------------------- */
 
-/* Reads: try with RWF_NOWAIT (off -1: the file position, as read does). */
+/* The rest of a file's read whose try read done bytes: the real call,
+ * at the file position or at off + done. Out of line for its array; the
+ * wrapper records the wait, so that its stack starts at the wrapper. */
+static ssize_t read_rest(int fd, const struct iovec *iov, int cnt, off_t off, size_t done) {
+  struct iovec rest[cnt > 0 ? cnt : 1];
+  int rcnt = iov_skip(iov, cnt, done, rest);
+  return off < 0 ? real_readv()(fd, rest, rcnt) : real_preadv()(fd, rest, rcnt, off + (off_t)done);
+}
+
+/* Reads: try with RWF_NOWAIT (off -1: the file position, as read does),
+ * unless a low-water mark may make the try answer early (lowat_seen). A
+ * file's short answer is finished by the real call, shown as a wait on
+ * the disk. */
 #define READ_BODY(fd, iov, cnt, off, real_call)                       \
   CTRACE__PL_SYSCALL();                                               \
   CTRACE__PL_WAKE_STREAM(fd, true);                                     \
-  ssize_t r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);          \
-  int t = ctrace__pl_tried(r, fd, pl_errno0_);                        \
+  ssize_t r = -1;                                                     \
+  int t = CTRACE__PL_TRY_CANNOT;                                      \
+  if (ctrace__pl_likely(!atomic_load_explicit(&lowat_seen, memory_order_relaxed))) { \
+    r = real_preadv2()(fd, iov, cnt, off, RWF_NOWAIT);                \
+    t = ctrace__pl_tried(r, fd, pl_errno0_);                          \
+  }                                                                   \
   ctrace__pl_io_wait iw = {.kind = CTRACE__PL_WAIT_NONE};             \
-  if (t == CTRACE__PL_TRY_WAITS) {                                    \
+  if (t == CTRACE__PL_TRY_DONE && r > 0 &&                            \
+      read_short(fd, (size_t)r, iov_total(iov, cnt), off)) {          \
+    ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);                       \
+    ssize_t r2 = read_rest(fd, iov, cnt, off, (size_t)r);             \
+    ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);                         \
+    r = write_sum((size_t)r, r2, pl_errno0_);                         \
+  } else if (t == CTRACE__PL_TRY_WAITS) {                             \
     ctrace__pl_io_wait_known(&iw, fd, true);                          \
     if (iw.key && stream_read_retry(&iw, fd, iov, cnt, &r, pl_errno0_)) \
       t = CTRACE__PL_TRY_DONE;                                        \
@@ -183,7 +270,7 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
     ctrace__pl_io_wait_known(&iw, fd, false);
     if (!iw.key || !stream_write_retry(&iw, fd, &v, 1, n, &done, &r, pl_errno0_)) {
       CTRACE__PL_IO_WAIT(&iw, r, real_write()(fd, (const char *)buf + done, n - done));
-      r = write_sum(done, r);
+      r = write_sum(done, r, pl_errno0_);
     }
   }
   if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
@@ -203,7 +290,7 @@ CTRACE__PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
   ctrace__pl_wait_begin(k);
   r = real_pwrite()(fd, (const char *)buf + done, n - done, off + (off_t)done);
   ctrace__pl_wait_end(k);
-  return write_sum(done, r);
+  return write_sum(done, r, pl_errno0_);
 }
 
 CTRACE__PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
@@ -227,7 +314,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
       CTRACE__PL_IO_WAIT(&iw, r,
                          off < 0 ? real_writev()(fd, rest, rcnt)
                                  : real_pwritev()(fd, rest, rcnt, off + (off_t)done));
-      r = write_sum(done, r);
+      r = write_sum(done, r, pl_errno0_);
     }
   }
   if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
@@ -252,8 +339,9 @@ CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, of
 /* ---- sockets: receiving ----------------------------------------------------------------
  *
  * Tried with MSG_DONTWAIT, which returns what a waiting call would return
- * once data is there. MSG_WAITALL may still wait after some data, so it is
- * probed instead; a call with MSG_DONTWAIT of its own never waits. */
+ * once data is there. MSG_WAITALL may still wait after some data, and so
+ * may a socket with a low-water mark (lowat_seen): those are probed
+ * instead; a call with MSG_DONTWAIT of its own never waits. */
 
 #define RECV_BODY(fd, flags, call_with_flags)                              \
   CTRACE__PL_SYSCALL();                                                    \
@@ -263,7 +351,8 @@ CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, of
   ssize_t r = 0;                                                           \
   if ((flags) & MSG_DONTWAIT) {                                            \
     r = call_with_flags(flags);                                            \
-  } else if ((flags) & MSG_WAITALL) {                                      \
+  } else if (((flags) & MSG_WAITALL) ||                                    \
+             atomic_load_explicit(&lowat_seen, memory_order_relaxed)) {     \
     t = CTRACE__PL_TRY_CANNOT;                                             \
     iw.kind = ctrace__pl_probe(fd, POLLIN);                                \
   } else {                                                                 \
@@ -307,6 +396,18 @@ CTRACE__PL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
 #undef CALL
 }
 
+CTRACE__PL_REAL(int, setsockopt, (int, int, int, const void *, socklen_t))
+
+/* Only notes a low-water mark (lowat_seen), traced or not: it outlives
+ * the call. */
+CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
+  int r = real_setsockopt()(fd, level, name, val, len);
+  if (r == 0 && level == SOL_SOCKET && name == SO_RCVLOWAT && len >= sizeof(int) &&
+      *(const int *)val > 1)
+    atomic_store_explicit(&lowat_seen, 1, memory_order_relaxed);
+  return r;
+}
+
 /* ---- sockets: sending ------------------------------------------------------------------ */
 
 #define SEND_BODY(fd, n, flags, call_with)                                       \
@@ -332,14 +433,14 @@ CTRACE__PL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
         if (r2 >= 0) done += (size_t)r2;                                         \
         if (r2 < 0 || done >= (n)) {                                             \
           ctrace__pl_io_withdraw(&iw);                                           \
-          r = write_sum(done, r2 < 0 ? r2 : 0);                                  \
+          r = write_sum(done, r2 < 0 ? r2 : 0, pl_errno0_);                      \
           waits = false;                                                         \
         }                                                                        \
       }                                                                          \
     }                                                                            \
     if (waits) {                                                                 \
       CTRACE__PL_IO_WAIT(&iw, r, call_with(done, flags));                        \
-      r = write_sum(done, r);                                                    \
+      r = write_sum(done, r, pl_errno0_);                                        \
     }                                                                            \
   }                                                                              \
   if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);                                  \

@@ -12,11 +12,21 @@
  * families (pipes, sockets, FIFOs, eventfds, and regular files whose data
  * is in the page cache), MSG_DONTWAIT for the socket calls, a zero timeout
  * for poll, select and epoll, WNOHANG for the wait family. When the try
- * completes, its result is the call's result: the common, non-waiting case
- * costs no extra system call. Only when the try says it would wait (EAGAIN
- * on a descriptor that is not O_NONBLOCK) is the real call made as well.
- * Where the kernel cannot try (EOPNOTSUPP: ttys, writes to most local file
- * systems), reads ask poll(fd, 0) instead, and writes are taken not to wait.
+ * answers as the real call would, its answer is the call's: the common,
+ * non-waiting case costs no extra system call. It does not when
+ * - it would wait (EAGAIN on a descriptor that is not O_NONBLOCK): the
+ *   real call is made, shown as a wait;
+ * - it is short on a file (ctrace__pl_short_is_answer): the real call
+ *   reads or writes the rest, and the counts add up, as one blocking call
+ *   that went to the disk would; a file's EAGAIN is never the answer;
+ * - the kernel cannot try (EOPNOTSUPP: ttys, writes to most local file
+ *   systems): reads ask poll(fd, 0) instead, and writes are taken not to
+ *   wait;
+ * - a socket of the process may have a receive low-water mark
+ *   (SO_RCVLOWAT), below which the try answers and the real call waits:
+ *   reads are probed instead (io.c).
+ * docs/run.md, "Calls tried without waiting", says why none of this can
+ * change what the program sees.
  */
 #ifndef CTRACE_PRELOAD_IO_H
 #define CTRACE_PRELOAD_IO_H
@@ -163,14 +173,25 @@ static inline int ctrace__pl_probe(int fd, short events) {
 /* What a try without waiting tells about the real call. */
 enum { CTRACE__PL_TRY_DONE, CTRACE__PL_TRY_WAITS, CTRACE__PL_TRY_CANNOT };
 
+/* A try's short answer (fewer bytes than asked for, or EAGAIN on an
+ * O_NONBLOCK descriptor) is the real call's answer on a stream: a pipe,
+ * FIFO, socket, eventfd or other device returns what it has. Not on a
+ * file (a regular file, a block device, or a memory device such as
+ * /dev/zero and /dev/urandom): untraced, those answer short only at the
+ * end of the file and never say EAGAIN, but under RWF_NOWAIT they stop
+ * where the page cache ends, or at a reschedule (io.c). fl: fd's status
+ * flags. Keeps errno. */
+bool ctrace__pl_short_is_answer(int fd, int fl) CTRACE__PL_HIDDEN;
+
 /* r and errno: the try's result. DONE: r is the call's answer (data, or
- * an error the real call would give too; EAGAIN on an O_NONBLOCK fd is
- * one). WAITS: the real call would wait. CANNOT: the kernel cannot try
- * this descriptor this way (or a filter forbids the call); make the real
- * call. errno is left as the program's call would leave it: the try's
- * error when that is the answer, else saved, the value before the try (a
- * call that succeeds leaves errno alone, and programs that set errno to 0
- * before a call and read it after rely on that). */
+ * an error the real call would give too; EAGAIN on an O_NONBLOCK stream
+ * is one). WAITS: the real call would wait (for a file: for its disk).
+ * CANNOT: the kernel cannot try this descriptor this way (or a filter
+ * forbids the call); make the real call. A short count is left to the
+ * caller (io.c). errno is left as the program's call would leave it: the
+ * try's error when that is the answer, else saved, the value before the
+ * try (a call that succeeds leaves errno alone, and programs that set
+ * errno to 0 before a call and read it after rely on that). */
 static inline int ctrace__pl_tried(ssize_t r, int fd, int saved) {
   if (r >= 0) {
     errno = saved;
@@ -178,9 +199,10 @@ static inline int ctrace__pl_tried(ssize_t r, int fd, int saved) {
   }
   int e = errno;
   if (e == EAGAIN || e == EWOULDBLOCK) {
-    bool nb = ctrace__pl_nonblocking(fd);
-    errno = nb ? e : saved;
-    return nb ? CTRACE__PL_TRY_DONE : CTRACE__PL_TRY_WAITS;
+    int fl = fcntl(fd, F_GETFL);
+    bool answer = fl >= 0 && (fl & O_NONBLOCK) && ctrace__pl_short_is_answer(fd, fl);
+    errno = answer ? e : saved;
+    return answer ? CTRACE__PL_TRY_DONE : CTRACE__PL_TRY_WAITS;
   }
   if (e == EOPNOTSUPP || e == EINVAL || e == ENOSYS || e == EPERM) {
     errno = saved;
