@@ -11,6 +11,10 @@
  *   malloc     malloc(64) + free (two usable-size reads, a thread-local add)
  *   pipe-rw    write + read of 1 byte on a pipe (two GoSysCall with their
  *              stacks, RWF_NOWAIT tries that succeed)
+ *   pipe-short write of 1 byte + read of up to 64 on a pipe: the read's
+ *              answer is short, which on a stream is the answer (one
+ *              fcntl tells a stream from a file)
+ *   file-pread pread of 4 KiB from a file in the page cache (whole)
  * Prints one line per case: "shim case=<c> ns_per_op=<x>". bench_run.sh
  * runs it untraced and under ctrace run.
  */
@@ -84,5 +88,24 @@ int main(int argc, char **argv) {
   }
   t1 = now_ns();
   printf("shim case=pipe-rw ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  char buf[4096];
+  t0 = now_ns();
+  for (long i = 0; i < m; i++) {
+    if (write(fds[1], &c, 1) != 1 || read(fds[0], buf, 64) != 1) return 1;
+  }
+  t1 = now_ns();
+  printf("shim case=pipe-short ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  FILE *f = tmpfile();
+  if (!f || fwrite(buf, 1, sizeof buf, f) != sizeof buf || fflush(f) != 0) return 1;
+  int fd = fileno(f);
+  t0 = now_ns();
+  for (long i = 0; i < m; i++) {
+    if (pread(fd, buf, sizeof buf, 0) != (ssize_t)sizeof buf) return 1;
+  }
+  t1 = now_ns();
+  printf("shim case=file-pread ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+  fclose(f);
   return 0;
 }
