@@ -13,7 +13,11 @@
 #      against the installed libctrace.so (LD_LIBRARY_PATH) and writes a
 #      trace that `go tool trace -d` accepts; the same program linked
 #      statically (libctrace.a plus `pkg-config --static --libs`) too;
-#   5. the installed `ctrace --help` runs and prints its usage.
+#   5. a program that reads that trace and prints its statistics builds
+#      against the installed reader and analyses, through pkg-config (C,
+#      shared; C++, static) and through CMake's find_package(ctrace), and
+#      finds the regions the trace holds;
+#   6. the installed `ctrace --help` runs and prints its usage.
 #
 # Environment: CC (default cc) and CTRACE_TEST_CFLAGS (extra flags, e.g. the
 # sanitizer flags the installed libraries were built with).
@@ -185,7 +189,102 @@ fi
 "$tmp/user_static" "$tmp/user_static.trace" || fail "the statically linked program failed"
 check_trace "$tmp/user_static.trace"
 
-# --- 5. the ctrace command -----------------------------------------------------------
+# --- 5. a reader built against the installed tree ------------------------------------
+# It reads the trace the user program wrote and prints its statistics
+# (libctrace-analyse, on libctrace-parse), built through pkg-config and
+# through CMake's find_package(ctrace), dynamically and statically; as C++
+# too, for the headers are the library's, not only C's.
+
+for f in libctrace-parse.so libctrace-parse.a libctrace-analyse.so libctrace-analyse.a \
+         pkgconfig/ctrace-parse.pc pkgconfig/ctrace-analyse.pc cmake/ctrace/ctraceConfig.cmake; do
+    [ -e "$libdir/$f" ] || fail "$f not installed in ${libdir#"$prefix"/}"
+done
+for f in parse.h analyse.h export.h; do
+    [ -f "$prefix/include/ctrace/$f" ] || fail "not installed: include/ctrace/$f"
+done
+for l in libctrace-parse.so libctrace-analyse.so; do
+    private=$(nm -D --defined-only "$libdir/$l" | awk '{ print $NF }' | grep -v '^ctrace_[^_]' || true)
+    [ -z "$private" ] || fail "$l exports non-public symbols: $(echo "$private" | head -n 10 | tr '\n' ' ')"
+done
+
+cat >"$tmp/stats.c" <<'EOF'
+#include <ctrace/analyse.h>
+#include <ctrace/parse.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  ctrace_reader *r;
+  ctrace_parse_error err;
+  ctrace_trace_info info;
+  if (argc != 2) return 2;
+  if (ctrace_reader_open(argv[1], &r, &err) != 0 || ctrace_reader_check(r, &info, &err) != 0) {
+    fprintf(stderr, "%s: at byte %llu: %s\n", argv[1], (unsigned long long)err.offset, err.message);
+    return 1;
+  }
+  ctrace_stats *st;
+  char msg[256];
+  if (ctrace_stats_build(r, &info, &st, msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: %s\n", argv[1], msg);
+    return 1;
+  }
+  printf("events %llu goroutines %zu regions %zu\n", (unsigned long long)info.events,
+         st->ngoroutines, st->nregions);
+  for (size_t i = 0; i < st->nregions; i++)
+    printf("region %s %llu\n", st->regions[i].name, (unsigned long long)st->regions[i].count);
+  ctrace_stats_free(st);
+  ctrace_reader_close(r);
+  return 0;
+}
+EOF
+cp "$tmp/stats.c" "$tmp/stats.cpp"
+
+# check_stats PROGRAM: it reads user.trace and finds its 200 "step"
+# regions (test 4's program: 100 per thread).
+check_stats() {
+    local got
+    got=$(LD_LIBRARY_PATH=$libdir "$1" "$tmp/user.trace") || fail "$1 failed on user.trace"
+    grep -qx 'region step 200' <<<"$got" || fail "$1 printed no 'region step 200': $got"
+}
+
+rflags=$(pkg-config --cflags --libs ctrace-analyse) || fail "pkg-config --cflags --libs ctrace-analyse"
+echo "$prog: pkg-config --cflags --libs ctrace-analyse: $rflags"
+# shellcheck disable=SC2086  # $rflags is a list of flags
+"$cc" "${extra[@]}" -o "$tmp/stats" "$tmp/stats.c" $rflags 2>"$tmp/cc.err" ||
+    { sed 's/^/  | /' "$tmp/cc.err" >&2; fail "cannot build a reader with: $cc stats.c $rflags"; }
+check_stats "$tmp/stats"
+rcflags=$(pkg-config --cflags ctrace-analyse)
+rstatic=$(pkg-config --static --libs-only-l ctrace-analyse | sed -E 's/(^| )-lctrace-(analyse|parse)( |$)/ /g')
+# shellcheck disable=SC2086  # lists of flags
+"${CXX:-c++}" "${extra[@]}" -o "$tmp/stats_static" "$tmp/stats.cpp" $rcflags \
+    "$libdir/libctrace-analyse.a" "$libdir/libctrace-parse.a" $rstatic 2>"$tmp/cc.err" ||
+    { sed 's/^/  | /' "$tmp/cc.err" >&2; fail "cannot link a C++ reader statically (pkg-config --static)"; }
+if ldd "$tmp/stats_static" | grep -q libctrace; then fail "the static reader still loads a libctrace .so"; fi
+check_stats "$tmp/stats_static"
+echo "$prog: a reader built with pkg-config (C, shared; C++, static) reads user.trace"
+
+# Through CMake, as a project would that finds ctrace installed elsewhere.
+mkdir -p "$tmp/cm"
+cp "$tmp/stats.c" "$tmp/cm/stats.c"
+cat >"$tmp/cm/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(reader C)
+find_package(ctrace 0.1 REQUIRED)
+add_executable(stats stats.c)
+target_link_libraries(stats PRIVATE ctrace::analyse)
+add_executable(stats_static stats.c)
+target_link_libraries(stats_static PRIVATE ctrace::analyse_static)
+EOF
+if ! { CFLAGS="${extra[*]}" LDFLAGS="${extra[*]}" cmake -S "$tmp/cm" -B "$tmp/cm/build" \
+         -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" &&
+       cmake --build "$tmp/cm/build"; } >"$tmp/cm.log" 2>&1; then
+    sed 's/^/  | /' "$tmp/cm.log" >&2
+    fail "cannot build a reader with find_package(ctrace)"
+fi
+check_stats "$tmp/cm/build/stats"
+check_stats "$tmp/cm/build/stats_static"
+echo "$prog: a reader built with find_package(ctrace) (shared and static) reads user.trace"
+
+# --- 6. the ctrace command -----------------------------------------------------------
 
 out=$("$prefix/bin/ctrace" --help 2>&1) || fail "ctrace --help exited with status $?: $out"
 case $out in
