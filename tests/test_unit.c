@@ -1551,6 +1551,49 @@ static void test_errors(void **state) {
   assert_non_null(ctrace_strerror(12345));
 }
 
+/* Errors keep their cause (ctrace/error.h): a file the tracer or the reader
+ * cannot open is its errno, which ctrace_strerror names as the system does;
+ * ctrace's own codes lie apart from every errno, and no two share a
+ * message; a malformed trace is CTRACE_EFORMAT, in the return value and in
+ * the parse error. */
+static void test_errors_keep_cause(void **state) {
+  (void)state;
+  int rc = ctrace_start_file("/nonexistent-ctrace-dir/t.trace", NULL);
+  assert_int_equal(rc, -ENOENT);
+  assert_string_equal(ctrace_strerror(rc), strerrordesc_np(ENOENT));
+  rc = ctrace_start_file("/proc/version/t.trace", NULL);
+  assert_int_equal(rc, -ENOTDIR);
+  assert_string_equal(ctrace_strerror(rc), strerrordesc_np(ENOTDIR));
+
+  static const int own[] = {
+#define CODE(name, val, msg) CTRACE_##name,
+      CTRACE_ERRNO_MAP(CODE)
+#undef CODE
+  };
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+    CHECK(own[i] < CTRACE_ERRNO_BASE, "code %d among the errnos", own[i]);
+    const char *m = ctrace_strerror(own[i]);
+    CHECK(strcmp(m, "unknown error") != 0, "code %d unnamed", own[i]);
+    for (int e = 1; e < 134; e++) {
+      const char *sys = strerrordesc_np(e);
+      CHECK(!sys || strcmp(m, sys) != 0, "code %d named as errno %d", own[i], e);
+    }
+    for (size_t j = 0; j < i; j++)
+      CHECK(strcmp(m, ctrace_strerror(own[j])) != 0, "codes %d and %d share a message", own[i], own[j]);
+  }
+  assert_string_equal(ctrace_strerror(CTRACE_ENOMEM), strerrordesc_np(ENOMEM));
+  assert_string_equal(ctrace_strerror(1), "unknown error");
+
+  ctrace_reader *r;
+  ctrace_parse_error perr;
+  assert_int_equal(ctrace_reader_open("/nonexistent-ctrace-dir/t.trace", &r, &perr), -ENOENT);
+  assert_int_equal(perr.code, -ENOENT);
+  assert_null(r);
+  static const char junk[] = "not a trace at all, sixteen+";
+  assert_int_equal(ctrace_reader_open_mem(junk, sizeof junk, &r, &perr), CTRACE_EFORMAT);
+  assert_int_equal(perr.code, CTRACE_EFORMAT);
+}
+
 /* ---- regressions ------------------------------------------------------------------
  *
  * Each test below is a bug this suite once found, with what the library
@@ -1949,6 +1992,7 @@ int main(void) {
       cmocka_unit_test(test_regress_g_ends_while_sealing),
       cmocka_unit_test(test_go122_log_messages_exact),
       cmocka_unit_test(test_regress_fork_inside_cut),
+      cmocka_unit_test(test_errors_keep_cause),
   };
   /* UT_FILTER=pattern runs only the matching tests (cmocka's filter). */
   const char *filter = getenv("UT_FILTER");

@@ -51,7 +51,9 @@ typedef struct ctrace_profile ctrace_profile;
 
 /* Builds the profile from a checked reader (ctrace_reader_check done); the
  * reader is rewound and read through, twice where a filter needs the
- * goroutines' lifetimes first. 0, or -1 with a message in err. */
+ * goroutines' lifetimes first. 0, or a negative code (ctrace/error.h) with
+ * a message in err: CTRACE_EINVAL when no goroutine or region matches the
+ * options, CTRACE_ENOMEM. */
 int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
                          ctrace_profile **out, char *err, size_t errlen);
 
@@ -59,7 +61,7 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
 size_t ctrace_profile_samples(const ctrace_profile *p);
 
 /* The profile as gzip-compressed profile.proto, in a malloc'ed buffer the
- * caller frees. 0, or -1 when out of memory. */
+ * caller frees. 0, or CTRACE_ENOMEM. */
 int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t *len);
 
 void ctrace_profile_free(ctrace_profile *p);
@@ -158,7 +160,7 @@ typedef struct ctrace_stats {
 } ctrace_stats;
 
 /* Computes the statistics of a checked reader (info from its check). 0, or
- * -1 with a message in err. */
+ * CTRACE_ENOMEM with a message in err. */
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
                        char *err, size_t errlen);
 void ctrace_stats_free(ctrace_stats *s);

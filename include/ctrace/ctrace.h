@@ -12,7 +12,8 @@
  *
  * Event functions never fail visibly and never block on the reader: while
  * tracing is off they cost one load; what cannot be recorded is counted
- * (ctrace_stats). Control functions return 0 or a negative CTRACE_E* code.
+ * (ctrace_stats). Control functions return 0 or a negative code
+ * (ctrace/error.h): a CTRACE_E* condition, or the system's -errno.
  */
 #ifndef CTRACE_CTRACE_H
 #define CTRACE_CTRACE_H
@@ -20,33 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctrace/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CTRACE_VERSION_STRING "0.1.0"
 
-/* ---- errors ---------------------------------------------------------- */
-
-#define CTRACE_ERRNO_MAP(X)                                  \
-  X(EBUSY, -1, "tracing is already on")                      \
-  X(ENOTRACE, -2, "tracing is not on")                       \
-  X(EINVAL, -3, "invalid argument")                          \
-  X(ENOMEM, -4, "out of memory")                             \
-  X(EIO, -5, "writing the trace failed")                     \
-  X(EREADER, -6, "another reader is active")                \
-  X(EFDCHANGED, -7, "the trace's descriptor was closed or replaced by the program") \
-  X(ECAPPED, -8, "the reader fell max_pending bytes behind: the trace ended early (go1.11) or has gaps (go1.22)") \
-  X(EEMPTY, -9, "nothing was recorded in the flight recorder's window")
-
-enum {
-#define CTRACE__ERR_ENUM(name, val, msg) CTRACE_##name = val,
-  CTRACE_ERRNO_MAP(CTRACE__ERR_ENUM)
-#undef CTRACE__ERR_ENUM
-};
-
-/* Message for a CTRACE_E* code; never NULL. */
-const char *ctrace_strerror(int err);
+/* ---- errors: ctrace/error.h ------------------------------------------ */
 
 /* ---- control ----------------------------------------------------------- */
 

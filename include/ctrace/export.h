@@ -32,8 +32,9 @@ typedef struct ctrace_export_trace {
  * its logs, counters of goroutines by state, threads and the heap, flows
  * from creator to created and from waker to woken, and the stacks of
  * creations, blocks and system calls. docs/analyse.md lists it all. Go
- * 1.22+ traces are not exported yet. 0, or -1 with a message in err (the
- * output is then incomplete). */
+ * 1.22+ traces are not exported yet. 0, or a negative code (ctrace/error.h)
+ * with a message in err: CTRACE_ENOMEM, or the system's -errno where
+ * writing out failed (the output is then incomplete). */
 int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_format format, FILE *out,
                   char *err, size_t errlen);
 

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctrace/error.h"
 #include "ctrace/format.h"
 #include "ctrace/format_go122.h"
 
@@ -33,6 +34,9 @@ typedef struct ctrace_reader ctrace_reader;
 typedef struct ctrace_parse_error {
   uint64_t offset;   /* byte offset in the trace the error is about */
   char message[512]; /* what was expected, in Go's words where Go says it */
+  int code;          /* what the call returned (ctrace/error.h): CTRACE_EFORMAT for a
+                        trace Go's reader refuses, -errno for a file that cannot be read,
+                        CTRACE_ENOMEM */
 } ctrace_parse_error;
 
 /* Fake Ps that Go's reader moves some events to (its FakeP + n). */
@@ -105,7 +109,9 @@ typedef struct ctrace_trace_info {
 } ctrace_trace_info;
 
 /* Opens a trace file (mapped) or a buffer (not copied: it must outlive the
- * reader) and reads its header. 0, or -1 with *err set. */
+ * reader) and reads its header. 0, or a negative code (ctrace/error.h:
+ * -errno for a file that cannot be read, CTRACE_EFORMAT, CTRACE_ENOMEM)
+ * with *err set. */
 int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err);
 int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
                            ctrace_parse_error *err);
@@ -117,7 +123,8 @@ int ctrace_reader_version(const ctrace_reader *r);
 void ctrace_reader_set_progress(ctrace_reader *r,
                                 void (*fn)(void *arg, uint64_t done, uint64_t total), void *arg);
 
-/* Reads, orders and validates the whole trace, and fills *info. 0, or -1
+/* Reads, orders and validates the whole trace, and fills *info. 0, or a
+ * negative code (CTRACE_EFORMAT: Go refuses it there; CTRACE_ENOMEM)
  * with *err set (then nothing may be read). Must precede every call
  * below. */
 int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);
@@ -128,7 +135,7 @@ int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev);
 /* Go 1.22 and later: reads the trace as a stream, generation by generation,
  * validating as it goes, as Go's trace.Reader does; no ctrace_reader_check
  * is needed before it (one pass instead of two). 1 with *ev set, 0 at the
- * end, -1 with *err set where Go's reader fails (the events before it were
+ * end, a negative code with *err set where Go's reader fails (the events before it were
  * valid, as Go prints them too). For the older formats it is
  * ctrace_reader_next after a successful check. */
 int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err);
@@ -168,9 +175,9 @@ typedef struct ctrace_salvage_info {
 } ctrace_salvage_info;
 
 /* Finds the salvaged trace of r's trace (read afresh: r's own stream is
- * untouched, and no check is needed before). 0 with *s set, or -1 with
- * *err when nothing is left that reads (the offset where the trace is cut
- * or fails). */
+ * untouched, and no check is needed before). 0 with *s set, or a negative
+ * code with *err (CTRACE_EFORMAT: nothing is left that reads; the offset
+ * is where the trace is cut or fails). */
 int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err);
 /* The trace's bytes as the reader holds them (mapped or in memory), valid
  * until it closes: a salvaged trace is the first keep of them. */

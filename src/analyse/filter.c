@@ -206,6 +206,7 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
       snprintf(err, errlen, "no region of type %s in the trace", rname);
     else
       snprintf(err, errlen, "failed to find matching goroutines for name: %s", every ? "" : gname);
+    rc = CTRACE_EINVAL;
     goto out;
   }
   for (size_t i = 0; i < f->index.cap; i++) {
@@ -232,6 +233,7 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
   goto out;
 oom:
   snprintf(err, errlen, "out of memory");
+  rc = CTRACE_ENOMEM;
 out:
   ctrace__map_free(&gix);
   free(gs);

@@ -275,15 +275,16 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   /* Go 1.23's command line clips even an unfiltered profile to each
    * goroutine's lifetime (its pprofMatchingGoroutines with no name). */
   bool go123 = ctrace_reader_version(r) >= 1022 && opt->kind <= CTRACE_PROFILE_SCHED;
-  if (go123 && !opt->goroutine && !opt->region ? ctrace__an_filter_lifetimes(r, &f, err, errlen)
-                                              : ctrace__an_filter_build(r, opt, &f, err, errlen))
-    return -1;
+  int frc = go123 && !opt->goroutine && !opt->region
+                ? ctrace__an_filter_lifetimes(r, &f, err, errlen)
+                : ctrace__an_filter_build(r, opt, &f, err, errlen);
+  if (frc) return frc;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
                       : opt->kind == CTRACE_PROFILE_CPU
                           ? ctrace__prof_new("samples", "count", "cpu", "nanoseconds")
                           : ctrace__prof_new("contentions", "count", "delay", "nanoseconds");
-  int rc = -1;
+  int rc = CTRACE_ENOMEM;
   if (!p) {
     snprintf(err, errlen, "out of memory");
     goto out;
@@ -304,6 +305,8 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
     }
   }
   if (rc) {
+    /* What the analyses can still fail on, the trace read and checked. */
+    rc = CTRACE_ENOMEM;
     ctrace_profile_free(p);
     goto out;
   }

@@ -245,22 +245,22 @@ static void encode(const ctrace_profile *p, pbuf *w) {
 int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t *len) {
   *data = NULL;
   *len = 0;
-  if (p->oom) return -1;
+  if (p->oom) return CTRACE_ENOMEM;
   pbuf raw = {0};
   encode(p, &raw);
   if (raw.oom) {
     free(raw.b);
-    return -1;
+    return CTRACE_ENOMEM;
   }
   z_stream z;
   memset(&z, 0, sizeof z);
   if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     free(raw.b);
-    return -1;
+    return CTRACE_ENOMEM;
   }
   uLong bound = deflateBound(&z, (uLong)raw.len);
   unsigned char *out = malloc(bound);
-  int rc = -1;
+  int rc = CTRACE_ENOMEM;
   if (out) {
     z.next_in = raw.b ? raw.b : (unsigned char *)"";
     z.avail_in = (uInt)raw.len;

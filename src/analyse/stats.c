@@ -571,6 +571,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   goto out;
 oom:
   snprintf(err, errlen, "out of memory");
+  rc = CTRACE_ENOMEM;
 out:
   ctrace_stats_free(st);
   for (size_t i = 0; i < ntasks; i++) free(tasks[i].d);

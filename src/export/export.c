@@ -12,23 +12,24 @@ int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_for
   ex_enc *e = format == CTRACE_EXPORT_JSON ? ctrace__ex_json(out) : ctrace__ex_perfetto(out);
   if (!e) {
     snprintf(err, errlen, "out of memory");
-    return -1;
+    return CTRACE_ENOMEM;
   }
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     ex_source s = {.r = traces[i].reader, .name = traces[i].name,
                    .pid = traces[i].pid ? traces[i].pid : (uint32_t)i + 1, .index = (uint32_t)i,
                    .count = (uint32_t)n};
-    rc = ctrace__ex_walk(&s, e, err, errlen);
+    rc = ctrace__ex_walk(&s, e, err, errlen) ? CTRACE_ENOMEM : 0; /* what a walk fails on */
   }
   if (rc == 0) e->finish(e);
   if (rc == 0 && e->oom) {
     snprintf(err, errlen, "out of memory");
-    rc = -1;
+    rc = CTRACE_ENOMEM;
   }
   if (rc == 0 && (e->werr || fflush(out) || ferror(out))) {
-    snprintf(err, errlen, "write error: %s", strerror(errno));
-    rc = -1;
+    int code = errno ? -errno : CTRACE_EIO;
+    snprintf(err, errlen, "write error: %s", ctrace_strerror(code));
+    rc = code;
   }
   e->free(e);
   return rc;

@@ -40,10 +40,17 @@ static void progress(ctrace_reader *r, int pass, uint64_t done, uint64_t of) {
 int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
                            ctrace_parse_error *err) {
   ctrace_reader *r = calloc(1, sizeof *r);
-  if (!r) return ctrace__perr(err, 0, "out of memory");
+  if (!r) return ctrace__pfail(ctrace__perr(err, 0, "out of memory"), err);
   r->data = data;
   r->len = len;
-  return open_common(r, out, err);
+  return ctrace__pfail(open_common(r, out, err), err);
+}
+
+/* A file that cannot be read: the system's error is the code. */
+static int sys_err(ctrace_parse_error *err, int e, const char *what) {
+  ctrace__perr(err, 0, "failed to %s trace file: %s", what, strerror(e));
+  if (err) err->code = -e;
+  return -1;
 }
 
 static int read_all(int fd, ctrace_reader *r) {
@@ -74,15 +81,15 @@ static int read_all(int fd, ctrace_reader *r) {
   return 0;
 }
 
-int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err) {
+static int reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err) {
   *out = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ctrace__perr(err, 0, "failed to open trace file: %s", strerror(errno));
+  if (fd < 0) return sys_err(err, errno, "open");
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
-    return ctrace__perr(err, 0, "failed to open trace file: %s", strerror(e));
+    return sys_err(err, e, "open");
   }
   ctrace_reader *r = calloc(1, sizeof *r);
   if (!r) {
@@ -106,11 +113,15 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
       int e = errno;
       close(fd);
       ctrace_reader_close(r);
-      return ctrace__perr(err, 0, "failed to read trace file: %s", strerror(e));
+      return sys_err(err, e, "read");
     }
   }
   close(fd);
   return open_common(r, out, err);
+}
+
+int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error *err) {
+  return ctrace__pfail(reader_open(path, out, err), err);
 }
 
 int ctrace_reader_version(const ctrace_reader *r) { return r->ver; }
@@ -256,12 +267,22 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
 }
 
 int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
-  if (r->g2) return ctrace__g2_next(r->g2, ev, err);
-  if (!r->checked) return ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
+  if (r->g2) return ctrace__pfail(ctrace__g2_next(r->g2, ev, err), err);
+  if (!r->checked) {
+    ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
+    if (err) err->code = CTRACE_EINVAL;
+    return CTRACE_EINVAL;
+  }
   return ctrace_reader_next(r, ev);
 }
 
+static int reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);
+
 int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err) {
+  return ctrace__pfail(reader_check(r, info, err), err);
+}
+
+static int reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err) {
   if (r->checked) {
     if (info) *info = r->info;
     return 0;

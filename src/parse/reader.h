@@ -210,9 +210,16 @@ struct ctrace_reader {
   void (*an_free)(void *);
 };
 
-/* Writes an error into err (printf-style); returns -1. */
+/* Writes an error into err (printf-style), and its code: CTRACE_ENOMEM
+ * for "out of memory", else CTRACE_EFORMAT; returns -1. */
 int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* What a public function returns for rc, its inner function's result: a
+ * failure (-1 inside the reader) becomes the code noted in err. */
+static inline int ctrace__pfail(int rc, const ctrace_parse_error *err) {
+  return rc >= 0 ? rc : err && err->code < 0 ? err->code : CTRACE_EFORMAT;
+}
 
 /* Decodes the event at *off (already framed by the scan); fills v with up
  * to CTRACE__MAX_ARGS values and *n with their count, *str and *slen with a

@@ -16,6 +16,8 @@
 int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...) {
   if (err) {
     err->offset = off;
+    /* The one message of an allocation that failed, wherever it did. */
+    err->code = strcmp(fmt, "out of memory") == 0 ? CTRACE_ENOMEM : CTRACE_EFORMAT;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);

@@ -240,7 +240,7 @@ static int write_all(int fd, const void *p, size_t n) {
   while (n > 0) {
     ssize_t k = write(fd, c, n);
     if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return CTRACE_EIO;
+    if (k <= 0) return k < 0 ? -errno : CTRACE_EIO;
     c += k;
     n -= (size_t)k;
   }

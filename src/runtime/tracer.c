@@ -43,19 +43,6 @@ static pthread_mutex_t nop_mu = PTHREAD_MUTEX_INITIALIZER;
 void ctrace__nop_lock(void) { pthread_mutex_lock(&nop_mu); }
 void ctrace__nop_unlock(void) { pthread_mutex_unlock(&nop_mu); }
 
-const char *ctrace_strerror(int err) {
-  switch (err) {
-#define CTRACE__ERR_CASE(name, val, msg) \
-  case CTRACE_##name:                    \
-    return msg;
-    CTRACE_ERRNO_MAP(CTRACE__ERR_CASE)
-#undef CTRACE__ERR_CASE
-  case 0:
-    return "success";
-  }
-  return "unknown error";
-}
-
 /* The state of a trace that ended early, until its stop; 0 for none. */
 static _Atomic uint64_t capped_state;
 

@@ -103,8 +103,8 @@ static int move_fd(int fd, int min) {
 
 /* The writer's descriptor: private where the kernel allows, at
  * TRACE_FD_MIN or above (never 0, 1 or 2: a stray write to stderr in
- * this thread must not land in the trace). Returns 0 or a CTRACE_E*
- * code. */
+ * this thread must not land in the trace). Returns 0 or a negative code
+ * (ctrace/error.h): the system's, as open or dup failed. */
 static int setup_fd(writer *w) {
   struct rlimit rl;
   int min = TRACE_FD_MIN;
@@ -112,19 +112,19 @@ static int setup_fd(writer *w) {
   w->shared = !private_table(w->path ? -1 : w->fd);
   if (w->path) {
     w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) return CTRACE_EIO;
+    if (w->fd < 0) return -errno;
     if (w->fd < min) w->fd = move_fd(w->fd, min);
   } else if (w->shared) {
     /* The caller owns fd; ours is a duplicate the caller cannot close. */
     int fd = fcntl(w->fd, F_DUPFD_CLOEXEC, min);
-    if (fd < 0) return CTRACE_EINVAL;
+    if (fd < 0) return -errno;
     w->fd = fd;
   } else if (w->fd < min) {
     w->fd = move_fd(w->fd, min);
   }
   if (w->shared) {
     struct stat st;
-    if (fstat(w->fd, &st) != 0) return CTRACE_EINVAL;
+    if (fstat(w->fd, &st) != 0) return -errno;
     w->dev = st.st_dev;
     w->ino = st.st_ino;
   }
@@ -143,7 +143,7 @@ static void write_chunk(writer *w, const char *c, size_t n) {
     ssize_t k = write(w->fd, c, n);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      w->err = CTRACE_EIO;
+      w->err = k < 0 ? -errno : CTRACE_EIO;
       break;
     }
     c += k;
@@ -168,7 +168,7 @@ static void *writer_main(void *arg) {
   /* Our copy, never the caller's: in a private table it is the only one
    * there is, in a shared one a duplicate. Not when it stopped being ours. */
   if ((w->path || w->shared) && w->err != CTRACE_EFDCHANGED && close(w->fd) != 0 && !w->err)
-    w->err = CTRACE_EIO;
+    w->err = -errno;
   return NULL;
 }
 

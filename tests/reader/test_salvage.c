@@ -129,7 +129,7 @@ static void one(uint64_t c, FILE *table) {
   fprintf(table, "%llu %d %llu %llu %d %lld\n", (unsigned long long)c, n ? 0 : 1, (unsigned long long)keep,
           (unsigned long long)n, whole, torn_at == UINT64_MAX ? -1LL : (long long)torn_at);
   if (n == 0) {
-    EXPECT_EQ(c, "the result", rc, -1);
+    EXPECT_EQ(c, "the result", rc, CTRACE_EFORMAT);
     if (rc != 0 && !memchr(err.message, 0, sizeof err.message)) {
       fprintf(stderr, "test_salvage: cut %llu: message not terminated\n", (unsigned long long)c);
       failures++;

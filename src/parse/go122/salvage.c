@@ -177,7 +177,13 @@ static int salvage_classic(ctrace_reader *r, ctrace_salvage_info *s, ctrace_pars
                       e.message, r->ver % 1000);
 }
 
+static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err);
+
 int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err) {
+  return ctrace__pfail(salvage(r, s, err), err);
+}
+
+static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err) {
   memset(s, 0, sizeof *s);
   s->info.version = r->ver;
   s->cut.offset = r->len;
