@@ -15,14 +15,21 @@
  *              answer is short, which on a stream is the answer (one
  *              fcntl tells a stream from a file)
  *   file-pread pread of 4 KiB from a file in the page cache (whole)
+ *   futex-wake FUTEX_WAKE through syscall() with nobody waiting (Rust's
+ *              and libstdc++'s unlock and notify): one look-up
+ *   futex-eagain FUTEX_WAIT through syscall() on a word that no longer
+ *              holds the value: the kernel's EAGAIN, no block
  * Prints one line per case: "shim case=<c> ns_per_op=<x>". bench_run.sh
  * runs it untraced and under ctrace run.
  */
 #include "help.h"
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,5 +114,15 @@ int main(int argc, char **argv) {
   t1 = now_ns();
   printf("shim case=file-pread ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
   fclose(f);
+
+  static uint32_t word = 1;
+  t0 = now_ns();
+  for (long i = 0; i < m; i++) syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  t1 = now_ns();
+  printf("shim case=futex-wake ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+  t0 = now_ns();
+  for (long i = 0; i < m; i++) syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+  t1 = now_ns();
+  printf("shim case=futex-eagain ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
   return 0;
 }

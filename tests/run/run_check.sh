@@ -4,7 +4,7 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 make (see the case_* functions below)
+#            passthrough c11 make futex (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -692,6 +692,59 @@ case_make() {
     done
     [ "$n" -ge 4 ] || fail "mk: $n traces of make's children, want at least 4"
     [ "$(count mk GoSysBlock)" -ge 1 ] || fail "mk: make never blocked in a system call"
+}
+
+# Waits on futexes through libc's syscall() (src/preload/futex.c): C's
+# own, C++20's (libstdc++) and Rust's std (Debian's rustc), each a token
+# ring of three threads and more. A wait that slept until its waker's wake
+# was linked before its call, and the wake came after: it is a
+# GoBlockSync ended by the waker's GoUnblock. In the C ring every wait
+# that slept is counted by the program; in the others each holder keeps
+# the token a millisecond, so that the others do sleep (a wait whose word
+# changed as it began, a microsecond's race, may end by itself).
+case_futex() {
+    local m blocks linked g rounds=100
+    traced ring 0 "$bindir/run_futex" ring 300
+    local slept
+    slept=$(awk '$1 == "slept" { print $2 }' "$out/ring.err")
+    [ -n "$slept" ] || fail "ring: the program did not say how many waits slept"
+    blocks=0 linked=0
+    for g in $(goroutines ring); do
+        blocks=$((blocks + $(count ring GoBlockSync "$g")))
+        linked=$((linked + $(linked ring "$g" GoBlockSync)))
+    done
+    [ "$blocks" -ge "$slept" ] || fail "ring: $blocks GoBlockSync for $slept waits that slept"
+    [ "$linked" -ge "$slept" ] || fail "ring: $linked waits ended by a waker, $slept slept"
+    echo "$prog: futex ring: $slept waits slept, $blocks blocks, $linked ended by a waker"
+
+    traced waitv 0 "$bindir/run_futex" waitv
+    for g in $(goroutines waitv); do expect_linked waitv "$g" GoBlockSync; done
+
+    # futex_ring NAME: of the blocks of NAME's goroutines but main's, at
+    # least rounds/2, and 90% ended by a waker.
+    futex_ring() {
+        m=$(main_g "$1")
+        blocks=0 linked=0
+        for g in $(goroutines "$1"); do
+            blocks=$((blocks + $(count "$1" GoBlockSync "$g")))
+            linked=$((linked + $(linked "$1" "$g" GoBlockSync)))
+        done
+        [ "$blocks" -ge $((rounds / 2)) ] || fail "$1: $blocks GoBlockSync in $rounds rounds"
+        [ $((linked * 10)) -ge $((blocks * 9)) ] || fail "$1: $linked of $blocks waits ended by a waker"
+        echo "$prog: $1: $blocks blocks, $linked ended by a waker"
+    }
+    traced cxx20 0 "$bindir/run_cxx20" "$rounds"
+    futex_ring cxx20
+    [ "$(linked cxx20 "$m" GoBlockSync)" -ge 1 ] || fail "cxx20: main's waits ended by no waker"
+
+    local rustc=/usr/bin/rustc
+    [ -x "$rustc" ] || fail "rust: Debian's rustc is not installed (make test-deps)"
+    "$rustc" -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fail "rust: rustc failed"
+    traced rust 0 "$out/run_rust_sync" "$rounds"
+    futex_ring rust
+    # mpsc: main received each message, most of them waiting.
+    [ "$(linked rust "$m" GoBlockSync)" -ge $((rounds / 2)) ] ||
+        fail "rust: $(linked rust "$m" GoBlockSync) of main's receives ended by the sender"
 }
 
 "case_$case_name"

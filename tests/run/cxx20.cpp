@@ -1,0 +1,55 @@
+// cxx20.cpp - C++20's waits, which libstdc++ makes on futexes through
+// libc's syscall() (src/preload/futex.c): std::atomic::wait/notify_one, std::latch,
+// std::counting_semaphore.
+//
+// Usage: run_cxx20 ROUNDS
+//
+// Three threads pass a token round ROUNDS times with atomic wait and
+// notify_all, each holding it a millisecond: libstdc++ spins and yields a
+// few microseconds before its futex wait, so the others do wait, each
+// woken by the holder's notify. Then they meet at a latch main counts
+// down last; then main releases a semaphore the three take. Prints what
+// it did.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <latch>
+#include <semaphore>
+#include <thread>
+#include <vector>
+
+static constexpr int kThreads = 3;
+static std::atomic<int> turn{0};
+static int rounds;
+
+int main(int argc, char **argv) {
+  if (argc != 2 || std::atoi(argv[1]) <= 0) {
+    std::fprintf(stderr, "usage: %s ROUNDS\n", argv[0]);
+    return 2;
+  }
+  rounds = std::atoi(argv[1]);
+  std::latch ready(kThreads + 1);
+  std::counting_semaphore<kThreads> sem(0);
+  std::atomic<int> taken{0};
+  std::vector<std::thread> ts;
+  for (int me = 0; me < kThreads; me++)
+    ts.emplace_back([me, &ready, &sem, &taken] {
+      for (int r = 0; r < rounds; r++) {
+        for (int t = turn.load(); t != me; t = turn.load()) turn.wait(t);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        turn.store((me + 1) % kThreads);
+        turn.notify_all();
+      }
+      ready.arrive_and_wait();
+      sem.acquire();
+      taken++;
+    });
+  // The threads are at the latch (or on their way) when main arrives.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ready.count_down();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  sem.release(kThreads);
+  for (auto &t : ts) t.join();
+  std::printf("cxx20: %d rounds, latch passed, %d took the semaphore\n", rounds, taken.load());
+  return 0;
+}
