@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ctrace/ctrace.h"
 
@@ -181,5 +182,26 @@ extern volatile sig_atomic_t ctrace__pl_crash_sig CTRACE__PL_HIDDEN;
  * the libc function the program called. */
 #define CTRACE__PL_BLOCK(reason) CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_block(reason))
 #define CTRACE__PL_RESUME() CTRACE__PL_CALL_KEEP_ERRNO(ctrace_thread_resume())
+
+/* Arguments of a timed wait that glibc refuses: a clock its futexes do
+ * not take (any but CLOCK_REALTIME and CLOCK_MONOTONIC), a tv_nsec out of
+ * [0, 1e9). Each family checks them at its own point (before it takes a
+ * free lock, or only once it would wait; NULL is a crash in some, a wait
+ * without end in others): each wrapper that meets them passes the call to
+ * glibc untried and unrecorded, so that what it takes and returns is
+ * glibc's own. A try made first would take what glibc refuses (issue 31). */
+CTRACE__PL_INLINE bool ctrace__pl_bad_clock(clockid_t clk) {
+  return clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC;
+}
+CTRACE__PL_INLINE bool ctrace__pl_bad_nsec(const struct timespec *t) {
+  return (unsigned long)t->tv_nsec >= 1000000000ul;
+}
+/* A NULL time. The headers declare the time nonnull, so the compiler would
+ * drop a plain test (and read the NULL one): the empty asm hides what it
+ * believes of the pointer. */
+CTRACE__PL_INLINE bool ctrace__pl_no_time(const struct timespec *t) {
+  __asm__("" : "+r"(t));
+  return t == NULL;
+}
 
 #endif

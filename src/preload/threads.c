@@ -242,7 +242,11 @@ CTRACE__PL_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struc
 
 CTRACE__PL_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
                                            const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_pthread_clockjoin_np()(th, ret, clk, abstime);
+  /* glibc 2.36 refuses a bad clock before it looks at the thread: tried
+   * first, an ended thread would be joined. A tv_nsec out of range it
+   * does not check: it waits until the thread ends, as with no time. */
+  if (ctrace__pl_off() || ctrace__pl_bad_clock(clk))
+    return real_pthread_clockjoin_np()(th, ret, clk, abstime);
   int r = real_pthread_tryjoin_np()(th, ret);
   if (r != EBUSY) return r;
   return CTRACE__PL_LINKED_WAIT((const void *)th, CTRACE_BLOCK_SYNC, real_pthread_clockjoin_np()(th, ret, clk, abstime));

@@ -4,7 +4,8 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 make (see the case_* functions below)
+#            passthrough c11 closer state wakers timed make (see the case_* functions
+#            below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -657,6 +658,25 @@ case_state() {
     mv "$out/rel/rel.trace" "$out/rel.trace"
     decode rel
     expect rel GoBlockCond -ge 18
+}
+
+# Timed waits given times and clocks glibc refuses, on objects free and
+# held (tests/run/timed.c): each call's result, errno and what it took or
+# left are the untraced ones (traced() compares the lines). A refused call
+# is not tried, nor recorded: main's condition variable waits are the
+# eight with a valid time. A NULL time that glibc reads first is a crash
+# traced too.
+case_timed() {
+    traced timed 0 "$bindir/run_timed"
+    has_output timed '^sem_timedwait value=1 nsec=1e9: ret=-1 errno=EINVAL value=1$'
+    has_output timed '^pthread_clockjoin_np ended past 99: ret=22 errno=0 result=-1 join_after=0$'
+    [ "$(wc -l <"$out/timed.out")" -ge 1300 ] || fail "timed: $(wc -l <"$out/timed.out") lines, want 1300"
+    expect timed "GoBlockCond $(main_g timed)" -eq 8
+    local mode st
+    for mode in sem_null cond_null; do
+        st=$(untraced 139 "$bindir/run_timed" "$mode")
+        traced "timed_$mode" "$st" "$bindir/run_timed" "$mode"
+    done
 }
 
 # make -j2 building four C files, with -f: make and every child it starts
