@@ -4,7 +4,9 @@
  * semaphore's value, the thread joined or not). tests/run/run_check.sh
  * (case timed) compares the lines traced with the untraced ones: the
  * shim tries a lock before the real call, and a try made before glibc
- * looks at the time takes the lock where glibc refuses it (issue 31).
+ * looks at the time takes the lock where glibc refuses it, and one made
+ * before glibc acts on a pending cancellation takes a semaphore's unit
+ * (issue 31).
  *
  *   (none)     every call below, each on a new object:
  *              pthread_mutex_timedlock, _clocklock and mtx_timedlock on
@@ -15,7 +17,9 @@
  *              and 0; pthread_timedjoin_np and _clockjoin_np of a thread
  *              that has ended and of one that runs; the condition
  *              variables' timed waits and cnd_timedwait; nanosleep,
- *              clock_nanosleep and thrd_sleep
+ *              clock_nanosleep and thrd_sleep; then a thread whose
+ *              cancellation is pending calls the semaphores' waits and the
+ *              joins of an ended thread (ret=-100: cancelled)
  *   sem_null   sem_timedwait(s, NULL) on a semaphore of value 1: glibc
  *              reads the time first (SIGSEGV), traced too
  *   cond_null  pthread_cond_timedwait(c, m, NULL): the same
@@ -481,6 +485,56 @@ static void sleeps(void) {
     }
 }
 
+/* ---- cancellation points ----------------------------------------------------------
+ *
+ * A thread whose cancellation is pending calls each wait once: glibc acts
+ * on it before it takes a free unit in some (sem_wait, sem_timedwait),
+ * not in others (sem_clockwait, a join of an ended thread). */
+
+static sem_t cancel_sem;
+static pthread_t cancel_ended;
+
+static void *cancel_caller(void *arg) {
+  int which = (int)(intptr_t)arg, r = -9;
+  const struct timespec past = {1, 0}, bad = {1, 1000000000};
+  pthread_cancel(pthread_self()); /* deferred: pending until a cancellation point */
+  switch (which) {
+  case 0: r = sem_wait(&cancel_sem); break;
+  case 1: r = sem_timedwait(&cancel_sem, &past); break;
+  case 2: r = sem_timedwait(&cancel_sem, &bad); break;
+  case 3: r = sem_clockwait(&cancel_sem, CLOCK_MONOTONIC, &past); break;
+  case 4: r = pthread_join(cancel_ended, NULL); break;
+  case 5: r = pthread_timedjoin_np(cancel_ended, NULL, &past); break;
+  case 6: r = pthread_clockjoin_np(cancel_ended, NULL, CLOCK_MONOTONIC, &past); break;
+  }
+  return (void *)(intptr_t)r;
+}
+
+static void cancels(void) {
+  static const char *const calls[] = {"sem_wait",           "sem_timedwait past",
+                                      "sem_timedwait nsec=1e9", "sem_clockwait past MONOTONIC",
+                                      "pthread_join ended", "pthread_timedjoin_np ended past",
+                                      "pthread_clockjoin_np ended past MONOTONIC"};
+  for (int i = 0; i < (int)(sizeof calls / sizeof calls[0]); i++) {
+    sem_init(&cancel_sem, 0, 1);
+    cancel_ended = ended_thread();
+    pthread_t th;
+    void *ret;
+    pthread_create(&th, NULL, cancel_caller, (void *)(intptr_t)i);
+    pthread_join(th, &ret);
+    int v = -1;
+    sem_getvalue(&cancel_sem, &v);
+    /* Not joined by the caller: joined now. */
+    bool joined = i >= 4 && ret == (void *)0;
+    if (!joined) pthread_join(cancel_ended, NULL);
+    char what[160], after[64];
+    snprintf(what, sizeof what, "cancel pending: %s", calls[i]);
+    snprintf(after, sizeof after, "value=%d joined=%d", v, joined);
+    report(what, ret == PTHREAD_CANCELED ? -100 : (int)(intptr_t)ret, 0, after);
+    sem_destroy(&cancel_sem);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "sem_null") == 0) {
@@ -506,5 +560,6 @@ int main(int argc, char **argv) {
   joins();
   conds();
   sleeps();
+  cancels();
   return 0;
 }
