@@ -136,12 +136,14 @@ int ctrace__pl_thrd_err(int err) CTRACE__PL_HIDDEN;
 void ctrace__pl_threads_init(void) CTRACE__PL_HIDDEN;
 /* In a forked child: the caller is the only thread, and main's now. */
 void ctrace__pl_threads_fork_child(void) CTRACE__PL_HIDDEN;
-/* True when the process has no thread left but the tracer's and the shim's
- * own (and main's, which ended with pthread_exit). Reads /proc. */
+/* True when the process has no thread alive but the tracer's and the
+ * shim's own (an ended main is a zombie: not alive; a thread that runs its
+ * destructors after its G ended is). Reads /proc. */
 bool ctrace__pl_only_internal_left(void) CTRACE__PL_HIDDEN;
 /* Has the finisher poll ctrace__pl_only_internal_left() and call exit(0)
- * when it holds (shim.c): main has ended, and only threads older than the
- * trace, which may end unseen, are left. */
+ * when it holds (shim.c): the program's last thread has ended its G (its
+ * cleanup handlers and destructors may still run), or main has, and only
+ * threads older than the trace, which may end unseen, are left. */
 void ctrace__pl_watch_last(void) CTRACE__PL_HIDDEN;
 /* True once the calling thread's goroutine has ended (the guard is then
  * held for good, which is not "inside the tracer"). */

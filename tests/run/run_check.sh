@@ -402,7 +402,8 @@ untraced() {
 case_signals() {
     # The traced process must end exactly as the untraced one does.
     local mode st
-    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5 pthread_exit:0 prestart:0; do
+    for mode in term:143 handler:0 segv:139 abort:134 _exit:7 exit:5 pthread_exit:0 pthread_exit_last:0 \
+        pthread_exit_alone:0 prestart:0; do
         st=$(untraced "${mode#*:}" "$bindir/run_signals" "${mode%:*}")
         traced "sig_${mode%:*}" "$st" "$bindir/run_signals" "${mode%:*}"
     done
@@ -414,7 +415,15 @@ case_signals() {
         expect $n "GoBlockSync $(main_g $n)" -ge 1 # pthread_join
     done
     expect sig_exit GoSleep -ge 1
-    expect sig_pthread_exit GoEnd -eq 2 # main and the napping thread
+    # main and the thread that ends last; what runs after their
+    # pthread_exit (traced() compared the lines with the untraced ones)
+    expect sig_pthread_exit GoEnd -eq 2
+    has_output sig_pthread_exit '^destructor of the last thread$'
+    expect sig_pthread_exit_last GoEnd -eq 2
+    has_output sig_pthread_exit_last '^cleanup of the last thread$'
+    expect sig_pthread_exit_alone GoEnd -eq 1
+    has_output sig_pthread_exit_alone '^destructor, second round$'
+    has_output sig_pthread_exit_alone '^atexit$'
     # main ends; the thread from before the trace made no traced call, so
     # it has no goroutine (and it ended unseen: the process still exited).
     expect_goroutines sig_prestart 0
