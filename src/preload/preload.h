@@ -69,6 +69,13 @@ CTRACE__PL_INLINE void ctrace__pl_unguard(void) {
     ctrace__pl_unguard();     \
   } while (0)
 
+/* The guard a malloc.c wrapper holds around libc's allocator: a count of
+ * its own, so that a crash handler can tell the program's call into libc's
+ * allocator (ctrace__pl_guard == CTRACE__PL_GUARD_ALLOC: glibc's abort on a
+ * pointer malloc never gave, which finishes the trace) from the shim's and
+ * the tracer's own code (signals.c). */
+#define CTRACE__PL_GUARD_ALLOC 0x10000
+
 /* True when the wrapper should only pass the call on: inside the shim or
  * the tracer, or tracing is off (not started, finished, a forked child). */
 CTRACE__PL_INLINE bool ctrace__pl_off(void) {

@@ -30,6 +30,14 @@
  *                         round) and the atexit handler run, exit 0
  *   run_signals prestart  the same, the sleeping thread being one a library
  *                         constructor started before the trace (prestart.c)
+ *   run_signals free_stack
+ *                         frees a misaligned address on its stack: glibc
+ *                         says "free(): invalid pointer" and aborts
+ *   run_signals free_inside
+ *                         frees a pointer 16 bytes into a block of its
+ *                         own: glibc says why and aborts
+ *   run_signals realloc_inside
+ *                         the same with realloc
  *
  * In every case the trace must be complete (or, for the crashes, as
  * complete as the shim could make it) and valid.
@@ -119,9 +127,29 @@ static void *terminate(void *arg) {
   return NULL;
 }
 
+/* Pointers malloc never gave: glibc's free and realloc abort with their
+ * message, after reading the word before the pointer (0x55 bytes, a block
+ * of 'A's: a header no chunk has). */
+static void bad_free(const char *how) {
+  unsigned char stack[64];
+  memset(stack, 0x55, sizeof stack);
+  char *p = malloc(64);
+  if (!p) exit(1);
+  memset(p, 'A', 64);
+  /* Through volatiles: the compiler sees what is wrong and warns. */
+  unsigned char *volatile on_stack = stack + 17;
+  char *volatile inside = p + 16;
+  if (strcmp(how, "free_stack") == 0) free(on_stack);
+  if (strcmp(how, "free_inside") == 0) free(inside);
+  if (strcmp(how, "realloc_inside") == 0) p = realloc(inside, 128);
+  printf("signals: %s returned\n", how);
+  exit(0);
+}
+
 int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "term";
   pthread_t th, sp;
+  if (strstr(how, "_stack") || strstr(how, "_inside")) bad_free(how);
   if (strncmp(how, "pthread_exit", 12) == 0) main_exits(how);
   if (strcmp(how, "prestart") == 0) {
     if (!run_prestart_started()) return 1;
