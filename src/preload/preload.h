@@ -137,6 +137,17 @@ void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDE
 /* Creates a thread of the shim itself (the finisher): never traced, all
  * signals blocked. */
 int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN;
+/* Set once the program has asked for a thread's cancellation (threads.c):
+ * until then none can be pending. */
+extern bool ctrace__pl_cancel_asked CTRACE__PL_HIDDEN;
+/* Acts on a pending cancellation, as pthread_testcancel, at the cost of a
+ * load in a program that never cancels. Relaxed: a cancellation asked for
+ * before the caller's call (happens-before) is seen; one asked for
+ * meanwhile may be acted on at the next cancellation point, as untraced. */
+CTRACE__PL_INLINE void ctrace__pl_testcancel(void) {
+  if (ctrace__pl_unlikely(__atomic_load_n(&ctrace__pl_cancel_asked, __ATOMIC_RELAXED)))
+    pthread_testcancel();
+}
 /* glibc's mapping of an errno value to a C11 thrd_* result (c11threads.c). */
 int ctrace__pl_thrd_err(int err) CTRACE__PL_HIDDEN;
 /* Counts the program's threads alive now; before the tracer's exist. */

@@ -238,11 +238,12 @@ CTRACE__PL_EXPORT int sem_post(sem_t *s) {
 
 /* sem_wait and sem_timedwait act on a pending cancellation before they
  * take a free unit, as glibc 2.36 does (sem_clockwait does not): a try
- * made first would take it, and the thread would go on uncancelled. */
+ * made first would take it, and the thread would go on uncancelled. Only
+ * once the program has cancelled a thread (preload.h). */
 
 CTRACE__PL_EXPORT int sem_wait(sem_t *s) {
   if (ctrace__pl_off()) return real_sem_wait()(s);
-  pthread_testcancel();
+  ctrace__pl_testcancel();
   SEM_TRY_OR_RETURN(s);
   return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_wait()(s));
 }
@@ -254,7 +255,7 @@ CTRACE__PL_EXPORT int sem_wait(sem_t *s) {
 
 CTRACE__PL_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime) {
   if (ctrace__pl_off() || SEM_REFUSED(CLOCK_REALTIME, abstime)) return real_sem_timedwait()(s, abstime);
-  pthread_testcancel();
+  ctrace__pl_testcancel();
   SEM_TRY_OR_RETURN(s);
   return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_timedwait()(s, abstime));
 }

@@ -46,6 +46,7 @@ CTRACE__PL_REAL(int, pthread_create,
                 (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 CTRACE__PL_REAL(int, thrd_create, (thrd_t *, thrd_start_t, void *))
 CTRACE__PL_REAL(void, pthread_exit, (void *))
+CTRACE__PL_REAL(int, pthread_cancel, (pthread_t))
 CTRACE__PL_REAL(int, pthread_join, (pthread_t, void **))
 CTRACE__PL_REAL(int, pthread_tryjoin_np, (pthread_t, void **))
 CTRACE__PL_REAL(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *))
@@ -270,6 +271,16 @@ CTRACE__PL_EXPORT void pthread_exit(void *ret) {
   if (!ctrace__pl_guard) thread_end(NULL);
   real_pthread_exit()(ret);
   __builtin_unreachable();
+}
+
+/* Only noted (ctrace__pl_testcancel): a wait that acts on a pending
+ * cancellation before its try calls pthread_testcancel once any could be
+ * pending, not on every call. */
+bool ctrace__pl_cancel_asked;
+
+CTRACE__PL_EXPORT int pthread_cancel(pthread_t th) {
+  __atomic_store_n(&ctrace__pl_cancel_asked, true, __ATOMIC_RELAXED);
+  return real_pthread_cancel()(th);
 }
 
 /* join: GoBlockSync only if the thread has not ended yet (tryjoin). */
