@@ -1,11 +1,28 @@
 /* The heap: the live size of the program's allocations, as HeapAlloc.
  *
- * Every allocation and free adds its usable size (malloc_usable_size, so
- * that a block's allocation and its free count the same) to a per-thread
- * difference; when that difference reaches +-64 KiB it is added to the
- * process total, and HeapAlloc reports the total. The cost per call is a
- * malloc_usable_size and a thread-local add; the figure is exact to within
- * 64 KiB per thread. A thread's remainder is added when it ends.
+ * Every allocation and free adds its usable size (malloc_usable_size's
+ * figure, so that a block's allocation and its free count the same) to a
+ * per-thread difference; when that difference reaches +-64 KiB it is added
+ * to the process total, and HeapAlloc reports the total. The cost per call
+ * is a read of the block's size and a thread-local add; the figure is
+ * exact to within 64 KiB per thread. A thread's remainder is added when it
+ * ends.
+ *
+ * The size is read before a free, which must then fail as glibc's does
+ * when the pointer is not one malloc gave (abort with "free(): invalid
+ * pointer" and the like, issue 31). malloc_usable_size reads more than
+ * free reads first (the next chunk's header, at an offset the pointer's
+ * own header gives), and crashed on such pointers where free would have
+ * aborted with its message. So with glibc's allocator the shim reads only
+ * the word free reads first, the chunk's size before the block, which
+ * gives the usable size as malloc_usable_size computes it for a block in
+ * use: the chunk's size less 8, or 16 if it was mmapped. Whatever is at
+ * an invalid pointer, free then sees it first and fails its own way (a
+ * header that cannot be read: SIGSEGV, as in free). The first call checks
+ * that the next allocator is glibc's (libc.so's malloc, free and realloc)
+ * and that the reading agrees with malloc_usable_size on a small block;
+ * otherwise (another allocator, or a malloc debugging library preloaded
+ * after the shim) the shim calls malloc_usable_size, as before.
  *
  * dlsym allocates (its error state), and the first malloc must call dlsym
  * to find libc's: while ctrace__pl_in_dlsym is set, allocations come from a
@@ -21,6 +38,8 @@
  * comes before the shim; these wrappers are then never called and the
  * trace has no heap figures.
  */
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -47,8 +66,43 @@ static struct {
   posix_memalign_fn posix_memalign;
   malloc_fn valloc, pvalloc;
   usable_fn usable;
+  bool glibc; /* glibc's allocator: its chunk header gives the size */
   _Atomic bool ready;
 } real;
+
+/* A block's usable size from glibc's chunk header: the word before it,
+ * the chunk's size with flags in its low 3 bits (2: mmapped). Reads only
+ * what glibc's free and realloc read first. */
+static inline size_t chunk_usable(const void *p) {
+  size_t h;
+  memcpy(&h, (const unsigned char *)p - sizeof h, sizeof h);
+  return (h & ~(size_t)7) - ((h & 2) ? 16 : 8);
+}
+
+static inline size_t block_size(void *p) {
+  return ctrace__pl_likely(real.glibc) ? chunk_usable(p) : real.usable(p);
+}
+
+/* Whether f is defined in the object that defines gnu_get_libc_version:
+ * libc.so itself. dladdr allocates nothing, but the bootstrap arena is
+ * in place should it. */
+static bool in_libc(void *f) {
+  Dl_info fi, li;
+  ctrace__pl_in_dlsym++;
+  bool same = dladdr(f, &fi) && dladdr((void *)gnu_get_libc_version, &li) &&
+              fi.dli_fbase == li.dli_fbase;
+  ctrace__pl_in_dlsym--;
+  return same;
+}
+
+/* chunk_usable is malloc_usable_size for a block of n bytes. */
+static bool chunk_usable_agrees(size_t n) {
+  void *p = real.malloc(n);
+  if (!p) return false;
+  bool same = chunk_usable(p) == real.usable(p);
+  real.free(p);
+  return same;
+}
 
 /* All at once, on the first call of any: a later lookup from inside
  * another (free during dlsym, say) would nest dlsym calls. */
@@ -63,6 +117,10 @@ static void resolve(void) {
   real.valloc = (malloc_fn)ctrace__pl_sym("valloc", NULL);
   real.pvalloc = (malloc_fn)ctrace__pl_sym("pvalloc", NULL);
   real.usable = (usable_fn)ctrace__pl_sym("malloc_usable_size", NULL);
+  /* A small block only: freeing an mmapped one would raise glibc's mmap
+   * threshold for the program (its dynamic threshold). */
+  real.glibc = in_libc((void *)real.malloc) && in_libc((void *)real.free) &&
+               in_libc((void *)real.realloc) && chunk_usable_agrees(24);
   atomic_store_explicit(&real.ready, true, memory_order_release);
 }
 
@@ -129,12 +187,21 @@ void ctrace__pl_heap_flush(void) {
 }
 
 static inline void *counted(void *p) {
-  if (p) account((int64_t)real.usable(p));
+  if (p) account((int64_t)block_size(p));
   return p;
 }
 
-/* Holds the guard around a call into libc's allocator (see top). */
-#define GUARDED(expr) CTRACE__PL_CALL(expr)
+/* Holds the guard around a call into libc's allocator (see top), counted
+ * as CTRACE__PL_GUARD_ALLOC so that a crash handler knows where it is; its
+ * release runs a deferred signal as ctrace__pl_unguard's does. */
+#define GUARDED(expr)                                                    \
+  do {                                                                   \
+    ctrace__pl_guard += CTRACE__PL_GUARD_ALLOC;                          \
+    expr;                                                                \
+    if ((ctrace__pl_guard -= CTRACE__PL_GUARD_ALLOC) == 0 &&             \
+        ctrace__pl_unlikely(ctrace__pl_deferred))                        \
+      ctrace__pl_run_deferred();                                         \
+  } while (0)
 
 /* ---- the allocator's interface --------------------------------------------------------- */
 
@@ -149,7 +216,7 @@ CTRACE__PL_EXPORT void *malloc(size_t n) {
 CTRACE__PL_EXPORT void free(void *p) {
   if (!p || is_boot(p)) return;
   ready();
-  int64_t n = (int64_t)real.usable(p);
+  int64_t n = (int64_t)block_size(p);
   GUARDED(real.free(p));
   account(-n);
 }
@@ -176,7 +243,7 @@ CTRACE__PL_EXPORT void *realloc(void *old, size_t n) {
     return p;
   }
   ready();
-  int64_t was = old ? (int64_t)real.usable(old) : 0;
+  int64_t was = old ? (int64_t)block_size(old) : 0;
   void *p;
   GUARDED(p = real.realloc(old, n));
   if (p || n == 0) {

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ctrace/ctrace.h"
 
@@ -67,6 +68,13 @@ CTRACE__PL_INLINE void ctrace__pl_unguard(void) {
     expr;                     \
     ctrace__pl_unguard();     \
   } while (0)
+
+/* The guard a malloc.c wrapper holds around libc's allocator: a count of
+ * its own, so that a crash handler can tell the program's call into libc's
+ * allocator (ctrace__pl_guard == CTRACE__PL_GUARD_ALLOC: glibc's abort on a
+ * pointer malloc never gave, which finishes the trace) from the shim's and
+ * the tracer's own code (signals.c). */
+#define CTRACE__PL_GUARD_ALLOC 0x10000
 
 /* True when the wrapper should only pass the call on: inside the shim or
  * the tracer, or tracing is off (not started, finished, a forked child). */
@@ -129,18 +137,31 @@ void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDE
 /* Creates a thread of the shim itself (the finisher): never traced, all
  * signals blocked. */
 int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) CTRACE__PL_HIDDEN;
+/* Set once the program has asked for a thread's cancellation (threads.c):
+ * until then none can be pending. */
+extern bool ctrace__pl_cancel_asked CTRACE__PL_HIDDEN;
+/* Acts on a pending cancellation, as pthread_testcancel, at the cost of a
+ * load in a program that never cancels. Relaxed: a cancellation asked for
+ * before the caller's call (happens-before) is seen; one asked for
+ * meanwhile may be acted on at the next cancellation point, as untraced. */
+CTRACE__PL_INLINE void ctrace__pl_testcancel(void) {
+  if (ctrace__pl_unlikely(__atomic_load_n(&ctrace__pl_cancel_asked, __ATOMIC_RELAXED)))
+    pthread_testcancel();
+}
 /* glibc's mapping of an errno value to a C11 thrd_* result (c11threads.c). */
 int ctrace__pl_thrd_err(int err) CTRACE__PL_HIDDEN;
 /* Counts the program's threads alive now; before the tracer's exist. */
 void ctrace__pl_threads_init(void) CTRACE__PL_HIDDEN;
 /* In a forked child: the caller is the only thread, and main's now. */
 void ctrace__pl_threads_fork_child(void) CTRACE__PL_HIDDEN;
-/* True when the process has no thread left but the tracer's and the shim's
- * own (and main's, which ended with pthread_exit). Reads /proc. */
+/* True when the process has no thread alive but the tracer's and the
+ * shim's own (an ended main is a zombie: not alive; a thread that runs its
+ * destructors after its G ended is). Reads /proc. */
 bool ctrace__pl_only_internal_left(void) CTRACE__PL_HIDDEN;
 /* Has the finisher poll ctrace__pl_only_internal_left() and call exit(0)
- * when it holds (shim.c): main has ended, and only threads older than the
- * trace, which may end unseen, are left. */
+ * when it holds (shim.c): the program's last thread has ended its G (its
+ * cleanup handlers and destructors may still run), or main has, and only
+ * threads older than the trace, which may end unseen, are left. */
 void ctrace__pl_watch_last(void) CTRACE__PL_HIDDEN;
 /* True once the calling thread's goroutine has ended (the guard is then
  * held for good, which is not "inside the tracer"). */
@@ -181,5 +202,26 @@ extern volatile sig_atomic_t ctrace__pl_crash_sig CTRACE__PL_HIDDEN;
  * the libc function the program called. */
 #define CTRACE__PL_BLOCK(reason) CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_block(reason))
 #define CTRACE__PL_RESUME() CTRACE__PL_CALL_KEEP_ERRNO(ctrace_thread_resume())
+
+/* Arguments of a timed wait that glibc refuses: a clock its futexes do
+ * not take (any but CLOCK_REALTIME and CLOCK_MONOTONIC), a tv_nsec out of
+ * [0, 1e9). Each family checks them at its own point (before it takes a
+ * free lock, or only once it would wait; NULL is a crash in some, a wait
+ * without end in others): each wrapper that meets them passes the call to
+ * glibc untried and unrecorded, so that what it takes and returns is
+ * glibc's own. A try made first would take what glibc refuses (issue 31). */
+CTRACE__PL_INLINE bool ctrace__pl_bad_clock(clockid_t clk) {
+  return clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC;
+}
+CTRACE__PL_INLINE bool ctrace__pl_bad_nsec(const struct timespec *t) {
+  return (unsigned long)t->tv_nsec >= 1000000000ul;
+}
+/* A NULL time. The headers declare the time nonnull, so the compiler would
+ * drop a plain test (and read the NULL one): the empty asm hides what it
+ * believes of the pointer. */
+CTRACE__PL_INLINE bool ctrace__pl_no_time(const struct timespec *t) {
+  __asm__("" : "+r"(t));
+  return t == NULL;
+}
 
 #endif

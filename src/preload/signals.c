@@ -13,7 +13,12 @@
  * then it restores the previous disposition and raises the signal again,
  * or calls the previous handler. A crash inside the shim or the tracer
  * itself (guard held) does not wait: the trace may be lost, the crash is
- * not hidden. Finishing after a crash is best effort: the crashed thread's
+ * not hidden. But for one in libc's allocator, called by a malloc.c wrapper
+ * for the program (the guard is then CTRACE__PL_GUARD_ALLOC): glibc's
+ * abort on a free of a pointer malloc never gave is the program's crash,
+ * and finishes the trace. glibc may hold that arena's lock; the finisher
+ * allocates from its own arena (glibc gives each thread one, up to 8 per
+ * core), and should it need that lock the timeout ends the wait. Finishing after a crash is best effort: the crashed thread's
  * last events may be missing, and a crash that corrupted the tracer's own
  * memory can keep the trace from being written (the timeout then lets the
  * process die anyway).
@@ -107,7 +112,8 @@ static void handler(int sig, siginfo_t *info, void *uc) {
     snap_handler(sig, info, uc);
   } else if (is_crash[sig]) {
     ctrace__pl_crash_sig = sig;
-    if (ctrace__pl_guard == 0) ctrace__pl_finish(CTRACE__PL_SIGNAL_TIMEOUT_MS);
+    if (ctrace__pl_guard == 0 || ctrace__pl_guard == CTRACE__PL_GUARD_ALLOC)
+      ctrace__pl_finish(CTRACE__PL_SIGNAL_TIMEOUT_MS);
     hand_back(sig, info, uc);
   } else if (ctrace__pl_guard != 0) {
     ctrace__pl_deferred = sig;

@@ -15,6 +15,11 @@
  * "Blocked" therefore means "had to wait for another thread", not "slept
  * in the kernel": a contended mutex that glibc acquires after a short spin
  * still shows as a (short) block.
+ *
+ * A timed wait given a clock or time glibc refuses is not tried: glibc
+ * checks them before it takes what is free (the read-write locks, the
+ * semaphores, a mutex's clock), and the try would take it where glibc
+ * returns EINVAL. Such a call goes to glibc as it is (preload.h).
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -45,15 +50,24 @@ CTRACE__PL_EXPORT int pthread_mutex_lock(pthread_mutex_t *m) {
   return CTRACE__PL_LINKED_WAIT(m, CTRACE_BLOCK_SYNC, real_pthread_mutex_lock()(m));
 }
 
+/* glibc 2.36 refuses a clock first, whatever the mutex's state; a tv_nsec
+ * out of range only once it would wait (a free mutex is taken, a held
+ * one refused at once): either way glibc's answer is the call's, and it
+ * does not wait. A NULL time is a wait without end, tried as lock's. */
+#define MUTEX_REFUSED(clk, t) \
+  (ctrace__pl_bad_clock(clk) || (!ctrace__pl_no_time(t) && ctrace__pl_bad_nsec(t)))
+
 CTRACE__PL_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_pthread_mutex_timedlock()(m, abstime);
+  if (ctrace__pl_off() || MUTEX_REFUSED(CLOCK_REALTIME, abstime))
+    return real_pthread_mutex_timedlock()(m, abstime);
   TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
   return CTRACE__PL_LINKED_WAIT(m, CTRACE_BLOCK_SYNC, real_pthread_mutex_timedlock()(m, abstime));
 }
 
 CTRACE__PL_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
                                               const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_pthread_mutex_clocklock()(m, clk, abstime);
+  if (ctrace__pl_off() || MUTEX_REFUSED(clk, abstime))
+    return real_pthread_mutex_clocklock()(m, clk, abstime);
   TRY_OR_RETURN(real_pthread_mutex_trylock()(m));
   return CTRACE__PL_LINKED_WAIT(m, CTRACE_BLOCK_SYNC, real_pthread_mutex_clocklock()(m, clk, abstime));
 }
@@ -85,40 +99,46 @@ CTRACE__PL_REAL(int, pthread_rwlock_unlock, (pthread_rwlock_t *))
  * that an unlock ends the waits of those glibc hands the lock to. */
 #define WRITERS(l) ((const char *)(l) + 1)
 
-#define RDLOCK(l, call)                                \
-  if (ctrace__pl_off()) return (call);                 \
+/* refused: the arguments glibc refuses before anything else (below). */
+#define RDLOCK(l, refused, call)                       \
+  if (ctrace__pl_off() || (refused)) return (call);    \
   TRY_OR_RETURN(real_pthread_rwlock_tryrdlock()(l));   \
   return CTRACE__PL_LINKED_WAIT(l, CTRACE_BLOCK_SYNC, call)
 
-#define WRLOCK(l, call)                                \
-  if (ctrace__pl_off()) return (call);                 \
+#define WRLOCK(l, refused, call)                       \
+  if (ctrace__pl_off() || (refused)) return (call);    \
   TRY_OR_RETURN(real_pthread_rwlock_trywrlock()(l));   \
   return CTRACE__PL_LINKED_WAIT(WRITERS(l), CTRACE_BLOCK_SYNC, call)
 
+/* glibc 2.36 checks a time's clock and tv_nsec before it looks at the
+ * lock; a NULL time is a wait without end, whatever the clock. */
+#define RW_REFUSED(clk, t) \
+  (!ctrace__pl_no_time(t) && (ctrace__pl_bad_clock(clk) || ctrace__pl_bad_nsec(t)))
+
 CTRACE__PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
-  RDLOCK(l, real_pthread_rwlock_rdlock()(l));
+  RDLOCK(l, false, real_pthread_rwlock_rdlock()(l));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
-  WRLOCK(l, real_pthread_rwlock_wrlock()(l));
+  WRLOCK(l, false, real_pthread_rwlock_wrlock()(l));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t) {
-  RDLOCK(l, real_pthread_rwlock_timedrdlock()(l, t));
+  RDLOCK(l, RW_REFUSED(CLOCK_REALTIME, t), real_pthread_rwlock_timedrdlock()(l, t));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t) {
-  WRLOCK(l, real_pthread_rwlock_timedwrlock()(l, t));
+  WRLOCK(l, RW_REFUSED(CLOCK_REALTIME, t), real_pthread_rwlock_timedwrlock()(l, t));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
                                                  const struct timespec *t) {
-  RDLOCK(l, real_pthread_rwlock_clockrdlock()(l, clk, t));
+  RDLOCK(l, RW_REFUSED(clk, t), real_pthread_rwlock_clockrdlock()(l, clk, t));
 }
 
 CTRACE__PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
                                                  const struct timespec *t) {
-  WRLOCK(l, real_pthread_rwlock_clockwrlock()(l, clk, t));
+  WRLOCK(l, RW_REFUSED(clk, t), real_pthread_rwlock_clockwrlock()(l, clk, t));
 }
 
 /* Whom an unlock hands the lock to, from glibc's lock word read before it
@@ -174,15 +194,22 @@ CTRACE__PL_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
   return CTRACE__PL_LINKED_WAIT(c, CTRACE_BLOCK_COND, real_pthread_cond_wait()(c, m));
 }
 
+/* glibc 2.36 reads the time first (a NULL one is a crash) and refuses a
+ * bad clock or tv_nsec at once, the mutex still held: no wait to record. */
+#define COND_REFUSED(clk, t) \
+  (ctrace__pl_no_time(t) || ctrace__pl_bad_clock(clk) || ctrace__pl_bad_nsec(t))
+
 CTRACE__PL_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                              const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_pthread_cond_timedwait()(c, m, abstime);
+  if (ctrace__pl_off() || COND_REFUSED(CLOCK_REALTIME, abstime))
+    return real_pthread_cond_timedwait()(c, m, abstime);
   return CTRACE__PL_LINKED_WAIT(c, CTRACE_BLOCK_COND, real_pthread_cond_timedwait()(c, m, abstime));
 }
 
 CTRACE__PL_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                                              const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_pthread_cond_clockwait()(c, m, clk, abstime);
+  if (ctrace__pl_off() || COND_REFUSED(clk, abstime))
+    return real_pthread_cond_clockwait()(c, m, clk, abstime);
   return CTRACE__PL_LINKED_WAIT(c, CTRACE_BLOCK_COND, real_pthread_cond_clockwait()(c, m, clk, abstime));
 }
 
@@ -209,20 +236,32 @@ CTRACE__PL_EXPORT int sem_post(sem_t *s) {
     errno = e_;                                                \
   } while (0)
 
+/* sem_wait and sem_timedwait act on a pending cancellation before they
+ * take a free unit, as glibc 2.36 does (sem_clockwait does not): a try
+ * made first would take it, and the thread would go on uncancelled. Only
+ * once the program has cancelled a thread (preload.h). */
+
 CTRACE__PL_EXPORT int sem_wait(sem_t *s) {
   if (ctrace__pl_off()) return real_sem_wait()(s);
+  ctrace__pl_testcancel();
   SEM_TRY_OR_RETURN(s);
   return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_wait()(s));
 }
 
+/* glibc 2.36 checks the clock, then reads the time (a NULL one is a
+ * crash): it refuses either before it takes a unit the semaphore has. */
+#define SEM_REFUSED(clk, t) \
+  (ctrace__pl_no_time(t) || ctrace__pl_bad_clock(clk) || ctrace__pl_bad_nsec(t))
+
 CTRACE__PL_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_sem_timedwait()(s, abstime);
+  if (ctrace__pl_off() || SEM_REFUSED(CLOCK_REALTIME, abstime)) return real_sem_timedwait()(s, abstime);
+  ctrace__pl_testcancel();
   SEM_TRY_OR_RETURN(s);
   return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_timedwait()(s, abstime));
 }
 
 CTRACE__PL_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_sem_clockwait()(s, clk, abstime);
+  if (ctrace__pl_off() || SEM_REFUSED(clk, abstime)) return real_sem_clockwait()(s, clk, abstime);
   SEM_TRY_OR_RETURN(s);
   return CTRACE__PL_LINKED_WAIT(s, CTRACE_BLOCK_SYNC, real_sem_clockwait()(s, clk, abstime));
 }

@@ -17,18 +17,24 @@
  * thread exits (main called pthread_exit, and its other threads are done):
  * glibc calls exit(0) only when no thread at all is left. So the shim
  * counts the program's threads (those alive at start, then each one it
- * creates) and, while tracing, calls exit(0) itself when the last one ends.
- * A thread that existed before the trace started (a library constructor's)
- * and ends by returning from its start routine is not seen to end. So once
- * main has ended and only such threads may be left, the finisher polls the
- * kernel's count of the process's threads until only the tracer's and the
- * shim's own remain (shim.c).
+ * creates). The G of the last one ends in its pthread_exit or at the
+ * return of its start routine, before glibc runs the thread's cleanup
+ * handlers and thread-specific-data destructors, which untraced run before
+ * glibc's exit(0): so the finisher (shim.c) watches the process's tasks in
+ * /proc until none is left alive but the tracer's and the shim's own (an
+ * ended main is a zombie until the process ends), and then calls exit(0).
+ * The same watch serves a thread that existed before the trace started (a
+ * library constructor's) and ends by returning from its start routine,
+ * which is not seen to end: once main has ended and only such threads may
+ * be left, the finisher watches.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
@@ -40,6 +46,7 @@ CTRACE__PL_REAL(int, pthread_create,
                 (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 CTRACE__PL_REAL(int, thrd_create, (thrd_t *, thrd_start_t, void *))
 CTRACE__PL_REAL(void, pthread_exit, (void *))
+CTRACE__PL_REAL(int, pthread_cancel, (pthread_t))
 CTRACE__PL_REAL(int, pthread_join, (pthread_t, void **))
 CTRACE__PL_REAL(int, pthread_tryjoin_np, (pthread_t, void **))
 CTRACE__PL_REAL(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *))
@@ -97,10 +104,49 @@ void ctrace__pl_threads_fork_child(void) {
   atomic_store(&main_ended, false);
 }
 
+/* Whether task tid of the process (a name in /proc/self/task, open as
+ * dir) has ended: gone, or a zombie (main, once it has ended while other
+ * threads run). One that runs its destructors is alive. */
+static bool task_ended(int dir, const char *tid) {
+  char path[sizeof(((struct dirent64 *)0)->d_name) + 8], buf[512];
+  snprintf(path, sizeof path, "%s/stat", tid);
+  int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  close(fd);
+  if (n <= 0) return true;
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')'); /* then " S" */
+  return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Tasks of the process that have not ended, from /proc/self/task; -1 if
+ * unknown. getdents64 into the stack: no allocation. */
+static long tasks_alive(void) {
+  int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  char buf[4096] __attribute__((aligned(8)));
+  long alive = 0;
+  for (;;) {
+    ssize_t n = getdents64(dir, buf, sizeof buf);
+    if (n < 0) alive = -1;
+    if (n <= 0) break;
+    for (ssize_t off = 0; off < n;) {
+      const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+      off += d->d_reclen;
+      if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && !task_ended(dir, d->d_name)) alive++;
+    }
+  }
+  close(dir);
+  return alive;
+}
+
 bool ctrace__pl_only_internal_left(void) {
-  /* An ended main thread stays in the count until the process ends. */
-  long n = threads_now();
-  return n > 0 && n <= atomic_load(&internal_threads) + 1;
+  long n = tasks_alive();
+  /* Without /proc: once every thread the shim counts has ended (the last
+   * one's destructors may still run). */
+  if (n < 0) return atomic_load(&program_threads) <= 0;
+  return n <= atomic_load(&internal_threads);
 }
 
 bool ctrace__pl_thread_ended(void) { return ended; }
@@ -124,8 +170,10 @@ static void thread_end(void *unused) {
   if (getpid() == gettid()) atomic_store(&main_ended, true);
   long left = atomic_fetch_sub(&program_threads, 1) - 1;
   if (!ctrace__pl_tracing()) return;
-  if (left == 0) exit(0);
-  if (left <= prestart && atomic_load(&main_ended)) ctrace__pl_watch_last();
+  /* The last thread: its cleanup handlers and destructors are still to
+   * run, then glibc's exit(0) would: the finisher makes that exit once
+   * the thread is gone (see top). */
+  if (left == 0 || (left <= prestart && atomic_load(&main_ended))) ctrace__pl_watch_last();
 }
 
 static void *trampoline(void *p) {
@@ -225,6 +273,16 @@ CTRACE__PL_EXPORT void pthread_exit(void *ret) {
   __builtin_unreachable();
 }
 
+/* Only noted (ctrace__pl_testcancel): a wait that acts on a pending
+ * cancellation before its try calls pthread_testcancel once any could be
+ * pending, not on every call. */
+bool ctrace__pl_cancel_asked;
+
+CTRACE__PL_EXPORT int pthread_cancel(pthread_t th) {
+  __atomic_store_n(&ctrace__pl_cancel_asked, true, __ATOMIC_RELAXED);
+  return real_pthread_cancel()(th);
+}
+
 /* join: GoBlockSync only if the thread has not ended yet (tryjoin). */
 CTRACE__PL_EXPORT int pthread_join(pthread_t th, void **ret) {
   if (ctrace__pl_off()) return real_pthread_join()(th, ret);
@@ -242,7 +300,11 @@ CTRACE__PL_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struc
 
 CTRACE__PL_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
                                            const struct timespec *abstime) {
-  if (ctrace__pl_off()) return real_pthread_clockjoin_np()(th, ret, clk, abstime);
+  /* glibc 2.36 refuses a bad clock before it looks at the thread: tried
+   * first, an ended thread would be joined. A tv_nsec out of range it
+   * does not check: it waits until the thread ends, as with no time. */
+  if (ctrace__pl_off() || ctrace__pl_bad_clock(clk))
+    return real_pthread_clockjoin_np()(th, ret, clk, abstime);
   int r = real_pthread_tryjoin_np()(th, ret);
   if (r != EBUSY) return r;
   return CTRACE__PL_LINKED_WAIT((const void *)th, CTRACE_BLOCK_SYNC, real_pthread_clockjoin_np()(th, ret, clk, abstime));

@@ -13,17 +13,37 @@
  *   run_signals exit      main calls exit(5) while two threads still run,
  *                         one of them locking and sleeping: exit 5
  *   run_signals pthread_exit
- *                         main calls pthread_exit while a thread sleeps
- *                         20 ms and returns: the process exits 0 when that
- *                         last thread ends (the tracer's own threads must
- *                         not keep it alive)
+ *                         main calls pthread_exit while a thread waits for
+ *                         main's end, then returns: the process exits 0
+ *                         when that last thread ends (the tracer's own
+ *                         threads must not keep it alive), after the
+ *                         cleanup handler and thread-specific data
+ *                         destructors of both and the atexit handler ran,
+ *                         in that order (printed)
+ *   run_signals pthread_exit_last
+ *                         the same, the last thread ending with
+ *                         pthread_exit and a cleanup handler of its own
+ *   run_signals pthread_exit_alone
+ *                         main, the only thread, calls pthread_exit: its
+ *                         cleanup handler, its destructors (one that sets
+ *                         another key, whose destructor runs in the next
+ *                         round) and the atexit handler run, exit 0
  *   run_signals prestart  the same, the sleeping thread being one a library
  *                         constructor started before the trace (prestart.c)
+ *   run_signals free_stack
+ *                         frees a misaligned address on its stack: glibc
+ *                         says "free(): invalid pointer" and aborts
+ *   run_signals free_inside
+ *                         frees a pointer 16 bytes into a block of its
+ *                         own: glibc says why and aborts
+ *   run_signals realloc_inside
+ *                         the same with realloc
  *
  * In every case the trace must be complete (or, for the crashes, as
  * complete as the shim could make it) and valid.
  */
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,9 +68,52 @@ static void *spin(void *arg) {
   return arg;
 }
 
+/* ---- pthread_exit: what runs after it ---- */
+
+static pthread_key_t key, key2;
+static sem_t main_gone;
+
+static void say(void *what) { printf("%s\n", (const char *)what); }
+
+static void at_exit(void) { printf("atexit\n"); }
+
+/* The last of main's destructors lets the other thread end. */
+static void main_destructor(void *what) {
+  say(what);
+  sem_post(&main_gone);
+}
+
+/* Sets key2 in the first round of destructors: its own runs in the next. */
+static void first_round(void *what) {
+  say(what);
+  pthread_setspecific(key2, "destructor, second round");
+}
+
 static void *nap(void *arg) {
-  usleep(20000);
-  return arg;
+  const char *how = arg;
+  sem_wait(&main_gone);
+  pthread_setspecific(key2, "destructor of the last thread");
+  pthread_cleanup_push(say, "cleanup of the last thread");
+  if (strcmp(how, "pthread_exit_last") == 0) pthread_exit(NULL);
+  pthread_cleanup_pop(0);
+  return NULL;
+}
+
+/* main ends with pthread_exit: alone, or before the thread nap. */
+static void main_exits(const char *how) {
+  pthread_t th;
+  if (sem_init(&main_gone, 0, 0) != 0 || atexit(at_exit) != 0) exit(1);
+  if (strcmp(how, "pthread_exit_alone") == 0) {
+    if (pthread_key_create(&key, first_round) != 0 || pthread_key_create(&key2, say) != 0) exit(1);
+    pthread_setspecific(key, "destructor of main");
+  } else {
+    if (pthread_key_create(&key, main_destructor) != 0 || pthread_key_create(&key2, say) != 0) exit(1);
+    pthread_setspecific(key, "destructor of main");
+    if (pthread_create(&th, NULL, nap, (void *)how) != 0) exit(1);
+  }
+  pthread_cleanup_push(say, "cleanup of main");
+  pthread_exit(NULL);
+  pthread_cleanup_pop(0);
 }
 
 static void *terminate(void *arg) {
@@ -64,13 +127,30 @@ static void *terminate(void *arg) {
   return NULL;
 }
 
+/* Pointers malloc never gave: glibc's free and realloc abort with their
+ * message, after reading the word before the pointer (0x55 bytes, a block
+ * of 'A's: a header no chunk has). */
+static void bad_free(const char *how) {
+  unsigned char stack[64];
+  memset(stack, 0x55, sizeof stack);
+  char *p = malloc(64);
+  if (!p) exit(1);
+  memset(p, 'A', 64);
+  /* Through volatiles: the compiler sees what is wrong and warns. */
+  unsigned char *volatile on_stack = stack + 17;
+  char *volatile inside = p + 16;
+  if (strcmp(how, "free_stack") == 0) free(on_stack);
+  if (strcmp(how, "free_inside") == 0) free(inside);
+  if (strcmp(how, "realloc_inside") == 0) p = realloc(inside, 128);
+  printf("signals: %s returned\n", how);
+  exit(0);
+}
+
 int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "term";
   pthread_t th, sp;
-  if (strcmp(how, "pthread_exit") == 0) {
-    if (pthread_create(&th, NULL, nap, NULL) != 0) return 1;
-    pthread_exit(NULL);
-  }
+  if (strstr(how, "_stack") || strstr(how, "_inside")) bad_free(how);
+  if (strncmp(how, "pthread_exit", 12) == 0) main_exits(how);
   if (strcmp(how, "prestart") == 0) {
     if (!run_prestart_started()) return 1;
     pthread_exit(NULL);
