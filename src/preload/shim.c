@@ -65,6 +65,7 @@
 #include "wake.h"
 #include "preload.h"
 #include "unwind/unwind.h"
+#include "runtime/sysfutex.h"
 
 __thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")));
 __thread volatile int ctrace__pl_in_dlsym __attribute__((tls_model("initial-exec")));
@@ -198,7 +199,7 @@ static bool have_finisher;
 static __thread bool on_finisher __attribute__((tls_model("initial-exec")));
 
 static long futex(_Atomic int *word, int op, int val, const struct timespec *timeout) {
-  return syscall(SYS_futex, (int *)word, op, val, timeout, NULL, 0);
+  return ctrace__futex(word, op, val, timeout);
 }
 
 static void *finisher(void *arg) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sysfutex.h"
 
 #define CRASH_WAIT_MS 10000
 
@@ -42,7 +43,7 @@ static _Atomic int req, done, exited;
 static bool helper_on;
 
 static long futex(_Atomic int *word, int op, int val, const struct timespec *timeout) {
-  return syscall(SYS_futex, (int *)word, op, val, timeout, NULL, 0);
+  return ctrace__futex(word, op, val, timeout);
 }
 
 static void *helper_main(void *arg) {

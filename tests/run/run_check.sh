@@ -154,6 +154,15 @@ unblocked_by() {
         "$out/$1.d"
 }
 
+# wakers_of NAME G EVENT: who ended each of G's EVENT waits, one goroutine
+# id per wait, in order ("self" for a wait G ended itself).
+wakers_of() {
+    awk -v g="g=$2" -v kind="$3" '
+        $2 ~ /^Go(Block|Sleep)/ && $4 == g { last = $2 }
+        $2 == "GoUnblock" && $6 == g && last == kind {
+            w = $4; sub("g=", "", w); print ($4 == g || $4 == "g=0") ? "self" : w; last = "" }' "$out/$1.d"
+}
+
 # expect_linked NAME G EVENTS...: every wait of G of these kinds was ended
 # by another goroutine, which wrote its GoUnblock.
 expect_linked() {
@@ -636,10 +645,10 @@ case_wakers() {
     read -r r1 r2 wr <<<"$(echo $ws)"
     for w in $r1 $r2; do
         expect rwlock "GoBlockSync $w" -eq 1
-        [ "$(unblocked_by rwlock "$w" "$m")" -eq 1 ] || fail "rwlock: reader g $w not woken by main's unlock"
+        [ "$(wakers_of rwlock "$w" GoBlockSync)" = "$m" ] || fail "rwlock: reader g $w not woken by main's unlock"
     done
     expect rwlock "GoBlockSync $wr" -eq 1
-    [ "$(unblocked_by rwlock "$wr" "$r2")" -eq 1 ] ||
+    [ "$(wakers_of rwlock "$wr" GoBlockSync)" = "$r2" ] ||
         fail "rwlock: writer g $wr not woken by the last reader (g $r2)"
 
     # An eventfd, and both directions of a socketpair.

@@ -23,7 +23,9 @@
  *              again: main's write wakes it
  *   rwlock     main holds a read-write lock to write; 2 readers block on
  *              it: main's unlock wakes both; then a writer blocks while
- *              they read: the second reader to leave wakes it
+ *              they read: the second reader to leave wakes it (each
+ *              reader leaves when told, through a pipe, not after a time:
+ *              on a loaded machine the order is still that one)
  *   eventfd    a thread blocks reading an eventfd; main's write wakes it
  *   socketpair a thread blocks reading one end of a socketpair, another
  *              writing a full other end: main writes to the first's peer
@@ -218,11 +220,17 @@ static void *jumper(void *arg) {
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 
+/* rw_go[i]: reader i may leave; rw_in: a reader holds the lock. */
+static int rw_go[2][2], rw_in[2];
+
 static void *rw_reader(void *arg) {
-  tids[(long)arg] = gettid();
+  long i = (long)arg;
+  char c = 'x';
+  tids[i] = gettid();
   pthread_rwlock_rdlock(&rw);
-  pause_ms(50 + 30 * (int)(long)arg);
+  if (write(rw_in[1], &c, 1) != 1 || read(rw_go[i][0], &c, 1) != 1) abort();
   pthread_rwlock_unlock(&rw);
+  if (i == 0 && write(rw_go[1][1], &c, 1) != 1) abort(); /* the other leaves last */
   return NULL;
 }
 
@@ -382,14 +390,19 @@ int main(int argc, char **argv) {
     if (write(pfd[1], "x", 1) != 1) abort();
     pthread_join(t[0], NULL);
   } else if (strcmp(mode, "rwlock") == 0) {
+    if (pipe(rw_go[0]) || pipe(rw_go[1]) || pipe(rw_in)) abort();
     pthread_rwlock_wrlock(&rw);
     for (int i = 0; i < 2; i++) {
       start(&t[i], rw_reader, i);
       wait_asleep(i);
     }
     pthread_rwlock_unlock(&rw);
-    pause_ms(5); /* both read, for 50 and 80 ms */
+    char c;
+    for (int i = 0; i < 2; i++) /* both read */
+      if (read(rw_in[0], &c, 1) != 1) abort();
     start(&t[2], rw_writer, 2);
+    wait_asleep(2);
+    if (write(rw_go[0][1], "x", 1) != 1) abort();
     for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
   } else if (strcmp(mode, "eventfd") == 0) {
     efd = eventfd(0, EFD_CLOEXEC);
