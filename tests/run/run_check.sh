@@ -795,6 +795,19 @@ case_futex() {
     # mpsc: main received each message, most of them waiting.
     [ "$(linked rust "$m" GoBlockSync)" -ge $((rounds / 2)) ] ||
         fail "rust: $(linked rust "$m" GoBlockSync) of main's receives ended by the sender"
+
+    # OpenMP (GCC's libgomp, which makes its own system calls): critical
+    # sections held a millisecond, a lock, barriers, a loop's end, and
+    # main waiting at the end of a region for threads 20 ms slower. All
+    # the team's threads count, main's too.
+    traced openmp 0 "$bindir/run_openmp" 20
+    rounds=20
+    futex_ring openmp
+    local mb ml
+    mb=$(count openmp GoBlockSync "$m")
+    ml=$(linked openmp "$m" GoBlockSync)
+    [ "$ml" -ge 1 ] || fail "openmp: main's waits ($mb) ended by no waker"
+    [ $((ml * 10)) -ge $((mb * 9)) ] || fail "openmp: $ml of main's $mb waits ended by a waker"
 }
 
 "case_$case_name"
