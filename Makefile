@@ -13,7 +13,7 @@ TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libc
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler jq gdb \
   python3 libc6-dbg xz-utils rustc
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go \
-  libpython3.11
+  libpython3.11 rustc
 JOBS ?= $(shell nproc)
 
 define configure

@@ -11,6 +11,10 @@
 #   run-tcp         10000 echo round trips on 127.0.0.1
 #   run-compute     10^8 hash rounds per thread (one thread per CPU),
 #                   locking a shared mutex every 10^5
+#   run-rust-pingpong   20000 round trips over Rust's Mutex and Condvar
+#                   (futexes through syscall(); built with Debian's rustc)
+#   run-cxx20-pingpong  20000 round trips over C++20's std::atomic wait
+#                   and notify_one (libstdc++'s futexes)
 # and then bench_shim (bench/bench_shim.c): the cost of one interposed call
 # that does not wait (uncontended mutex, semaphore, malloc+free, a pipe
 # write+read), as the median of REPS runs each way:
@@ -37,7 +41,7 @@ build=$1
 reps=${2:-7}
 bin=$build/bin
 ctrace=$bin/ctrace
-for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute bench_shim; do
+for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute run_cxx20 bench_shim; do
     [ -x "$bin/$p" ] || { echo "${0##*/}: $bin/$p not built" >&2; exit 1; }
 done
 
@@ -50,7 +54,14 @@ readonly WORKLOADS=(
     "run-pipe run_pipe 10000 4096"
     "run-tcp run_tcp 10000 512"
     "run-compute run_compute 100000000"
+    "run-rust-pingpong run_rust_sync pingpong 20000"
+    "run-cxx20-pingpong run_cxx20 pingpong 20000"
 )
+
+# The Rust program is built here, beside the others (tests/run/run_check.sh
+# builds its own copy): Debian's rustc, as a user's would be.
+/usr/bin/rustc -O -o "$bin/run_rust_sync" "$(dirname "$0")/../tests/run/rust_sync.rs" ||
+    { echo "${0##*/}: /usr/bin/rustc failed (Debian's rustc: make bench installs it)" >&2; exit 1; }
 
 now_ns() { date +%s%N; }
 

@@ -2,7 +2,11 @@
 // libc's syscall() (src/preload/futex.c): std::atomic::wait/notify_one, std::latch,
 // std::counting_semaphore.
 //
-// Usage: run_cxx20 ROUNDS
+// Usage: run_cxx20 ROUNDS | pingpong ROUNDS
+//
+// pingpong (bench/bench_run.sh): two threads hand a turn back and forth
+// ROUNDS times with std::atomic wait and notify_one; prints
+// "cxx20-pingpong rounds=N ns=T cpu_ns=C".
 //
 // Three threads pass a token round ROUNDS times with atomic wait and
 // notify_all, each holding it a millisecond: libstdc++ spins and yields a
@@ -13,6 +17,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <string>
 #include <latch>
 #include <semaphore>
 #include <thread>
@@ -22,7 +28,36 @@ static constexpr int kThreads = 3;
 static std::atomic<int> turn{0};
 static int rounds;
 
+static long long clock_ns(clockid_t c) {
+  timespec ts;
+  clock_gettime(c, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int pingpong(int n) {
+  std::atomic<int> t{0};
+  long long t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+  std::thread other([&] {
+    for (int i = 0; i < n; i++) {
+      t.wait(0);
+      t.store(0);
+      t.notify_one();
+    }
+  });
+  for (int i = 0; i < n; i++) {
+    t.store(1);
+    t.notify_one();
+    t.wait(1);
+  }
+  other.join();
+  long long t1 = clock_ns(CLOCK_MONOTONIC), c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+  std::printf("cxx20-pingpong rounds=%d ns=%lld cpu_ns=%lld\n", n, t1 - t0, c1 - c0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && std::string(argv[1]) == "pingpong" && std::atoi(argv[2]) > 0)
+    return pingpong(std::atoi(argv[2]));
   if (argc != 2 || std::atoi(argv[1]) <= 0) {
     std::fprintf(stderr, "usage: %s ROUNDS\n", argv[0]);
     return 2;

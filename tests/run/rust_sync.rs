@@ -1,7 +1,12 @@
 // rust_sync.rs - Rust's std waits, made on futexes through libc's syscall()
 // (src/preload/futex.c): Mutex + Condvar, mpsc channels, thread::park.
 //
-// Usage: run_rust_sync ROUNDS
+// Usage: run_rust_sync ROUNDS | pingpong ROUNDS
+//
+// pingpong (bench/bench_run.sh): two threads hand a turn back and forth
+// ROUNDS times under a Mutex and Condvar, as run_pingpong does with
+// pthreads; prints "rust-pingpong rounds=N ns=T cpu_ns=C" (wall time and
+// the process's CPU time).
 //
 // Three threads pass a token round ROUNDS times under a Mutex, waiting on
 // a Condvar, each holding the token a millisecond (the others wait); a
@@ -14,8 +19,63 @@ use std::time::Duration;
 
 const THREADS: usize = 3;
 
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+fn clock_ns(clock: i32) -> i64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    unsafe { clock_gettime(clock, &mut ts) };
+    ts.sec * 1_000_000_000 + ts.nsec
+}
+
+const CLOCK_MONOTONIC: i32 = 1;
+const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+
+fn pingpong(rounds: usize) {
+    let turn = Arc::new((Mutex::new(0usize), Condvar::new()));
+    let (t0, c0) = (clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+    let other = {
+        let turn = Arc::clone(&turn);
+        thread::spawn(move || {
+            let (lock, cv) = &*turn;
+            for _ in 0..rounds {
+                let mut t = lock.lock().unwrap();
+                while *t != 1 {
+                    t = cv.wait(t).unwrap();
+                }
+                *t = 0;
+                cv.notify_one();
+            }
+        })
+    };
+    let (lock, cv) = &*turn;
+    for _ in 0..rounds {
+        let mut t = lock.lock().unwrap();
+        *t = 1;
+        cv.notify_one();
+        while *t != 0 {
+            t = cv.wait(t).unwrap();
+        }
+    }
+    other.join().unwrap();
+    let (t1, c1) = (clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+    println!("rust-pingpong rounds={} ns={} cpu_ns={}", rounds, t1 - t0, c1 - c0);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "pingpong" {
+        if let Ok(n) = args[2].parse() {
+            return pingpong(n);
+        }
+    }
     let rounds: usize = match args.get(1).and_then(|a| a.parse().ok()) {
         Some(n) if args.len() == 2 && n > 0 => n,
         _ => {
