@@ -56,12 +56,24 @@ typedef struct lat {
 
 typedef struct sctx {
   ctrace_reader *r;
+  ctrace_stats *st;
   u64map gix;
   gst *gs;
   size_t ngs, capgs;
   u64map syscalling_p; /* p + 1 -> g + 1 */
   an_wait *waits; /* who kept them waiting (waker.c) */
   size_t nwaits, capwaits;
+  lat *tasks, *regions; /* by type, in the order met */
+  size_t ntasks, captasks, nregions, capregions;
+  u64map threads, open_regions, open_tasks; /* seq/task -> ts+1 */
+  int64_t gc_start, stw_start, last;
+  /* Go 1.23 skips the creations of goroutines there before the trace (it
+   * gives them a status instead) and GoSysBlock: its first event, which
+   * goroutines there before the trace date from, is the first other one
+   * (t0). Goroutines met in a status date from the last generation's end
+   * (Go's summary's syncTs): t0 until a 1.22+ trace's first Sync. */
+  int64_t t0, sync_ts;
+  bool preinit; /* before the trace's first Gomaxprocs */
   bool oom;
 } sctx;
 
@@ -272,236 +284,218 @@ static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
   a->unknown += b->unknown;
 }
 
-int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
-                       char *err, size_t errlen) {
-  *out = NULL;
-  sctx c = {.r = r};
-  ctrace_stats *st = calloc(1, sizeof *st);
-  lat *tasks = NULL, *regions = NULL;
-  size_t ntasks = 0, captasks = 0, nregions = 0, capregions = 0;
-  an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
-  u64map threads = {0}, open_regions = {0}, open_tasks = {0}; /* seq/task -> ts+1 */
-  int64_t gc_start = -1, stw_start = -1, last = 0;
-  bool preinit = true;
-  int rc = -1;
-  if (!st || !mmu) goto oom;
-  st->info = *info;
-
-  ctrace__an_rewind(r);
-  ctrace_event ev;
-  /* Go 1.23 skips the creations of goroutines there before the trace (it
-   * gives them a status instead) and GoSysBlock: its first event, which
-   * goroutines there before the trace date from, is the first other one. */
-  int64_t t0 = -1;
-  /* Goroutines met in a status date from the last generation's end (Go's
-   * summary's syncTs): t0 until a 1.22+ trace's first Sync. */
-  int64_t sync_ts = -1;
-  while (!c.oom && ctrace__an_next(r, &ev)) {
-    last = ev.ts;
-    if (!ctrace__an_mmu_event(mmu, &ev)) goto oom;
-    if (t0 < 0 && !(preinit && ev.type == CTRACE_EV_GoCreate) && ev.type != CTRACE_EV_GoSysBlock)
-      t0 = ev.ts;
-    if (sync_ts < 0) sync_ts = t0;
-    if (ev.format == 1 && ev.type == CTRACE_EV122_Sync) sync_ts = ev.ts;
-    gst *g;
-    /* Go 1.23 names a goroutine from the first stack a change of its
-     * state gives (1.22+ traces: tstack, classic.c). */
-    if (ev.tstack && ev.type != CTRACE_EV_GoCreate && (g = gfind(&c, ev.g, false))) name_from(&c, g, ev.tstack);
-    /* A pending GoSysCall is decided by the goroutine's next event. */
-    if (ev.g && (g = gfind(&c, ev.g, false)) && g->sys_pending) {
-      if (ev.type == CTRACE_EV_GoSysBlock) {
-        g->sys_pending = false;
-        /* The call blocked: running ended at the call. */
-        leave(&c, g, g->sys_ts);
-        enter(&c, g, G_SYSCALL, g->sys_ts, 0);
-        bool fresh;
-        uint64_t *v = ctrace__map_put(&c.syscalling_p, (uint64_t)g->sys_p + 1, &fresh);
-        if (!v) goto oom;
-        *v = g->s.id + 1;
-      } else {
-        sys_nonblocking(g);
-      }
-    }
-    int br;
-    switch (ev.type) {
-    case CTRACE_EV_Gomaxprocs:
-      if (preinit) {
-        preinit = false;
-        for (size_t i = 0; i < c.ngs; i++)
-          if (c.gs[i].preinit) {
-            c.gs[i].preinit = false;
-            c.gs[i].s.creation = t0;
-            enter(&c, &c.gs[i], G_RUNNABLE, ev.ts, 0);
-          }
-      }
-      break;
-    case CTRACE_EV_ProcStart: {
+/* One event of the pass: the goroutines' states and times, the GC's and
+ * stop-the-worlds' times, the tasks' and regions' latencies. False when
+ * out of memory. */
+static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
+  ctrace_stats *st = c->st;
+  c->last = ev->ts;
+  if (!ctrace__an_mmu_event(mmu, ev)) return false;
+  if (c->t0 < 0 && !(c->preinit && ev->type == CTRACE_EV_GoCreate) && ev->type != CTRACE_EV_GoSysBlock)
+    c->t0 = ev->ts;
+  if (c->sync_ts < 0) c->sync_ts = c->t0;
+  if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) c->sync_ts = ev->ts;
+  gst *g;
+  /* Go 1.23 names a goroutine from the first stack a change of its
+   * state gives (1.22+ traces: tstack, classic.c). */
+  if (ev->tstack && ev->type != CTRACE_EV_GoCreate && (g = gfind(c, ev->g, false))) name_from(c, g, ev->tstack);
+  /* A pending GoSysCall is decided by the goroutine's next event. */
+  if (ev->g && (g = gfind(c, ev->g, false)) && g->sys_pending) {
+    if (ev->type == CTRACE_EV_GoSysBlock) {
+      g->sys_pending = false;
+      /* The call blocked: running ended at the call. */
+      leave(c, g, g->sys_ts);
+      enter(c, g, G_SYSCALL, g->sys_ts, 0);
       bool fresh;
-      if (!ctrace__map_put(&threads, ev.args[0], &fresh)) goto oom;
-      break;
-    }
-    case CTRACE_EV_ProcStop: {
-      uint64_t *v = ctrace__map_get(&c.syscalling_p, (uint64_t)ev.p + 1);
-      if (v) {
-        if ((g = gfind(&c, *v - 1, false)) && g->state == G_SYSCALL) g->last_syscall_block = ev.ts;
-        ctrace__map_del(&c.syscalling_p, (uint64_t)ev.p + 1);
-      }
-      break;
-    }
-    case CTRACE_EV_GoCreate:
-      if (!(g = gfind(&c, ev.args[0], true))) goto oom;
-      if (preinit) {
-        g->preinit = true; /* there before the trace: its status comes later */
-        break;
-      }
-      g->s.creation = ev.args[2] ? sync_ts : ev.ts; /* args[2]: there before (classic.c) */
-      g->state = G_NONE;
-      name_from(&c, g, ev.args[1]);
-      enter(&c, g, G_RUNNABLE, ev.ts, 0);
-      break;
-    case CTRACE_EV_GoStart:
-    case CTRACE_EV_GoStartLabel:
-      if (!(g = gfind(&c, ev.g, true))) goto oom;
-      if (preinit || g->state == G_NONE) { /* a status: running since the trace began */
-        g->preinit = false;
-        g->s.creation = sync_ts;
-        g->state = G_NONE;
-        enter(&c, g, G_RUNNING, ev.ts, 0);
-      } else {
-        to(&c, g, G_RUNNING, ev.ts, 0, 0);
-      }
-      if (!g->started) g->started = true;
-      break;
-    case CTRACE_EV_GoWaiting:
-    case CTRACE_EV_GoInSyscall:
-      if (!(g = gfind(&c, ev.g, true))) goto oom;
-      g->preinit = false;
-      g->s.creation = sync_ts;
-      g->state = G_NONE;
-      if (ev.type == CTRACE_EV_GoWaiting) {
-        enter(&c, g, G_WAITING, ev.ts, CTRACE_BLOCK_OTHER);
-      } else {
-        enter(&c, g, G_SYSCALL, ev.ts, 0);
-        bool fresh;
-        uint64_t *v = ctrace__map_put(&c.syscalling_p, (uint64_t)ev.p + 1, &fresh);
-        if (!v) goto oom;
-        *v = g->s.id + 1;
-      }
-      break;
-    case CTRACE_EV_GoEnd:
-    case CTRACE_EV_GoStop:
-      if ((g = gfind(&c, ev.g, false))) to(&c, g, G_DEAD, ev.ts, 0, ev.stack);
-      break;
-    case CTRACE_EV_GoSched:
-    case CTRACE_EV_GoPreempt:
-      if ((g = gfind(&c, ev.g, false))) to(&c, g, G_RUNNABLE, ev.ts, 0, ev.stack);
-      break;
-    case CTRACE_EV_GoUnblock:
-      if (!(g = gfind(&c, ev.args[0], false))) break;
-      if (g->state == G_WAITING && g->reason != CTRACE_BLOCK_SLEEP) {
-        if (c.nwaits == c.capwaits) {
-          size_t cap = c.capwaits ? c.capwaits * 2 : 256;
-          void *m = realloc(c.waits, cap * sizeof *c.waits);
-          if (!m) goto oom;
-          c.waits = m;
-          c.capwaits = cap;
-        }
-        /* Named once the pass has named every goroutine. */
-        c.waits[c.nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(&ev), NULL, NULL,
-                                        ev.ts - g->last_block};
-      }
-      to(&c, g, G_RUNNABLE, ev.ts, 0, 0);
-      break;
-    case CTRACE_EV_GoSysCall:
-      if ((g = gfind(&c, ev.g, false))) {
-        g->sys_pending = true;
-        g->sys_ts = ev.ts;
-        g->sys_p = ev.p;
-        name_from(&c, g, ev.stack);
-      }
-      break;
-    case CTRACE_EV_GoSysExit:
-      if ((g = gfind(&c, ev.g, false)) && g->state == G_SYSCALL) {
-        for (size_t i = 0; i < c.syscalling_p.cap; i++) /* the call is over */
-          if (c.syscalling_p.used[i] && c.syscalling_p.vals[i] == g->s.id + 1) {
-            ctrace__map_del(&c.syscalling_p, c.syscalling_p.keys[i]);
-            break;
-          }
-        to(&c, g, G_RUNNABLE, ev.ts, 0, ev.stack);
-      }
-      break;
-    case CTRACE_EV_GCStart:
-      gc_start = ev.ts;
-      st->gc_cycles++;
-      break;
-    case CTRACE_EV_GCDone:
-      if (gc_start >= 0) st->gc_ns += ev.ts - gc_start;
-      gc_start = -1;
-      break;
-    case CTRACE_EV_GCSTWStart:
-      stw_start = ev.ts;
-      break;
-    case CTRACE_EV_GCSTWDone:
-      if (stw_start >= 0) {
-        int64_t d = ev.ts - stw_start;
-        st->stw_count++;
-        st->stw_ns += d;
-        if (d > st->stw_max_ns) st->stw_max_ns = d;
-      }
-      stw_start = -1;
-      break;
-    case CTRACE_EV_UserTaskCreate: {
-      bool fresh;
-      uint64_t *v = ctrace__map_put(&open_tasks, ev.args[0], &fresh);
-      if (!v) goto oom;
-      lat *l = lat_of(&tasks, &ntasks, &captasks, ev.sargs[0] ? ev.sargs[0] : "", &c.oom);
-      if (!l) goto oom;
-      *v = (uint64_t)ev.ts << 20 | (uint64_t)(l - tasks); /* start and type */
-      l->open++;
-      break;
-    }
-    case CTRACE_EV_UserTaskEnd: {
-      uint64_t *v = ctrace__map_get(&open_tasks, ev.args[0]);
-      if (v) {
-        lat *l = &tasks[*v & ((1u << 20) - 1)];
-        l->open--;
-        if (!lat_add(l, ev.ts - (int64_t)(*v >> 20))) goto oom;
-        ctrace__map_del(&open_tasks, ev.args[0]);
-      }
-      break;
-    }
-    case CTRACE_EV_UserRegion: {
-      lat *l = lat_of(&regions, &nregions, &capregions, ev.sargs[0] ? ev.sargs[0] : "", &c.oom);
-      if (!l) goto oom;
-      if (ev.args[1] == 0) {
-        bool fresh;
-        uint64_t *v = ctrace__map_put(&open_regions, ev.seq, &fresh);
-        if (!v) goto oom;
-        *v = (uint64_t)ev.ts + 1;
-        l->open++;
-      } else {
-        uint64_t *v = ev.link != CTRACE_NO_LINK ? ctrace__map_get(&open_regions, ev.link) : NULL;
-        if (v) {
-          l->open--;
-          if (!lat_add(l, ev.ts - (int64_t)(*v - 1))) goto oom;
-          ctrace__map_del(&open_regions, ev.link);
-        } else {
-          l->open++; /* begun before the trace */
-        }
-      }
-      break;
-    }
-    default:
-      if ((br = block_reason_of(&ev)) >= 0 && (g = gfind(&c, ev.g, false)))
-        to(&c, g, G_WAITING, ev.ts, br, ev.stack);
-      break;
+      uint64_t *v = ctrace__map_put(&c->syscalling_p, (uint64_t)g->sys_p + 1, &fresh);
+      if (!v) return false;
+      *v = g->s.id + 1;
+    } else {
+      sys_nonblocking(g);
     }
   }
-  if (c.oom) goto oom;
+  int br;
+  switch (ev->type) {
+  case CTRACE_EV_Gomaxprocs:
+    if (c->preinit) {
+      c->preinit = false;
+      for (size_t i = 0; i < c->ngs; i++)
+        if (c->gs[i].preinit) {
+          c->gs[i].preinit = false;
+          c->gs[i].s.creation = c->t0;
+          enter(c, &c->gs[i], G_RUNNABLE, ev->ts, 0);
+        }
+    }
+    break;
+  case CTRACE_EV_ProcStart: {
+    bool fresh;
+    if (!ctrace__map_put(&c->threads, ev->args[0], &fresh)) return false;
+    break;
+  }
+  case CTRACE_EV_ProcStop: {
+    uint64_t *v = ctrace__map_get(&c->syscalling_p, (uint64_t)ev->p + 1);
+    if (v) {
+      if ((g = gfind(c, *v - 1, false)) && g->state == G_SYSCALL) g->last_syscall_block = ev->ts;
+      ctrace__map_del(&c->syscalling_p, (uint64_t)ev->p + 1);
+    }
+    break;
+  }
+  case CTRACE_EV_GoCreate:
+    if (!(g = gfind(c, ev->args[0], true))) return false;
+    if (c->preinit) {
+      g->preinit = true; /* there before the trace: its status comes later */
+      break;
+    }
+    g->s.creation = ev->args[2] ? c->sync_ts : ev->ts; /* args[2]: there before (classic.c) */
+    g->state = G_NONE;
+    name_from(c, g, ev->args[1]);
+    enter(c, g, G_RUNNABLE, ev->ts, 0);
+    break;
+  case CTRACE_EV_GoStart:
+  case CTRACE_EV_GoStartLabel:
+    if (!(g = gfind(c, ev->g, true))) return false;
+    if (c->preinit || g->state == G_NONE) { /* a status: running since the trace began */
+      g->preinit = false;
+      g->s.creation = c->sync_ts;
+      g->state = G_NONE;
+      enter(c, g, G_RUNNING, ev->ts, 0);
+    } else {
+      to(c, g, G_RUNNING, ev->ts, 0, 0);
+    }
+    if (!g->started) g->started = true;
+    break;
+  case CTRACE_EV_GoWaiting:
+  case CTRACE_EV_GoInSyscall:
+    if (!(g = gfind(c, ev->g, true))) return false;
+    g->preinit = false;
+    g->s.creation = c->sync_ts;
+    g->state = G_NONE;
+    if (ev->type == CTRACE_EV_GoWaiting) {
+      enter(c, g, G_WAITING, ev->ts, CTRACE_BLOCK_OTHER);
+    } else {
+      enter(c, g, G_SYSCALL, ev->ts, 0);
+      bool fresh;
+      uint64_t *v = ctrace__map_put(&c->syscalling_p, (uint64_t)ev->p + 1, &fresh);
+      if (!v) return false;
+      *v = g->s.id + 1;
+    }
+    break;
+  case CTRACE_EV_GoEnd:
+  case CTRACE_EV_GoStop:
+    if ((g = gfind(c, ev->g, false))) to(c, g, G_DEAD, ev->ts, 0, ev->stack);
+    break;
+  case CTRACE_EV_GoSched:
+  case CTRACE_EV_GoPreempt:
+    if ((g = gfind(c, ev->g, false))) to(c, g, G_RUNNABLE, ev->ts, 0, ev->stack);
+    break;
+  case CTRACE_EV_GoUnblock:
+    if (!(g = gfind(c, ev->args[0], false))) break;
+    if (g->state == G_WAITING && g->reason != CTRACE_BLOCK_SLEEP) {
+      if (c->nwaits == c->capwaits) {
+        size_t cap = c->capwaits ? c->capwaits * 2 : 256;
+        void *m = realloc(c->waits, cap * sizeof *c->waits);
+        if (!m) return false;
+        c->waits = m;
+        c->capwaits = cap;
+      }
+      /* Named once the pass has named every goroutine. */
+      c->waits[c->nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(ev), NULL, NULL,
+                                      ev->ts - g->last_block};
+    }
+    to(c, g, G_RUNNABLE, ev->ts, 0, 0);
+    break;
+  case CTRACE_EV_GoSysCall:
+    if ((g = gfind(c, ev->g, false))) {
+      g->sys_pending = true;
+      g->sys_ts = ev->ts;
+      g->sys_p = ev->p;
+      name_from(c, g, ev->stack);
+    }
+    break;
+  case CTRACE_EV_GoSysExit:
+    if ((g = gfind(c, ev->g, false)) && g->state == G_SYSCALL) {
+      for (size_t i = 0; i < c->syscalling_p.cap; i++) /* the call is over */
+        if (c->syscalling_p.used[i] && c->syscalling_p.vals[i] == g->s.id + 1) {
+          ctrace__map_del(&c->syscalling_p, c->syscalling_p.keys[i]);
+          break;
+        }
+      to(c, g, G_RUNNABLE, ev->ts, 0, ev->stack);
+    }
+    break;
+  case CTRACE_EV_GCStart:
+    c->gc_start = ev->ts;
+    st->gc_cycles++;
+    break;
+  case CTRACE_EV_GCDone:
+    if (c->gc_start >= 0) st->gc_ns += ev->ts - c->gc_start;
+    c->gc_start = -1;
+    break;
+  case CTRACE_EV_GCSTWStart:
+    c->stw_start = ev->ts;
+    break;
+  case CTRACE_EV_GCSTWDone:
+    if (c->stw_start >= 0) {
+      int64_t d = ev->ts - c->stw_start;
+      st->stw_count++;
+      st->stw_ns += d;
+      if (d > st->stw_max_ns) st->stw_max_ns = d;
+    }
+    c->stw_start = -1;
+    break;
+  case CTRACE_EV_UserTaskCreate: {
+    bool fresh;
+    uint64_t *v = ctrace__map_put(&c->open_tasks, ev->args[0], &fresh);
+    if (!v) return false;
+    lat *l = lat_of(&c->tasks, &c->ntasks, &c->captasks, ev->sargs[0] ? ev->sargs[0] : "", &c->oom);
+    if (!l) return false;
+    *v = (uint64_t)ev->ts << 20 | (uint64_t)(l - c->tasks); /* start and type */
+    l->open++;
+    break;
+  }
+  case CTRACE_EV_UserTaskEnd: {
+    uint64_t *v = ctrace__map_get(&c->open_tasks, ev->args[0]);
+    if (v) {
+      lat *l = &c->tasks[*v & ((1u << 20) - 1)];
+      l->open--;
+      if (!lat_add(l, ev->ts - (int64_t)(*v >> 20))) return false;
+      ctrace__map_del(&c->open_tasks, ev->args[0]);
+    }
+    break;
+  }
+  case CTRACE_EV_UserRegion: {
+    lat *l = lat_of(&c->regions, &c->nregions, &c->capregions, ev->sargs[0] ? ev->sargs[0] : "", &c->oom);
+    if (!l) return false;
+    if (ev->args[1] == 0) {
+      bool fresh;
+      uint64_t *v = ctrace__map_put(&c->open_regions, ev->seq, &fresh);
+      if (!v) return false;
+      *v = (uint64_t)ev->ts + 1;
+      l->open++;
+    } else {
+      uint64_t *v = ev->link != CTRACE_NO_LINK ? ctrace__map_get(&c->open_regions, ev->link) : NULL;
+      if (v) {
+        l->open--;
+        if (!lat_add(l, ev->ts - (int64_t)(*v - 1))) return false;
+        ctrace__map_del(&c->open_regions, ev->link);
+      } else {
+        l->open++; /* begun before the trace */
+      }
+    }
+    break;
+  }
+  default:
+    if ((br = block_reason_of(ev)) >= 0 && (g = gfind(c, ev->g, false)))
+      to(c, g, G_WAITING, ev->ts, br, ev->stack);
+    break;
+  }
+  return !c->oom;
+}
 
-  /* The end: what is still pending counts to the last event (snapshotStat). */
-  for (size_t i = 0; i < c.ngs; i++) {
-    gst *g = &c.gs[i];
+/* The end: what is still pending counts to the last event (snapshotStat). */
+static void finish_goroutines(sctx *c) {
+  int64_t last = c->last;
+  for (size_t i = 0; i < c->ngs; i++) {
+    gst *g = &c->gs[i];
     if (g->sys_pending) sys_nonblocking(g);
     if (g->state != G_DEAD && g->state != G_NONE) {
       if (g->state == G_SYSCALL && g->last_syscall_block >= 0) {
@@ -510,7 +504,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
         g->s.t.syscall += last - g->last_syscall;
         g->s.t.sched_wait += last - g->last_syscall_block;
       } else {
-        leave(&c, g, last);
+        leave(c, g, last);
       }
     }
     ctrace_gtimes *t = &g->s.t;
@@ -521,15 +515,18 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
      * the end twice (above), and so may the sum. */
     t->unknown = t->total > known ? t->total - known : 0;
   }
+}
 
-  /* Goroutines by id, and groups by start function. */
-  st->goroutines = calloc(c.ngs ? c.ngs : 1, sizeof *st->goroutines);
-  st->groups = calloc(c.ngs ? c.ngs : 1, sizeof *st->groups);
-  if (!st->goroutines || !st->groups) goto oom;
+/* Goroutines by id, groups by start function, and the waits' names. */
+static bool collect_goroutines(sctx *c) {
+  ctrace_stats *st = c->st;
+  st->goroutines = calloc(c->ngs ? c->ngs : 1, sizeof *st->goroutines);
+  st->groups = calloc(c->ngs ? c->ngs : 1, sizeof *st->groups);
+  if (!st->goroutines || !st->groups) return false;
   size_t ng = 0;
-  for (size_t i = 0; i < c.ngs; i++) {
-    if (c.gs[i].state == G_NONE && !c.gs[i].started) continue; /* never existed for Go 1.23 */
-    st->goroutines[ng++] = c.gs[i].s;
+  for (size_t i = 0; i < c->ngs; i++) {
+    if (c->gs[i].state == G_NONE && !c->gs[i].started) continue; /* never existed for Go 1.23 */
+    st->goroutines[ng++] = c->gs[i].s;
   }
   st->ngoroutines = ng;
   qsort(st->goroutines, ng, sizeof *st->goroutines, cmp_gid);
@@ -543,24 +540,41 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   }
   qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
 
-  for (size_t i = 0; i < c.nwaits; i++) {
-    an_wait *w = &c.waits[i];
-    gst *g = gfind(&c, w->woken, false);
+  for (size_t i = 0; i < c->nwaits; i++) {
+    an_wait *w = &c->waits[i];
+    gst *g = gfind(c, w->woken, false);
     w->woken_name = g ? g->s.name : "";
-    if (w->waker) w->waker_name = (g = gfind(&c, w->waker, false)) ? g->s.name : "";
+    if (w->waker) w->waker_name = (g = gfind(c, w->waker, false)) ? g->s.name : "";
   }
-  if (ctrace__an_waker_table(c.waits, c.nwaits, &st->wakers, &st->nwakers)) goto oom;
+  return ctrace__an_waker_table(c->waits, c->nwaits, &st->wakers, &st->nwakers) == 0;
+}
 
-  if (finish_lat(tasks, ntasks, &st->tasks, &st->ntasks) ||
-      finish_lat(regions, nregions, &st->regions, &st->nregions))
+int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
+                       char *err, size_t errlen) {
+  *out = NULL;
+  sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true};
+  ctrace_stats *st = c.st = calloc(1, sizeof *st);
+  an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
+  int rc = -1;
+  if (!st || !mmu) goto oom;
+  st->info = *info;
+
+  ctrace__an_rewind(r);
+  ctrace_event ev;
+  while (ctrace__an_next(r, &ev))
+    if (!observe(&c, &ev, mmu)) goto oom;
+  finish_goroutines(&c);
+  if (!collect_goroutines(&c)) goto oom;
+  if (finish_lat(c.tasks, c.ntasks, &st->tasks, &st->ntasks) ||
+      finish_lat(c.regions, c.nregions, &st->regions, &st->nregions))
     goto oom;
   qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_lat_name);
   qsort(st->regions, st->nregions, sizeof *st->regions, cmp_lat_name);
 
   /* A 1.22+ trace names the thread of every event: the reader's count of
    * them, as ctrace check gives it, not only those that started a P. */
-  st->threads = info->version >= 1022 ? info->threads : threads.len;
-  if (!ctrace__an_mmu_end(mmu, last)) goto oom;
+  st->threads = info->version >= 1022 ? info->threads : c.threads.len;
+  if (!ctrace__an_mmu_end(mmu, c.last)) goto oom;
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     st->mmu_window_ns[k] = k == 0 ? 1000000 : k == 1 ? 10000000 : 100000000;
     st->mmu[k] = ctrace__an_mmu(mmu, st->mmu_window_ns[k], &st->mmu_span_ns);
@@ -574,18 +588,18 @@ oom:
   rc = CTRACE_ENOMEM;
 out:
   ctrace_stats_free(st);
-  for (size_t i = 0; i < ntasks; i++) free(tasks[i].d);
-  for (size_t i = 0; i < nregions; i++) free(regions[i].d);
-  free(tasks);
-  free(regions);
+  for (size_t i = 0; i < c.ntasks; i++) free(c.tasks[i].d);
+  for (size_t i = 0; i < c.nregions; i++) free(c.regions[i].d);
+  free(c.tasks);
+  free(c.regions);
   ctrace__an_mmu_free(mmu);
   free(c.gs);
   free(c.waits);
   ctrace__map_free(&c.gix);
   ctrace__map_free(&c.syscalling_p);
-  ctrace__map_free(&threads);
-  ctrace__map_free(&open_regions);
-  ctrace__map_free(&open_tasks);
+  ctrace__map_free(&c.threads);
+  ctrace__map_free(&c.open_regions);
+  ctrace__map_free(&c.open_tasks);
   return rc;
 }
 
