@@ -66,9 +66,7 @@ prep_tar() {
     sync big.bin
     cold big.bin
 }
-both tar sh -c 'tar cf archive.tar big.bin && cmp big.bin archive.tar 2>/dev/null; tar xOf archive.tar | cmp - big.bin && echo archive whole'
-cmp "$out/tar.plain/archive.tar" "$out/tar.traced/archive.tar" >/dev/null 2>&1 ||
-    tar tvf "$out/tar.traced/archive.tar" >/dev/null || fail "tar: the traced archive is not an archive"
+both tar sh -c 'tar cf archive.tar big.bin && tar xOf archive.tar | cmp - big.bin && echo archive whole'
 
 # ---- dd: /dev/zero (RWF_NOWAIT stopped its reads early) and a cold file
 prep_dd() {
