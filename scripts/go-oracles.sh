@@ -19,10 +19,29 @@ dest=$build/go
 # SUITE:VERSION for each toolchain.
 wanted="trixie:1.24 sid:1.26 sid:1.27"
 
+# From Go 1.24 on, `go tool trace` and `go tool pprof` are not shipped
+# built: the go command builds them on first use into the build cache,
+# half a minute each time a test's cache is new. They are built here once
+# into the toolchain's own tool directory, where the go command (and
+# tests/go_paths.sh's go_trace_tool) finds them as it finds Go 1.23's.
+tools() {
+  local v=$1 go=$dest/go-$1/bin/go dir t bin
+  dir=$(GOTOOLCHAIN=local "$go" env GOTOOLDIR)
+  for t in trace pprof; do
+    [ -x "$dir/$t" ] && continue
+    bin=$(GOTOOLCHAIN=local GOFLAGS= GOCACHE="$dest/gocache" "$go" tool -n "$t") || return 1
+    cp "$bin" "$dir/$t.tmp" && mv -f "$dir/$t.tmp" "$dir/$t"
+  done
+}
+
 need=()
 for w in $wanted; do
   v=${w#*:}
-  [ -x "$dest/go-$v/bin/go" ] || need+=("$w")
+  if [ -x "$dest/go-$v/bin/go" ]; then
+    tools "$v" || { echo "ctrace: cannot build Go $v's trace and pprof tools" >&2; exit 1; }
+  else
+    need+=("$w")
+  fi
 done
 [ ${#need[@]} -eq 0 ] && exit 0
 
@@ -83,5 +102,6 @@ for w in "${need[@]}"; do
   done
   ln -sfn "root-$v/usr/lib/go-$v" "$dest/go-$v"
   "$dest/go-$v/bin/go" version >&2
+  tools "$v" || { echo "ctrace: cannot build Go $v's trace and pprof tools" >&2; exit 1; }
   rm -f "$apt/debs"/*.deb
 done

@@ -19,3 +19,16 @@ GO127=${GO127:-$CTRACE_GO_DIR/go-1.27/bin/go}
 # Every Go a trace ctrace writes must open in (tests/go_compat.sh).
 GO_ALL="$GO119 $GO122 $GO123 $GO124 $GO126 $GO127"
 unset ctrace__gp_here
+
+# go_trace_tool GO: the path of GO's `go tool trace` command. Up to Go 1.23
+# it ships in GOTOOLDIR; from Go 1.24 on it is built on first use into the
+# build cache (GOCACHE), and `go tool -n trace` builds it and says where.
+go_trace_tool() {
+    local dir
+    dir=$(GOTOOLCHAIN=local "$1" env GOTOOLDIR) || return 1
+    if [ -x "$dir/trace" ]; then
+        echo "$dir/trace"
+    else
+        GOTOOLCHAIN=local GOFLAGS= "$1" tool -n trace
+    fi
+}
