@@ -32,3 +32,6 @@ go_trace_tool() {
         GOTOOLCHAIN=local GOFLAGS= "$1" tool -n trace
     fi
 }
+# Those that read Go's current format (a trace ctrace writes with
+# CTRACE_FORMAT=go1.22): all but Go 1.19.
+GO_CURRENT="$GO122 $GO123 $GO124 $GO126 $GO127"
