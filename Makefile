@@ -90,6 +90,7 @@ bench:
 	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build
+	@bench/bench_dump127.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)
