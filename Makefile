@@ -27,8 +27,12 @@ all: deps build
 deps:
 	@scripts/deps.sh $(BUILD_PKGS)
 
+# Go 1.24, 1.26 and 1.27, which bookworm lacks, are downloaded from trixie
+# and sid by a private apt configuration and unpacked into build/go/
+# (scripts/go-oracles.sh): the machine's apt sources are left alone.
 test-deps:
 	@scripts/deps.sh $(TEST_PKGS)
+	@scripts/go-oracles.sh build
 
 build:
 	$(call configure,build,-DCMAKE_INSTALL_PREFIX=$(PREFIX))
@@ -74,6 +78,7 @@ check-tsan:
 # when it was installed after the first configure.
 bench:
 	@scripts/deps.sh $(BENCH_PKGS)
+	@scripts/go-oracles.sh build
 	$(call configure,build,-DCMAKE_INSTALL_PREFIX=$(PREFIX))
 	@cmake -S . -B build >/dev/null
 	@cmake --build build -j $(JOBS)
@@ -85,6 +90,7 @@ bench:
 	@bench/bench_run.sh build
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build
+	@bench/bench_dump127.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)

@@ -7,9 +7,9 @@
 #
 # For every TRACE and every Go toolchain in GO_COMPAT_GOS (below; see
 # /work/shared/GO-COMPAT.md for why each step matters):
-#   1. the parser accepts it: `go tool trace -d TRACE` (Go 1.19-1.21) or
-#      `-d=1` (1.22 and later, where -d takes a level, and 1.23 converts the
-#      old format to its new event model);
+#   1. the parser accepts it: `go tool trace -d TRACE` (Go 1.19-1.21),
+#      `-d=1` (1.22 and 1.23, where -d takes a level, and 1.23 converts the
+#      old format to its new event model) or `-d=parsed` (1.24 and later);
 #   2. `go tool trace -http=127.0.0.1:0 TRACE` comes up and serves it (this
 #      builds the views, which -d does not: Go 1.23's viewer runs its
 #      generators over the whole trace as it starts, and panics on a trace
@@ -40,12 +40,16 @@
 set -euo pipefail
 
 # The Go toolchains every trace must open in: the one list of them for all
-# the tests. Go 1.19 (Debian bookworm's golang-go) is the reference reader
-# of the old format; Go 1.22 (bookworm-backports) still reads it with the
-# old parser; Go 1.23 converts it to the new event model, as later Gos and
-# today's third-party readers do. GO_COMPAT_GOS overrides the list (go
-# commands separated by spaces).
-readonly DEFAULT_GOS="/usr/lib/go-1.19/bin/go /usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go"
+# the tests (tests/go_paths.sh). Go 1.19 (Debian bookworm's golang-go) is
+# the reference reader of the old format; Go 1.22 (bookworm-backports)
+# still reads it with the old parser; Go 1.23 converts it to the new event
+# model, as later Gos and today's third-party readers do; Go 1.24
+# (trixie), 1.26 and 1.27 (sid) are what Go users run today, and Go 1.27
+# reads the current format with other rules than 1.23 (a Sync before each
+# generation). GO_COMPAT_GOS overrides the list (go commands separated by
+# spaces).
+. "$(dirname "${BASH_SOURCE[0]}")/go_paths.sh"
+readonly DEFAULT_GOS="$GO_ALL"
 read -r -a GOS <<<"${GO_COMPAT_GOS:-$DEFAULT_GOS}"
 
 # Pages every version serves. The pprof pages are asked for with ?raw=1:
@@ -149,7 +153,8 @@ for go in "${GOS[@]}"; do
         die "$go env GOVERSION GOTOOLDIR failed"
     minor=${version#go1.}
     minor=${minor%%[!0-9]*}
-    tool=$tooldir/trace
+    # From Go 1.24 on, the tool is built on first use into the build cache.
+    tool=$(go_trace_tool "$go") || die "cannot build '$go tool trace'"
     [ -x "$tool" ] || die "'$go tool trace' binary not found: $tool"
     tools+=("$tool") names+=("${version%.*}") minors+=("$minor")
 done
@@ -326,6 +331,7 @@ check_version() {
     fetched=()
     rm -f "$tmp"/page.* "$tmp/fetched"
     [ "$minor" -ge 22 ] && dflag=-d=1
+    [ "$minor" -ge 24 ] && dflag=-d=parsed # -d takes a mode from Go 1.24 on
 
     # 1. The parser: it parses the trace and prints its events. Only the
     #    last lines are kept; a big trace prints millions.

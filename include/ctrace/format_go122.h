@@ -1,5 +1,6 @@
-/* Go's current execution-trace format ("go 1.22 trace", "go 1.23 trace"):
- * one event table for the reader and the dumper.
+/* Go's current execution-trace format ("go 1.22 trace", "go 1.23 trace",
+ * "go 1.25 trace", "go 1.26 trace"): one event table for the reader and the
+ * dumper.
  *
  * A trace is the 16-byte header and a sequence of batches. A batch is
  * EvEventBatch [generation, M, absolute time, length] (or
@@ -12,9 +13,17 @@
  * into generations, each self-contained: its own strings, stacks,
  * frequency and CPU samples, and sequence numbers that restart.
  *
+ * Go 1.25 ("go 1.25 trace") puts the frequency in a sync batch (SyncBatch
+ * first) beside a ClockSnapshot, which ties the trace's clock to the
+ * monotonic and wall clocks; Go 1.26 ("go 1.26 trace", also Go 1.27's)
+ * ends each generation with an EndOfGeneration byte where a batch would
+ * begin. Which Go wrote which header: Go 1.22 "go 1.22", 1.23 and 1.24
+ * "go 1.23", 1.25 "go 1.25", 1.26 and 1.27 "go 1.26" (Go 1.27's
+ * internal/trace/version: Current = Go126).
+ *
  * CTRACE_GO122_EVENTS(X) lists every kind as
  *   X(Name, number, kind, flags, nargs, "arg names", stack, stack2, str, str2)
- * with the arguments as Go 1.23 names them (internal/trace/event/go122),
+ * with the arguments as Go names them (Go 1.27's internal/trace/tracev2),
  * without the time diff; stack and str name the argument (1-based, 0 for
  * none) that is the event's stack id or a string id; stack2 a second stack
  * (the new goroutine's). kind is Go's EventKind for timed events. Flags:
@@ -107,6 +116,16 @@ enum ctrace_kind {
   X(GoStatusStack,       48, StateTransition, CTRACE_G_TIMED, 4, "g m gstatus stack", 4, 0, 0, 0)                \
   /* structural: [experiment, generation, M, time, length] (Go 1.23) */                            \
   X(ExperimentalBatch,   49, Bad,             0, 4, "exp gen m time", 0, 0, 0, 0)                   \
+  /* structural (Go 1.25): first byte of a sync batch, which holds a Frequency and a                \
+   * ClockSnapshot [...Frequency|ClockSnapshot]; Go's EvSync, named apart from the                  \
+   * reader's Sync event (CTRACE_EV122_Sync) */                                                     \
+  X(SyncBatch,           50, Bad,             0, 0, "", 0, 0, 0, 0)                                 \
+  /* the trace, monotonic and wall clocks read together, in a sync batch (Go 1.25)                  \
+   * [time diff from the batch's time, mono ns, wall sec, wall nsec]; timed in Go's table,          \
+   * so that one found among a thread's events reaches the ordering (Go 1.27) */                    \
+  X(ClockSnapshot,       51, Bad,             CTRACE_G_TIMED, 3, "mono sec nsec", 0, 0, 0, 0)       \
+  /* structural (Go 1.26): a batch of this one byte ends a generation */                            \
+  X(EndOfGeneration,     52, Bad,             0, 0, "", 0, 0, 0, 0)                                 \
   /* experimental heap and stack events (Go 1.23, GOEXPERIMENT=allocheapprofile) */                 \
   X(Span,               128, Experimental,    CTRACE_G_TE, 3, "id npages_value kindclass", 0, 0, 0, 0)        \
   X(SpanAlloc,          129, Experimental,    CTRACE_G_TE, 3, "id npages_value kindclass", 0, 0, 0, 0)        \

@@ -1,7 +1,8 @@
 /* ctrace's reader: parses, orders and validates Go execution traces of
  * every version Go 1.19 reads (1.5, 1.7 to 1.11, 1.19), ctrace's own
- * included, and of Go's current format (1.22, 1.23: see "Go 1.22 and
- * later" below), without Go.
+ * included, and of Go's current format (headers 1.22, 1.23, 1.25 and
+ * 1.26, which Go 1.22 to 1.27 write: see "Go 1.22 and later" below),
+ * without Go.
  *
  * It reads in passes over the file (mapped, not copied): the first checks
  * the framing of every event and gathers strings, stacks, the frequency and
@@ -74,8 +75,15 @@ typedef struct ctrace_event {
    * start, a task's creation. CTRACE_NO_LINK if none. */
   uint64_t link;
 
-  /* Go 1.22 and later (format 1). Such an event is Go 1.23's trace.Event:
-   * type is a CTRACE_EV122_* (CTRACE_EV122_Sync after each generation),
+  /* Go 1.22 and later (format 1). Such an event is Go's trace.Event (Go
+   * 1.23's for the headers go 1.22 and 1.23, Go 1.27's for go 1.25 and
+   * 1.26): type is a CTRACE_EV122_*; CTRACE_EV122_Sync comes after each
+   * generation (go 1.22, 1.23) or before each and once at the end (go
+   * 1.25, 1.26), with args[0] its number from 1 (Go's Sync.N) and, in the
+   * Sync that begins a go 1.25+ generation, its clock snapshot: args[1]
+   * the trace's time then (ns, as ts, not made increasing), args[2] the
+   * monotonic clock (ns), args[3] and args[4] the wall clock (seconds and
+   * nanoseconds since 1970), args[5] 1 (0 where there is none);
    * ts is Go's Time (nanoseconds, not rebased), m, p and g the thread,
    * P and goroutine it ran on (-1 for none; g as int64_t), args the
    * arguments in table order and then what Go's reader adds (the old
@@ -97,7 +105,7 @@ typedef struct ctrace_event {
 } ctrace_event;
 
 typedef struct ctrace_trace_info {
-  int version;          /* 1005, 1007 ... 1011, 1019, 1021, 1022, 1023 */
+  int version;          /* 1005, 1007 ... 1011, 1019, 1021, 1022, 1023, 1025, 1026 */
   uint64_t frequency;   /* ticks per second */
   uint64_t bytes;       /* size of the trace */
   uint64_t events;      /* events after ordering */
@@ -116,8 +124,26 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
 int ctrace_reader_open_mem(const void *data, size_t len, ctrace_reader **out,
                            ctrace_parse_error *err);
 void ctrace_reader_close(ctrace_reader *r);
-/* The version its header names: 1005 ... 1019, 1021, 1022, 1023. */
+/* The version its header names: 1005 ... 1019, 1021, 1022, 1023, 1025, 1026. */
 int ctrace_reader_version(const ctrace_reader *r);
+
+/* The trace's clock anchor: a go 1.25+ trace's first generation says in
+ * its sync batch what the monotonic and the wall clock read when the
+ * trace's clock read trace_ns (ns, Go's clock, as ctrace_event.ts of a
+ * Go 1.22+ event), which dates every event: its wall time is wall_sec,
+ * wall_nsec plus (ts - trace_ns) ns. */
+typedef struct ctrace_clock_snapshot {
+  int64_t trace_ns;
+  uint64_t mono_ns;
+  int64_t wall_sec;
+  int64_t wall_nsec;
+} ctrace_clock_snapshot;
+
+/* Fills *c with the first generation's clock snapshot: 1, or 0 if the
+ * trace has none (older formats, or nothing read yet: it is known once
+ * ctrace_reader_check or the first ctrace_reader_read has read the first
+ * generation). */
+int ctrace_reader_clock(const ctrace_reader *r, ctrace_clock_snapshot *c);
 
 /* Called during ctrace_reader_check with how far it is (done of total). */
 void ctrace_reader_set_progress(ctrace_reader *r,
@@ -194,6 +220,13 @@ size_t ctrace_reader_stack(const ctrace_reader *r, uint64_t id, const ctrace_fra
  * Event.String): one line, or with stacks several, each frame's line ending
  * in a newline; the caller adds the final newline as Go's Println does. */
 int ctrace_event_format(const ctrace_event *ev, char *buf, size_t size);
+/* The same in the words of Go go (1023 or 1027) for a Go 1.22+ event:
+ * Go 1.27's `go tool trace -d=parsed` prints a state transition's states
+ * before its reason, a metric's value as Value{Uint64(n)}, a Sync's
+ * number and clock snapshot, and an experimental event's arguments by
+ * name. ctrace_event_format is go 1023; older events print as it prints
+ * them whatever go is. */
+int ctrace_event_format_go(const ctrace_event *ev, int go, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,8 @@
  * events Go 1.23's oldtrace.go would turn back into it. Besides the classic
  * meaning of fields, on a 1.22+ trace:
  *   - GoCreate args[2] is 1 for a goroutine first met in a status event
- *     (there before, with no creation in the trace);
+ *     (there before, with no creation in the trace), args[3] then the
+ *     status (CTRACE_GS_*);
  *   - GoBlock carries Go's reason in sargs[0] when no classic kind names it;
  *   - GoCreate args[2] is 2 for Go's GoCreateBlocked (the GoBlock that
  *     follows is the same transition, not a block of its own);
@@ -25,7 +26,10 @@
  *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
  *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
  *     reads it as a transition with a stack);
- *   - CTRACE_EV122_Sync (format 1) passes at each generation's end, and
+ *   - CTRACE__AN_Transition (format 1, go 1.25+ traces) before the
+ *     classic events of each goroutine state transition;
+ *   - CTRACE_EV122_Sync (format 1) passes at each generation's end (go
+ *     1.22, 1.23; at each one's start and the trace's end for go 1.25+), and
  *     CTRACE__AN_GoLabel and CTRACE__AN_RangeActive (format 1) for what
  *     Go's MMU reads of labels and ranges under way;
  *   - the first event is a Gomaxprocs of procs 0, the adapter's own (the
@@ -48,6 +52,16 @@ int ctrace__an_next(ctrace_reader *r, ctrace_event *ev);
  * args[0] the goroutine in the assist or the P sweeping; g and p the
  * event's. Go's MMU counts those of the first generation. */
 #define CTRACE__AN_RangeActive 252
+/* A go 1.25+ trace's goroutine state transition, as Go 1.27's
+ * Event.StateTransition gives it (format 1), before the classic events of
+ * the event it comes from: args[0] the goroutine, args[1] and args[2] its
+ * old and new state (Go's GoState: 0 undetermined, 1 not existing, 2
+ * runnable, 3 running, 4 waiting, 5 in a syscall), sargs[0] the reason,
+ * stack the event's (Go's Event.Stack, the adapter's id; 0 for none). Go
+ * 1.27's profiles count every transition, stack or not, which the
+ * classic events do not all show (a status that changes nothing, a
+ * syscall's end, a start). */
+#define CTRACE__AN_Transition 251
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__an_rewind(ctrace_reader *r);
 size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);

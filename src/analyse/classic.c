@@ -71,6 +71,7 @@ typedef struct an_classic {
   an_regions *regs;
   size_t nregs, capregs;
   bool oom;
+  bool go127; /* a go 1.25+ trace: Go 1.27's transitions passed on */
 } an_classic;
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -203,8 +204,9 @@ static void an_free(void *p) {
 static an_classic *adapter(ctrace_reader *r) {
   if (!r->g2) return NULL;
   if (!r->an) {
-    r->an = calloc(1, sizeof(an_classic));
+    an_classic *a = r->an = calloc(1, sizeof(an_classic));
     r->an_free = an_free;
+    if (a) a->go127 = r->ver >= 1025;
   }
   return r->an;
 }
@@ -283,6 +285,7 @@ static void status_stack(an_classic *a, const ctrace_event *ev) {
   e->args[0] = ev->args[0];
   e->args[2] = ev->args[2];
   e->stack = stk(a, ev);
+  e->tstack = tstk(a, ev); /* go 1.25+: Go 1.27 names a goroutine from it */
 }
 
 static an_regions *regions_of(an_classic *a, uint64_t g) {
@@ -309,6 +312,48 @@ static uint8_t block_kind(const char *s) {
   return CTRACE_EV_GoBlock;
 }
 
+/* Go 1.27's Event.StateTransition of a goroutine (format.c's transition,
+ * for goroutines): CTRACE__AN_Transition, for Go 1.27's profiles. */
+static void transition(an_classic *a, const ctrace_event *ev) {
+  static const uint8_t state_of[5] = {GS_UNDETERMINED, GS_RUNNABLE, GS_RUNNING, GS_SYSCALL, GS_WAITING};
+  const uint64_t *x = ev->args;
+  uint64_t id = gid(ev->g), from, to;
+  const char *reason = "";
+  size_t rlen = 0;
+  switch (ev->type) {
+  case CTRACE_EV122_GoCreate: id = x[0], from = GS_NOTEXIST, to = GS_RUNNABLE; break;
+  case CTRACE_EV122_GoCreateBlocked: id = x[0], from = GS_NOTEXIST, to = GS_WAITING; break;
+  case CTRACE_EV122_GoCreateSyscall: id = x[0], from = GS_NOTEXIST, to = GS_SYSCALL; break;
+  case CTRACE_EV122_GoStart: id = x[0], from = GS_RUNNABLE, to = GS_RUNNING; break;
+  case CTRACE_EV122_GoDestroy: from = GS_RUNNING, to = GS_NOTEXIST; break;
+  case CTRACE_EV122_GoDestroySyscall: from = GS_SYSCALL, to = GS_NOTEXIST; break;
+  case CTRACE_EV122_GoStop: case CTRACE_EV122_GoBlock:
+    from = GS_RUNNING, to = ev->type == CTRACE_EV122_GoStop ? GS_RUNNABLE : GS_WAITING;
+    reason = ev->sargs[0], rlen = ev->sargs_len[0];
+    break;
+  case CTRACE_EV122_GoUnblock: case CTRACE_EV122_GoSwitch: case CTRACE_EV122_GoSwitchDestroy:
+    id = x[0], from = GS_WAITING, to = GS_RUNNABLE;
+    break;
+  case CTRACE_EV122_GoSyscallBegin: from = GS_RUNNING, to = GS_SYSCALL; break;
+  case CTRACE_EV122_GoSyscallEnd: from = GS_SYSCALL, to = GS_RUNNING; break;
+  case CTRACE_EV122_GoSyscallEndBlocked: from = GS_SYSCALL, to = GS_RUNNABLE; break;
+  case CTRACE_EV122_GoStatus: case CTRACE_EV122_GoStatusStack:
+    id = x[0], from = x[ev->type == CTRACE_EV122_GoStatusStack ? 4 : 3];
+    to = x[2] < 5 ? state_of[x[2]] : GS_UNDETERMINED;
+    break;
+  default: return;
+  }
+  ctrace_event *e = emit(a, ev, CTRACE__AN_Transition, id);
+  e->format = 1;
+  e->args[0] = id;
+  e->args[1] = from;
+  e->args[2] = to;
+  uint64_t s = intern_str(a, reason, rlen);
+  e->sargs[0] = s ? a->strs[s - 1].s : "";
+  e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+  e->stack = stk(a, ev);
+}
+
 static void convert(an_classic *a, const ctrace_event *ev) {
   ctrace_event *e;
   uint64_t g = gid(ev->g);
@@ -318,6 +363,7 @@ static void convert(an_classic *a, const ctrace_event *ev) {
     a->started = true;
     e = emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
   }
+  if (a->go127) transition(a, ev);
   switch (ev->type) {
   case CTRACE_EV122_Sync:
     /* Passed on as it is: no classic kind, but Go's summary dates the
@@ -370,6 +416,7 @@ static void convert(an_classic *a, const ctrace_event *ev) {
     e = emit(a, ev, CTRACE_EV_GoCreate, 0);
     e->args[0] = id;
     e->args[2] = 1;
+    e->args[3] = ev->args[2]; /* the status, CTRACE_GS_* */
     switch (ev->args[2]) {
     case CTRACE_GS_RUNNING:
       e = emit(a, ev, CTRACE_EV_GoStart, id);

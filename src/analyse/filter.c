@@ -107,6 +107,9 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
     last = ev.ts;
     uint64_t g = ev.g;
     if (ev.type == CTRACE_EV_GoCreate) g = ev.args[0];
+    /* Go 1.27 names a goroutine from a status' stack too (go 1.25+: the
+     * adapter gives it as tstack). */
+    if (ev.type == CTRACE__AN_GoStatusStack) g = ev.args[0];
     gdesc *d = NULL;
     if (g && (ev.type == CTRACE_EV_GoCreate || ev.type == CTRACE_EV_GoStart ||
               ev.type == CTRACE_EV_GoStartLabel || ev.type == CTRACE_EV_GoEnd ||

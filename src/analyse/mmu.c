@@ -78,6 +78,7 @@ struct an_mmu {
   int version;        /* the trace's, for the names of stop-the-world kinds */
   bool dump_done;     /* classic: the first Gomaxprocs has passed */
   bool seen_sync;
+  int syncs_to_see;   /* Syncs before the first generation is whole: 1, 2 for go 1.25+ */
   int stw;            /* GC stops under way (Go: stw) */
   bool last_stw_gc;   /* the last stop began for the GC */
   int *pgc;           /* per P below GOMAXPROCS: GC work on it (Go: perP.gc) */
@@ -99,6 +100,10 @@ an_mmu *ctrace__an_mmu_new(const ctrace_trace_info *info, unsigned flags) {
   m->flags = flags;
   m->version = info->version;
   m->v122 = info->version >= 1022;
+  /* Go 1.27 (gc.go) counts ranges under way until a whole generation was
+   * read: until its second Sync, the first beginning the first generation
+   * (Go 1.23's only Sync of the first generation ends it). */
+  m->syncs_to_see = info->version >= 1025 ? 2 : 1;
   return m;
 }
 
@@ -252,7 +257,7 @@ static void range_active(an_mmu *m, const ctrace_event *ev) {
 
 bool ctrace__an_mmu_event(an_mmu *m, const ctrace_event *ev) {
   if (m->pending && ev->ts != m->pending_ts) commit(m);
-  if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) m->seen_sync = true;
+  if (ev->format == 1 && ev->type == CTRACE_EV122_Sync && --m->syncs_to_see <= 0) m->seen_sync = true;
   if (ev->type == CTRACE_EV_GCSTWStart) m->last_stw_gc = stw_for_gc(m, ev);
   /* The goroutines' states are followed from the start; GC work counts
    * once there are Ps. */

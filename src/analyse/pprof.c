@@ -64,21 +64,53 @@ typedef struct ctx {
   uint64_t *locs;
   size_t caplocs;
   bool go123; /* a Go 1.22+ trace: Go 1.23's rules, every pair counted */
+  bool go127; /* a go 1.25+ trace: Go 1.27's (go127_profile) */
+  u64map last; /* go127: sample key -> the stack id that last gave it */
 } ctx;
+
+/* Go's stackMap keys a record by its stack's PCs (the first 128, the rest
+ * zero), and gives it the frames of the newest stack of those PCs: the
+ * empty stack and one of a zero PC are one record. The key: a hash of the
+ * PCs up to the last that is not zero, 0 for none. */
+static uint64_t pcs_key(const ctrace_frame *fr, size_t n) {
+  if (n > 128) n = 128;
+  while (n > 0 && fr[n - 1].pc == 0) n--;
+  if (n == 0) return 0;
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < 64; b += 8) h = (h ^ ((fr[i].pc >> b) & 0xff)) * 1099511628211ull;
+  return h | 1; /* never 0 */
+}
 
 /* pe is linked to an event at time ts: count the pair if it is of the
  * profile's kind (Go's buildProfile: one sample per stack id, its
  * locations the stack's frames, leaf first). */
 static int linked(ctx *c, const pending *pe, int64_t ts) {
-  if ((!c->go123 && !counted(c->kind, pe->type)) || pe->stack == 0) return 0;
-  const ctrace_frame *fr;
-  size_t n = ctrace__an_stack(c->r, pe->stack, &fr);
-  if (n == 0) return 0;
+  if ((!c->go123 && !counted(c->kind, pe->type)) || (pe->stack == 0 && !c->go127)) return 0;
+  const ctrace_frame *fr = NULL;
+  size_t n = pe->stack ? ctrace__an_stack(c->r, pe->stack, &fr) : 0;
+  if (n == 0 && !c->go127) return 0; /* Go 1.27 counts it under the empty stack */
   int64_t d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
   if (d <= 0) return 0;
   prof_sample *s;
-  uint64_t *ix = ctrace__map_get(&c->p->sample_ids, pe->stack);
-  if (ix) {
+  uint64_t key = c->go127 ? pcs_key(fr, n) : pe->stack;
+  uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
+  bool fresh = true;
+  uint64_t *last = c->go127 ? ctrace__map_put(&c->last, key, &fresh) : NULL;
+  if (c->go127 && !last) return -1;
+  if (ix && c->go127 && !fresh && *last != pe->stack) {
+    /* The same PCs from another stack: the newest stack's frames. */
+    s = &c->p->samples[*ix - 1];
+    if (n > c->caplocs) {
+      void *m = realloc(c->locs, n * sizeof *c->locs);
+      if (!m) return -1;
+      c->locs = m;
+      c->caplocs = n;
+    }
+    for (size_t i = 0; i < n; i++)
+      c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (c->p->oom || !ctrace__prof_relocate(c->p, s, c->locs, n)) return -1;
+  } else if (ix) {
     s = &c->p->samples[*ix - 1];
   } else {
     if (n > c->caplocs) {
@@ -89,8 +121,9 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
     }
     for (size_t i = 0; i < n; i++)
       c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
-    if (c->p->oom || !(s = ctrace__prof_sample(c->p, pe->stack, c->locs, n))) return -1;
+    if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n))) return -1;
   }
+  if (last) *last = pe->stack;
   s->value[0]++;
   s->value[1] += d;
   return 0;
@@ -268,6 +301,48 @@ static int go123_profile(ctx *c) {
   return rc;
 }
 
+/* ---- go 1.25+ traces: Go 1.27's rules ------------------------------------------- */
+
+/* Go 1.27's makeComputePprofFunc no longer skips the transitions without a
+ * stack: every goroutine transition into the profile's state (for one of
+ * its reasons) begins an interval, the goroutine's next transition into
+ * another state ends it (a start ends a sched interval, a syscall's end a
+ * syscall one), and an interval whose first transition had no stack is
+ * counted under the empty stack. The adapter passes the transitions on as
+ * CTRACE__AN_Transition. */
+static int go127_profile(ctx *c) {
+  static const int state_of[] = {[CTRACE_PROFILE_NET] = 4, /* Go's GoState: waiting */
+                                 [CTRACE_PROFILE_SYNC] = 4,
+                                 [CTRACE_PROFILE_SYSCALL] = 5,
+                                 [CTRACE_PROFILE_SCHED] = 2};
+  static const int ts_of[] = {[2] = TS_RUNNABLE, [4] = TS_WAITING, [5] = TS_SYSCALL};
+  uint64_t state = (uint64_t)state_of[c->kind];
+  pstate s = {0};
+  int rc = 0;
+  ctrace_event ev;
+  ctrace__an_rewind(c->r);
+  while (rc == 0 && ctrace__an_next(c->r, &ev)) {
+    if (ev.type != CTRACE__AN_Transition || ev.format != 1) continue;
+    pending *pe = pend_of(&s, ev.args[0]);
+    if (!pe) {
+      rc = -1;
+      break;
+    }
+    if (!pe->valid) {
+      transition t = {ev.args[0], ev.stack, ev.args[2] == state ? ts_of[state] : TS_OTHER,
+                      ev.sargs[0] ? ev.sargs[0] : ""};
+      if (t.state != TS_OTHER && tracked(c->kind, &t)) *pe = (pending){ev.type, true, ev.ts, ev.stack, t.g};
+      continue;
+    }
+    if (ev.args[2] == state) continue;
+    pe->valid = false;
+    rc = linked(c, pe, ev.ts);
+  }
+  ctrace__map_free(&s.index);
+  free(s.pend);
+  return rc;
+}
+
 int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
                          ctrace_profile **out, char *err, size_t errlen) {
   *out = NULL;
@@ -296,9 +371,10 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   } else if (opt->kind == CTRACE_PROFILE_WAKER) {
     rc = ctrace__an_waker(r, &f, p, err, errlen);
   } else {
-    ctx c = {r, opt->kind, &f, p, NULL, 0, go123};
-    rc = go123 ? go123_profile(&c) : go_profile(&c);
+    ctx c = {r, opt->kind, &f, p, NULL, 0, go123, go123 && ctrace_reader_version(r) >= 1025, {0}};
+    rc = c.go127 ? go127_profile(&c) : go123 ? go123_profile(&c) : go_profile(&c);
     free(c.locs);
+    ctrace__map_free(&c.last);
     if (rc || p->oom) {
       rc = -1;
       snprintf(err, errlen, "out of memory");

@@ -153,6 +153,20 @@ oom:
   return NULL;
 }
 
+bool ctrace__prof_relocate(ctrace_profile *p, prof_sample *s, const uint64_t *locs, size_t n) {
+  size_t at = (size_t)(s - p->samples);
+  if (!RESERVE(p, locpool, cappool, p->npool + n)) {
+    p->oom = true;
+    return false;
+  }
+  s = &p->samples[at];
+  if (n) memcpy(p->locpool + p->npool, locs, n * sizeof *locs);
+  s->locs = p->npool;
+  s->nlocs = n;
+  p->npool += n;
+  return true;
+}
+
 size_t ctrace_profile_samples(const ctrace_profile *p) { return p->nsamples; }
 
 void ctrace_profile_free(ctrace_profile *p) {

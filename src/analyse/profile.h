@@ -72,5 +72,8 @@ uint64_t ctrace__prof_synthetic(ctrace_profile *p, const char *name);
 /* The sample of key, created with locs (copied) when new; NULL when out of
  * memory. */
 prof_sample *ctrace__prof_sample(ctrace_profile *p, uint64_t key, const uint64_t *locs, size_t n);
+/* Gives sample s the n locations locs in place of its own (the old run
+ * stays in the pool, unused): false if out of memory. */
+bool ctrace__prof_relocate(ctrace_profile *p, prof_sample *s, const uint64_t *locs, size_t n);
 
 #endif

@@ -74,6 +74,7 @@ typedef struct sctx {
    * (Go's summary's syncTs): t0 until a 1.22+ trace's first Sync. */
   int64_t t0, sync_ts;
   bool preinit; /* before the trace's first Gomaxprocs */
+  bool go127;   /* a go 1.25+ trace, summarized as Go 1.27 does */
   bool oom;
 } sctx;
 
@@ -130,6 +131,25 @@ static void leave(sctx *c, gst *g, int64_t ts) {
       t->syscall += ts - g->last_syscall;
     }
     g->last_syscall_block = -1;
+    break;
+  }
+}
+
+/* Go 1.27's summary (go 1.25+ traces) counts a goroutine first met in a
+ * status as in that state since the Sync that began the generation: the
+ * time up to the status, which Go 1.23 left out. A syscall with no P is
+ * blocked in it. */
+static void since_sync(gst *g, uint8_t state, int64_t sync, int64_t ts, bool has_p) {
+  ctrace_gtimes *t = &g->s.t;
+  int64_t d = ts - sync;
+  if (d <= 0) return;
+  switch (state) {
+  case G_RUNNING: t->exec += d; break;
+  case G_RUNNABLE: t->sched_wait += d; break;
+  case G_WAITING: t->block[CTRACE_BLOCK_OTHER] += d; break;
+  case G_SYSCALL:
+    if (has_p) t->syscall += d;
+    else t->syscall_block += d;
     break;
   }
 }
@@ -298,7 +318,9 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   gst *g;
   /* Go 1.23 names a goroutine from the first stack a change of its
    * state gives (1.22+ traces: tstack, classic.c). */
-  if (ev->tstack && ev->type != CTRACE_EV_GoCreate && (g = gfind(c, ev->g, false))) name_from(c, g, ev->tstack);
+  if (ev->tstack && ev->type != CTRACE_EV_GoCreate &&
+      (g = gfind(c, ev->type == CTRACE__AN_GoStatusStack ? ev->args[0] : ev->g, false)))
+    name_from(c, g, ev->tstack);
   /* A pending GoSysCall is decided by the goroutine's next event. */
   if (ev->g && (g = gfind(c, ev->g, false)) && g->sys_pending) {
     if (ev->type == CTRACE_EV_GoSysBlock) {
@@ -349,6 +371,10 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
     g->s.creation = ev->args[2] ? c->sync_ts : ev->ts; /* args[2]: there before (classic.c) */
     g->state = G_NONE;
     name_from(c, g, ev->args[1]);
+    if (c->go127 && ev->args[2] == 1) { /* a status: in its state since the Sync */
+      static const uint8_t st_of[5] = {G_NONE, G_RUNNABLE, G_RUNNING, G_SYSCALL, G_WAITING};
+      since_sync(g, ev->args[3] < 5 ? st_of[ev->args[3]] : G_NONE, c->sync_ts, ev->ts, ev->p >= 0);
+    }
     enter(c, g, G_RUNNABLE, ev->ts, 0);
     break;
   case CTRACE_EV_GoStart:
@@ -552,7 +578,8 @@ static bool collect_goroutines(sctx *c) {
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
                        char *err, size_t errlen) {
   *out = NULL;
-  sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true};
+  sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true,
+            .go127 = info->version >= 1025};
   ctrace_stats *st = c.st = calloc(1, sizeof *st);
   an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
   int rc = -1;

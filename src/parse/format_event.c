@@ -72,7 +72,11 @@ static char *fast_names(char *p, const char *list, const uint64_t *v, const char
 #define FIXED_MAX 256
 
 int ctrace_event_format(const ctrace_event *ev, char *buf, size_t size) {
-  if (ev->format == 1) return ctrace__g2_format(ev, buf, size);
+  return ctrace_event_format_go(ev, 1023, buf, size);
+}
+
+int ctrace_event_format_go(const ctrace_event *ev, int go, char *buf, size_t size) {
+  if (ev->format == 1) return ctrace__g2_format(ev, go, buf, size);
   const ctrace_event_desc *d = &ctrace_event_descs[ev->type < CTRACE_EV_COUNT ? ev->type : 0];
   size_t s0 = ev->sargs[0] ? (ev->sargs_len[0] ? ev->sargs_len[0] : strlen(ev->sargs[0])) : 0;
   size_t s1 = ev->sargs[1] ? (ev->sargs_len[1] ? ev->sargs_len[1] : strlen(ev->sargs[1])) : 0;

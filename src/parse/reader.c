@@ -22,7 +22,7 @@ static int open_common(ctrace_reader *r, ctrace_reader **out, ctrace_parse_error
   }
   r->info.version = r->ver;
   r->info.bytes = r->len;
-  if (r->ver >= 1022 && !(r->g2 = ctrace__g2_new(r->data, r->len, r->mapped))) {
+  if (r->ver >= 1022 && !(r->g2 = ctrace__g2_new(r->data, r->len, r->mapped, r->ver))) {
     ctrace_reader_close(r);
     *out = NULL;
     return ctrace__perr(err, 0, "out of memory");
@@ -125,6 +125,12 @@ int ctrace_reader_open(const char *path, ctrace_reader **out, ctrace_parse_error
 }
 
 int ctrace_reader_version(const ctrace_reader *r) { return r->ver; }
+
+int ctrace_reader_clock(const ctrace_reader *r, ctrace_clock_snapshot *c) {
+  if (!r->g2 || !r->g2->have_clock) return 0;
+  *c = r->g2->clock;
+  return 1;
+}
 
 void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, uint64_t),
                                 void *arg) {
@@ -255,7 +261,7 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
   double freq = 0;
   while ((rc = ctrace__g2_next(g, &ev, err)) == 1) {
     n++;
-    freq = g->gen.freq;
+    if (g->gen.have_freq) freq = g->gen.freq; /* not the end's Sync, after the last generation */
     if ((n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
   }
   if (rc < 0) return -1;

@@ -240,8 +240,9 @@ void ctrace__order_free(ctrace_reader *r);
 /* The next event in final order: 1, 0 at the end, -1 with *err. */
 int ctrace__order_next(ctrace_reader *r, pev *ev, ctrace_parse_error *err);
 
-/* A Go 1.22+ event as `go tool trace -d=1` (Go 1.23) prints it. */
-int ctrace__g2_format(const ctrace_event *ev, char *buf, size_t size);
+/* A Go 1.22+ event as `go tool trace -d=1` (Go 1.23, go 1023) or
+ * `-d=parsed` (Go 1.27, go 1027) prints it. */
+int ctrace__g2_format(const ctrace_event *ev, int go, char *buf, size_t size);
 
 void ctrace__state_init(ctrace_reader *r);
 void ctrace__state_free(ctrace_reader *r);

@@ -91,7 +91,7 @@ static int parse_header(const ctrace_reader *r, int *ver, ctrace_parse_error *er
   switch (v) {
   case 1005: case 1007: case 1008: case 1009: case 1010: case 1011: case 1019: case 1021:
     break;
-  case 1022: case 1023: /* Go's current format: src/parse/go122/ */
+  case 1022: case 1023: case 1025: case 1026: /* Go's current format: src/parse/go122/ */
     break;
   default:
     return ctrace__perr(err, 0, "unsupported trace file version %d.%d (update Go toolchain) %d",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -30,8 +31,11 @@ static void usage(FILE *f) {
           "  -o OUT     where (default TRACE.salvaged); written to a temporary file\n"
           "             beside it and renamed, so OUT is never half-written\n"
           "\n"
-          "A generation is kept once a batch of the next one begins after it: the last\n"
-          "generation begun in a cut trace is dropped (docs/reader.md, \"Salvage\").\n"
+          "A generation is kept once a batch of the next one begins after it, or (go\n"
+          "1.26 traces) once its end is read: the last generation begun in a cut trace\n"
+          "is dropped unless it ended (docs/reader.md, \"Salvage\"). A go 1.25+ trace\n"
+          "also says when its clock read what on the wall and monotonic clocks: check\n"
+          "prints that on a second line (\"clock: ...\").\n"
           "Exit status 0 if the trace is valid (with --salvage: if OUT was written),\n"
           "1 if not (nothing to salvage), 2 on bad usage.\n");
 }
@@ -46,6 +50,19 @@ static void summary(const char *name, const ctrace_trace_info *in) {
     printf("%s: go 1.%d trace, %llu events, %llu goroutines, %llu Ps, %.3f ms\n", name, in->version % 1000,
            (unsigned long long)in->events, (unsigned long long)in->goroutines, (unsigned long long)in->procs,
            (double)in->duration_ns / 1e6);
+}
+
+/* A go 1.25+ trace's clock anchor, on a line of its own: when its clock
+ * read what, on the wall (UTC) and the monotonic clock. */
+static void clock_line(const char *name, const ctrace_reader *r) {
+  ctrace_clock_snapshot c;
+  if (!ctrace_reader_clock(r, &c)) return;
+  time_t sec = (time_t)c.wall_sec;
+  struct tm tm;
+  char when[64] = "?";
+  if (gmtime_r(&sec, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+  printf("%s: clock: trace time %lld ns is %s.%09lldZ on the wall, %llu ns on the monotonic clock\n", name,
+         (long long)c.trace_ns, when, (long long)c.wall_nsec, (unsigned long long)c.mono_ns);
 }
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
@@ -264,6 +281,7 @@ int ctrace__cmd_check(int argc, char **argv) {
     return 1;
   }
   summary(path, &in);
+  clock_line(path, r);
   ctrace_reader_close(r);
   return 0;
 }

@@ -17,8 +17,10 @@ static void usage(FILE *f) {
           "`go tool trace -d FILE` prints them, so the two can be diffed. Reads every\n"
           "trace version Go 1.19 reads; a trace Go would reject prints nothing and\n"
           "the error, with its byte offset, goes to stderr (exit status 1).\n"
-          "Go 1.22 and 1.23 traces print as Go 1.23's `go tool trace -d=1` prints\n"
-          "them, streamed: on an error, the events before it, then the error.\n");
+          "Traces of Go's current format print streamed (on an error, the events\n"
+          "before it, then the error): those of headers go 1.22 and 1.23 (Go 1.22\n"
+          "to 1.24) as Go 1.23's `go tool trace -d=1` prints them, those of go 1.25\n"
+          "and 1.26 (Go 1.25 to 1.27) as Go 1.27's `go tool trace -d=parsed` does.\n");
 }
 
 static int write_all(const char *p, size_t n) {
@@ -54,9 +56,11 @@ int ctrace__cmd_dump(int argc, char **argv) {
   rc = 0;
   ctrace_event ev;
   int more;
+  /* Each format in the words of the newest Go we hold its text to. */
+  const int go = ctrace_reader_version(r) >= 1025 ? 1027 : 1023;
   while ((more = ctrace_reader_read(r, &ev, &err)) == 1 && rc == 0) {
     if (OUT - at < LINE && flush(out, &at)) rc = 1;
-    int n = ctrace_event_format(&ev, out + at, OUT - at);
+    int n = ctrace_event_format_go(&ev, go, out + at, OUT - at);
     if ((size_t)n + 1 >= OUT - at) { /* a long log message */
       if (flush(out, &at)) rc = 1;
       char *big = malloc((size_t)n + 2);
@@ -64,7 +68,7 @@ int ctrace__cmd_dump(int argc, char **argv) {
         rc = 1;
         break;
       }
-      ctrace_event_format(&ev, big, (size_t)n + 1);
+      ctrace_event_format_go(&ev, go, big, (size_t)n + 1);
       big[n] = '\n';
       size_t len = (size_t)n + 1;
       if (write_all(big, len)) rc = 1;

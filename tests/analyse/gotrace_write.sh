@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gotrace_write.sh - a trace Go writes: GOTRACE (tests/reader/gotrace.go.in,
 # built by gotrace_build.sh) run in MODE (nocpu, cpu or long) into OUT; its
-# output on stdout. Exit status: gotrace's.
+# output on stdout. Exit status: gotrace's. MODE-p1 (nocpu-p1 ...) runs it
+# with GOMAXPROCS=1 (one P: every goroutine takes turns on it).
 #
 # Usage: tests/analyse/gotrace_write.sh GOTRACE MODE OUT
 #
@@ -17,8 +18,10 @@ set -euo pipefail
 gt=$1
 mode=$2
 out=$3
+run_mode=${mode%-p1}
+if [ "$run_mode" != "$mode" ]; then export GOMAXPROCS=1; fi
 if [ -z "${CTRACE_GO_WORK:-}" ]; then
-    exec "$gt" "$out" "$mode" 2>&1
+    exec "$gt" "$out" "$run_mode" 2>&1
 fi
 dir=$CTRACE_GO_WORK/traces
 mkdir -p "$dir"
@@ -28,7 +31,7 @@ exec 8>"$shared.lock"
 flock 8
 if [ ! -s "$shared" ]; then
     rc=0
-    "$gt" "$shared.tmp" "$mode" >"$shared.log" 2>&1 || rc=$?
+    "$gt" "$shared.tmp" "$run_mode" >"$shared.log" 2>&1 || rc=$?
     if [ "$rc" -ne 0 ]; then
         cat "$shared.log"
         rm -f "$shared.tmp"

@@ -20,10 +20,11 @@
 # non-empty profiles where the program did wait (so that agreement is not
 # only two empty profiles). The same on traces Go 1.22 and 1.23 write, held
 # to Go 1.23 (its own rules there), one of them with a goroutine that Go
-# 1.23 first shows in a status with a stack (GoStatusStack). The filters
+# 1.23 first shows in a status with a stack (GoStatusStack), and on traces
+# Go 1.26 and 1.27 write, held to Go 1.27 (its rules, GOMAXPROCS 1 and 2). The filters
 # (--goroutine, --region) against Go's pages, which filter: Go 1.19's on
 # an example's trace, Go 1.23's on a Go 1.23 trace of several generations
-# (on one only: the pages take some 15 s).
+# and Go 1.27's on a Go 1.27 one (on one each: the pages take some 15 s).
 # Go's normalised output for the corpus is cached in WORKDIR/cache.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
@@ -178,7 +179,7 @@ go123=${GO123:-/usr/lib/go-1.23/bin/go}
 filters123() {
     local name=$1 file=$2 n=0 enc gname kind page t
     serve "$file" "$run/http123.log"
-    [ -n "$url" ] || { fail "$name" "Go 1.23's go tool trace -http did not start"; return; }
+    [ -n "$url" ] || { fail "$name" "go tool trace -http did not start"; return; }
     curl -sf "$url/goroutines" -o "$run/groups.html" || fail "$name" "no /goroutines page"
     while IFS=$'\t' read -r enc gname; do
         [ -n "$enc" ] || continue
@@ -198,7 +199,7 @@ filters123() {
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     [ "$n" -gt 0 ] || fail "$name" "the filtered profiles are all empty: nothing compared"
-    echo "$prog: $name: filters as Go 1.23's pages ($n samples)"
+    echo "$prog: $name: filters as Go's pages ($n samples)"
 }
 
 if [ -x "$go123" ]; then
@@ -224,6 +225,38 @@ if [ -x "$go123" ]; then
     trace_tool=$saved_trace pprof_tool=$saved_pprof govers=$saved_govers
 else
     fail go1.23 "no Go 1.23 at $go123 (make test-deps)"
+fi
+
+# --- traces Go 1.26 and 1.27 write, against Go 1.27 ---------------------------
+# Go 1.27's rules for go 1.25+ traces (cmd/trace/pprof.go): every
+# goroutine transition counts, stack or not (a GoStart ends a sched
+# interval, a syscall's end a syscall one), an interval begun without a
+# stack is counted under the empty stack, and a record is keyed by its
+# stack's PCs. Held to Go 1.27's `go tool trace -pprof`, read by Go 1.27's
+# pprof; its filters to its pages on one trace of several generations.
+. "$here/../go_paths.sh"
+if [ -x "$GO127" ] && [ -x "$GO126" ]; then
+    saved_trace=$trace_tool saved_pprof=$pprof_tool saved_govers=$govers
+    trace_tool=$(go_trace_tool "$GO127") || die "cannot build Go 1.27's 'go tool trace'"
+    pprof_tool=$(GOTOOLCHAIN=local "$GO127" tool -n pprof) || die "cannot build Go 1.27's 'go tool pprof'"
+    govers=$("$GO127" version | sha256sum | cut -c1-12)
+    for go in "$GO126" "$GO127"; do
+        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+            { fail "$go" "cannot build gotrace"; continue; }
+        v=${gt##*-}
+        for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long long-p1}; do
+            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
+                   >"$gen/go$v-$mode.log" 2>&1; then
+                check "go$v-$mode" "$gen/go$v-$mode.trace" cache
+                [ "$v-$mode" = 1.27-long ] && filters123 "go$v-$mode" "$gen/go$v-$mode.trace"
+            else
+                fail "go$v-$mode" "gotrace exited non-zero"
+            fi
+        done
+    done
+    trace_tool=$saved_trace pprof_tool=$saved_pprof govers=$saved_govers
+else
+    fail go1.27 "no Go 1.26 or 1.27 at $GO126, $GO127 (make test-deps: scripts/go-oracles.sh)"
 fi
 
 # --- the filters, against Go 1.19's web pages ---------------------------------

@@ -176,7 +176,7 @@ mmu_check() {
         vals="$vals ${ours% *}"
         maxd=$(awk -v a="$maxd" -v b="$2" 'BEGIN { print (b > a ? b : a) }')
     done
-    echo "$prog: $name: MMU at 1, 10, 100 ms:$vals as Go 1.23's /mmu (largest difference $maxd)"
+    echo "$prog: $name: MMU at 1, 10, 100 ms:$vals as ${gonm:-Go 1.23}'s /mmu (largest difference $maxd)"
 }
 
 # views_vs_go NAME TRACE OUT BUDGET: ctrace export and pprof -t wall of a
@@ -383,7 +383,7 @@ check() {
         printf '%s\n' "$gres" | head -n -1 | head -n 10 | sed 's/^/  | /' >&2
         return
     fi
-    echo "$prog: $name: $(cut -d' ' -f1 "$out.go" | sort -u | wc -l) goroutines in $n groups as Go 1.23 times them (largest difference ${nbad#* } ns, allowed $((2 * budget)))"
+    echo "$prog: $name: $(cut -d' ' -f1 "$out.go" | sort -u | wc -l) goroutines in $n groups as ${gonm:-Go 1.23} times them (largest difference ${nbad#* } ns, allowed $((2 * budget)))"
     case " ${STATS_VIEW_TRACES:-go1.23-long go123_test_gc-stress} " in
     *" $name "*) views_vs_go "$name" "$file" "$out" "$budget" ;;
     esac
@@ -447,5 +447,32 @@ for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
         fi
     done
 done
+
+# Traces Go 1.26 and 1.27 write (go 1.26 traces), against Go 1.27's pages:
+# its summary dates a goroutine first met in a status from the Sync that
+# now begins its generation, in the state the status gives, and names it
+# from that status's stack.
+. "$here/../go_paths.sh"
+if [ -x "$GO126" ] && [ -x "$GO127" ]; then
+    trace_tool=$(go_trace_tool "$GO127") || die "cannot build Go 1.27's 'go tool trace'"
+    pprof_tool=$(GOTOOLCHAIN=local "$GO127" tool -n pprof) || die "cannot build Go 1.27's 'go tool pprof'"
+    govers=$("$GO127" version | sha256sum | cut -c1-12)
+    gonm="Go 1.27"
+    for go in "$GO126" "$GO127"; do
+        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+            { fail "$go" "cannot build gotrace"; continue; }
+        v=${gt##*-}
+        for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long long-p1}; do
+            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$run/go$v-$mode.trace" \
+                   >"$run/go$v-$mode.log" 2>&1; then
+                check "go$v-$mode" "$run/go$v-$mode.trace" native
+            else
+                fail "go$v-$mode" "gotrace exited non-zero"
+            fi
+        done
+    done
+else
+    fail go1.27 "no Go 1.26 or 1.27 at $GO126, $GO127 (make test-deps: scripts/go-oracles.sh)"
+fi
 
 finish

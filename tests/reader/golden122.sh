@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# golden122.sh - ctrace reads Go 1.22 and 1.23 traces as Go 1.23 reads them.
+# golden122.sh - ctrace reads Go 1.22 and 1.23 traces (which Go 1.22 to 1.24
+# write) as Go 1.23 reads them.
 #
 # Usage: tests/reader/golden122.sh CTRACE WORKDIR
 #
@@ -14,7 +15,7 @@
 #     equal time differently from run to run) made the file order;
 #   - Go's testdata/cmd/gotraceraw, to turn the text form of Go's test
 #     cases into traces;
-#   - tests/reader/gotrace.go.in, built with Go 1.22 and with Go 1.23.
+#   - tests/reader/gotrace.go.in, built with Go 1.22, 1.23 and 1.24.
 # Then, for every trace:
 #   1. Go's conformance cases (testdata/tests/*.test): ctrace check must
 #      give the expected outcome (SUCCESS, or FAILURE with a message that
@@ -27,7 +28,7 @@
 #      without printing), and where it rejects, says what Go says (the
 #      first 60 characters of Go's message); dump prints what the oracle
 #      prints, where Go's printing does not panic.
-#   3. Traces Go 1.22 and Go 1.23 write (with and without CPU samples, one
+#   3. Traces Go 1.22, 1.23 and 1.24 write (with and without CPU samples, one
 #      long enough to span generations): accepted; dump as the oracle;
 #      `go tool trace -d=1` prints the same lines up to order and times.
 #   4. Mutants (GOLDEN_MUTANTS cuts and as many one-byte changes, default
@@ -46,12 +47,14 @@ work=$2
 # make check's sanitizer stages share the plain stage's Go outputs and Go
 # builds (CTRACE_GO_WORK): only ctrace's side differs between them.
 if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
-go123=${GO123:-/usr/lib/go-1.23/bin/go}
-go122=${GO122:-/usr/lib/go-1.22/bin/go}
+. "$here/../go_paths.sh"
+go123=$GO123
+go122=$GO122
 die() { echo "$prog: $*" >&2; exit 1; }
 [ -x "$ctrace" ] || die "not an executable: $ctrace"
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps installs golang-1.23-go)"
 [ -x "$go122" ] || die "no Go 1.22 at $go122 (make test-deps installs golang-1.22-go)"
+[ -x "$GO124" ] || die "no Go 1.24 at $GO124 (make test-deps unpacks it: scripts/go-oracles.sh)"
 mkdir -p "$work/cache"
 work=$(cd "$work" && pwd)
 find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
@@ -239,9 +242,10 @@ for m in "$here/../../fuzz/corpus"/go12?_regress_*; do
 done
 
 echo "$prog: ${SECONDS}s so far"
-# --- 3. traces Go 1.22 and 1.23 write -----------------------------------------------
+# --- 3. traces Go 1.22, 1.23 and 1.24 write ----------------------------------------
+# (Go 1.24 writes go 1.23 traces: Go 1.23's rules are theirs too.)
 mkdir -p "$run/gen"
-for go in "$go122" "$go123"; do
+for go in "$go122" "$go123" "$GO124"; do
     bin=$(bash "$here/../analyse/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
         die "cannot build gotrace with $go"
     v=${bin##*-}

@@ -1,11 +1,18 @@
-/* A Go 1.22+ event as Go 1.23's Event.String writes it, which is what
- * `go tool trace -d=1` prints (then a newline):
+/* A Go 1.22+ event as Go's Event.String writes it, which is what `go tool
+ * trace -d=1` (Go 1.23) and `-d=parsed` (Go 1.27) print (then a newline):
  *   M=<m> P=<p> G=<g> <Kind> Time=<ns>[ kind-specific fields]
  * and, where the event has them, "\nTransitionStack=\n" and "\nStack=\n",
  * each followed by two lines a frame ("\t<func> @ 0x<pc>\n\t\t<file>:<line>\n").
- * Strings are quoted as Go's %q quotes them (strconv.Quote). Written with
- * snprintf's contract: returns the length needed, writes at most size. */
+ * Strings are quoted as Go's %q quotes them (strconv.Quote). Go 1.27 words
+ * a few kinds otherwise (its event.go and value.go): a value is
+ * "Value{Uint64(n)}" where 1.23 wrote "Uint64(n)", a transition gives its
+ * states before its reason and no longer its resource, a Sync its number
+ * and clock snapshot, an experimental event its arguments by name. Written
+ * with snprintf's contract: returns the length needed, writes at most
+ * size. */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../out.h"
 #include "go122.h"
@@ -165,14 +172,76 @@ static void resource(out *o, const char *kind, int64_t id) {
   put(o, ")", 1);
 }
 
-static void uint_value(out *o, uint64_t v) {
+/* A Value of kind Uint64: Go 1.23's valueAsString, Go 1.27's Value.String. */
+static void uint_value(out *o, uint64_t v, int go) {
+  if (go >= 1027) put(o, "Value{", 6);
   put(o, "Uint64(", 7);
   put_u(o, v);
-  put(o, ")", 1);
+  put(o, go >= 1027 ? ")}" : ")", go >= 1027 ? 2 : 1);
+}
+
+/* Go's appendInt(b, x, width): zero-padded to width, a minus sign before. */
+static void put_padded(out *o, int64_t x, int width) {
+  char d[24];
+  uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
+  int n = 0;
+  do d[sizeof d - 1 - n++] = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  if (x < 0) put(o, "-", 1);
+  for (int i = n; i < width; i++) put(o, "0", 1);
+  put(o, d + sizeof d - n, (size_t)n);
+}
+
+/* Go's time.Unix(sec, nsec).Format(time.RFC3339Nano), in the local zone
+ * (TZ, else /etc/localtime: where Go and the C library both look):
+ * 2006-01-02T15:04:05.999999999Z07:00, the fraction without its trailing
+ * zeros, "Z" for UTC. */
+static void wall(out *o, int64_t sec, int64_t nsec) {
+  if (nsec < 0 || nsec >= 1000000000) { /* time.Unix's normalization */
+    int64_t n = nsec / 1000000000;
+    sec += n;
+    nsec -= n * 1000000000;
+    if (nsec < 0) nsec += 1000000000, sec--;
+  }
+  time_t t = (time_t)sec;
+  struct tm tm;
+  if (!localtime_r(&t, &tm)) {
+    put(o, "?", 1);
+    return;
+  }
+  put_padded(o, (int64_t)tm.tm_year + 1900, 4);
+  put(o, "-", 1);
+  put_padded(o, tm.tm_mon + 1, 2);
+  put(o, "-", 1);
+  put_padded(o, tm.tm_mday, 2);
+  put(o, "T", 1);
+  put_padded(o, tm.tm_hour, 2);
+  put(o, ":", 1);
+  put_padded(o, tm.tm_min, 2);
+  put(o, ":", 1);
+  put_padded(o, tm.tm_sec, 2);
+  if (nsec) {
+    char f[24];
+    snprintf(f, sizeof f, "%09lld", (long long)nsec);
+    int n = 9;
+    while (f[n - 1] == '0') n--;
+    put(o, ".", 1);
+    put(o, f, (size_t)n);
+  }
+  long off = tm.tm_gmtoff;
+  if (off == 0) {
+    put(o, "Z", 1);
+    return;
+  }
+  put(o, off < 0 ? "-" : "+", 1);
+  if (off < 0) off = -off;
+  put_padded(o, off / 3600, 2);
+  put(o, ":", 1);
+  put_padded(o, off / 60 % 60, 2);
 }
 
 /* The transition: resource, reason, old and new state, and its stack. */
-static void transition(out *o, const ctrace_event *ev) {
+static void transition(out *o, const ctrace_event *ev, int go) {
   const uint64_t *a = ev->args;
   int64_t g = (int64_t)ev->g;
   int is_proc = 0;
@@ -204,10 +273,12 @@ static void transition(out *o, const ctrace_event *ev) {
   case CTRACE_EV122_GoStatus: id = (int64_t)a[0], from = a[3], to = go_state_of(a[2]); break;
   case CTRACE_EV122_GoStatusStack: id = (int64_t)a[0], from = a[4], to = go_state_of(a[2]); break;
   }
-  put(o, " Resource=", 10);
-  resource(o, is_proc ? "Proc" : "Goroutine", id);
-  put(o, " Reason=", 8);
-  quote(o, reason ? reason : "", rlen);
+  if (go < 1027) {
+    put(o, " Resource=", 10);
+    resource(o, is_proc ? "Proc" : "Goroutine", id);
+    put(o, " Reason=", 8);
+    quote(o, reason ? reason : "", rlen);
+  }
   if (is_proc) {
     put(o, " ProcID=", 8);
     put_i(o, id);
@@ -223,13 +294,17 @@ static void transition(out *o, const ctrace_event *ev) {
     put(o, "->", 2);
     puts_(o, go_state(to));
   }
+  if (go >= 1027) {
+    put(o, " Reason=", 8);
+    quote(o, reason ? reason : "", rlen);
+  }
   if (ev->has_tstack) {
     put(o, "\nTransitionStack=\n", 18);
     frames(o, ev->tframes, ev->ntframes);
   }
 }
 
-int ctrace__g2_format(const ctrace_event *ev, char *buf, size_t size) {
+int ctrace__g2_format(const ctrace_event *ev, int go, char *buf, size_t size) {
   out o = {buf, size, 0};
   const uint64_t *a = ev->args;
   put(&o, "M=", 2);
@@ -249,7 +324,7 @@ int ctrace__g2_format(const ctrace_event *ev, char *buf, size_t size) {
               : ev->type == CTRACE_EV122_HeapAlloc ? "\"/memory/classes/heap/objects:bytes\""
                                                    : "\"/gc/heap/goal:bytes\"");
     put(&o, " Value=", 7);
-    uint_value(&o, a[0]);
+    uint_value(&o, a[0], go);
     break;
   case CTRACE_KIND_Label:
     put(&o, " Label=", 7);
@@ -287,9 +362,9 @@ int ctrace__g2_format(const ctrace_event *ev, char *buf, size_t size) {
       put(&o, " Attributes=[", 13);
       if (ev->type == CTRACE_EV122_GCSweepEnd) {
         put(&o, "\"bytes swept\"=", 14);
-        uint_value(&o, a[0]);
+        uint_value(&o, a[0], go);
         put(&o, " \"bytes reclaimed\"=", 19);
-        uint_value(&o, a[1]);
+        uint_value(&o, a[1], go);
       }
       put(&o, "]", 1);
     }
@@ -318,12 +393,40 @@ int ctrace__g2_format(const ctrace_event *ev, char *buf, size_t size) {
     quote(&o, ev->sargs[1], ev->sargs_len[1]);
     break;
   case CTRACE_KIND_StateTransition:
-    transition(&o, ev);
+    transition(&o, ev, go);
+    break;
+  case CTRACE_KIND_Sync:
+    if (go < 1027) break;
+    put(&o, " N=", 3);
+    put_u(&o, a[0]);
+    if (a[5]) {
+      put(&o, " Trace=", 7);
+      put_i(&o, (int64_t)a[1]);
+      put(&o, " Mono=", 6);
+      put_u(&o, a[2]);
+      put(&o, " Wall=", 6);
+      wall(&o, (int64_t)a[3], (int64_t)a[4]);
+    }
     break;
   case CTRACE_KIND_Experimental: {
     const ctrace_event122_desc *d = &ctrace_event122_descs[ev->type];
     put(&o, " Name=", 6);
     puts_(&o, d->name);
+    if (go >= 1027) { /* [name=Value{Uint64(n)}, ...]: none of them is a string's */
+      put(&o, " Args=[", 7);
+      const char *n = d->args;
+      for (int i = 0; i < d->nargs; i++) {
+        if (i) put(&o, ", ", 2);
+        const char *e = strchr(n, ' ');
+        size_t len = e ? (size_t)(e - n) : strlen(n);
+        put(&o, n, len);
+        put(&o, "=", 1);
+        uint_value(&o, a[i], go);
+        n += len + (e ? 1 : 0);
+      }
+      put(&o, "]", 1);
+      break;
+    }
     put(&o, " ArgNames=[", 11);
     puts_(&o, d->args);
     put(&o, "] Args=[", 8);

@@ -1,9 +1,16 @@
 /* One generation of a Go 1.22+ trace (Go 1.23's readGeneration,
- * readBatch, addStrings, addStacks, addCPUSamples, parseFreq): batch
- * framing, the generation's tables, and its event batches indexed per
- * thread. Nothing is copied but strings; event batches stay in the mapped
- * file. Nothing is allocated by a count read from the file before the
- * bytes it describes are known to be there.
+ * readBatch, addStrings, addStacks, addCPUSamples, parseFreq; for the
+ * headers go 1.25 and 1.26 Go 1.27's readGenerationWithSpill and
+ * readGeneration, and its setSyncBatch): batch framing, the generation's
+ * tables, and its event batches indexed per thread. Nothing is copied but
+ * strings; event batches stay in the mapped file. Nothing is allocated by
+ * a count read from the file before the bytes it describes are known to
+ * be there.
+ *
+ * A generation ends where a batch of the next begins (up to go 1.25: that
+ * batch is "spilled" into the next read), or (go 1.26) at the one-byte
+ * EndOfGeneration batch, which lets a reader hand out a generation
+ * without waiting for the next.
  *
  * Go returns io.EOF itself for a few truncations (a batch cut after its
  * experiment byte; a strings, stacks, samples or frequency section cut
@@ -23,6 +30,7 @@ int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #define G2_EOF (-2)
+#define G2_EOG (-3) /* an EndOfGeneration batch (go 1.25+ framing) */
 
 static const char *const ERR_OVERFLOW = "binary: varint overflows a 64-bit integer";
 
@@ -295,6 +303,43 @@ static int parse_freq(g2reader *r, const g2batch *b, ctrace_parse_error *err) {
   return 0;
 }
 
+/* Go 1.27's setSyncBatch for go 1.25+: after the SyncBatch byte, a
+ * Frequency and a ClockSnapshot, each at most once, in any order. */
+static int parse_sync(g2reader *r, const g2batch *b, ctrace_parse_error *err) {
+  g2gen *g = &r->gen;
+  const uint8_t *d = r->data;
+  uint64_t off = b->off + 1, last = b->time;
+  const char *why;
+  while (off < b->end) {
+    uint64_t off0 = off;
+    uint8_t t = d[off++];
+    if (t == CTRACE_EV122_Frequency) {
+      if (g->have_freq) return ctrace__perr(err, off0, "found multiple frequency events");
+      uint64_t f;
+      if (read_uvarint(d, b->end, &off, &f, &why)) goto bad;
+      g->freq = 1.0 / ((double)f / 1e9);
+      g->have_freq = true;
+    } else if (t == CTRACE_EV122_ClockSnapshot) {
+      if (g->have_snap) return ctrace__perr(err, off0, "found multiple clock snapshot events");
+      g->have_snap = true;
+      uint64_t dt;
+      if (read_uvarint(d, b->end, &off, &dt, &why)) goto bad;
+      last += dt;
+      g->snap_time = last;
+      if (read_uvarint(d, b->end, &off, &g->snap_mono, &why) || read_uvarint(d, b->end, &off, &g->snap_sec, &why) ||
+          read_uvarint(d, b->end, &off, &g->snap_nsec, &why))
+        goto bad;
+    } else {
+      return ctrace__perr(err, off0, "expected frequency or clock snapshot event, got %u", t);
+    }
+    continue;
+  bad:
+    ctrace__perr(err, off0, "%s", why);
+    return strcmp(why, "EOF") == 0 ? G2_EOF : -1;
+  }
+  return 0;
+}
+
 static int add_events(g2reader *r, int64_t m, const g2batch *b, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
   bool fresh;
@@ -319,15 +364,25 @@ static int add_events(g2reader *r, int64_t m, const g2batch *b, ctrace_parse_err
   return 0;
 }
 
-/* Go's processBatch. */
+/* Go's processBatch. The frequency's batch is a lone Frequency up to go
+ * 1.23, a sync batch from go 1.25 on, where a batch that begins with a
+ * Frequency is a batch of events (that cannot be read: Go 1.27's
+ * isSyncBatch). */
 static int process(g2reader *r, int64_t m, bool exp, const g2batch *b, ctrace_parse_error *err) {
   uint8_t first = b->end > b->off ? r->data[b->off] : 0;
+  g2gen *g = &r->gen;
+  if (!g->min_ts || b->time < g->min_ts) g->min_ts = b->time;
   if (!exp && b->end > b->off) {
     switch (first) {
     case CTRACE_EV122_Strings: return add_strings(r, b, err);
     case CTRACE_EV122_Stacks: return add_stacks(r, b, err);
     case CTRACE_EV122_CPUSamples: return add_samples(r, b, err);
-    case CTRACE_EV122_Frequency: return parse_freq(r, b, err);
+    case CTRACE_EV122_Frequency:
+      if (r->ver < 1025) return parse_freq(r, b, err);
+      break;
+    case CTRACE_EV122_SyncBatch:
+      if (r->ver >= 1025) return parse_sync(r, b, err);
+      break;
     }
   }
   if (exp) return 0; /* experimental side data: nothing of it is printed */
@@ -342,8 +397,18 @@ static int read_batch(g2reader *r, uint64_t *gen, int64_t *m, bool *exp, g2batch
   if (off >= r->len) return G2_EOF;
   uint8_t t = d[off++];
   char nb[32];
-  if (t != CTRACE_EV122_EventBatch && t != CTRACE_EV122_ExperimentalBatch)
+  if (r->ver >= 1025 && t == CTRACE_EV122_EndOfGeneration) { /* Go 1.27 takes it in every version */
+    *gen = 0;
+    *m = G2_NONE;
+    *exp = false;
+    *b = (g2batch){off, off, 0};
+    r->off = off;
+    return G2_EOG;
+  }
+  if (t != CTRACE_EV122_EventBatch && t != CTRACE_EV122_ExperimentalBatch) {
+    if (r->ver >= 1025) return ctrace__perr(err, off0, "expected batch event, got event %u", t);
     return ctrace__perr(err, off0, "expected batch event, got %s", ev_name(t, nb, sizeof nb));
+  }
   *exp = false;
   if (t == CTRACE_EV122_ExperimentalBatch) {
     if (off >= r->len) return G2_EOF; /* Go returns ReadByte's io.EOF as is */
@@ -438,9 +503,68 @@ static void sort_samples(g2sample *s, uint64_t n) {
   free(tmp);
 }
 
+/* What every generation needs once its batches are in: its frequency,
+ * (go 1.25+) its clock snapshot, valid stacks; then the CPU samples' times
+ * in ns, in order. */
+static int complete(g2reader *r, ctrace_parse_error *err) {
+  g2gen *g = &r->gen;
+  if (!g->have_freq) return ctrace__perr(err, g->start, "no frequency event found");
+  if (r->ver >= 1025 && !g->have_snap) return ctrace__perr(err, g->start, "no clock snapshot event found");
+  if (resolve(r, err)) return -1;
+  /* Reading every batch header faulted in the pages around each (the
+   * kernel maps neighbours on a fault): nearly the whole generation. Give
+   * them back; the events are read a batch at a time from here on. */
+  ctrace__g2_release(r, g->start, g->end);
+  for (uint64_t i = 0; i < g->nsamples; i++)
+    g->samples[i].time = mul(g->freq, (uint64_t)g->samples[i].time);
+  sort_samples(g->samples, g->nsamples);
+  g->start_ns = mul(g->freq, g->min_ts);
+  g->snap_ns = mul(g->freq, g->snap_time);
+  if (g->have_snap && !r->have_clock) {
+    r->have_clock = true;
+    r->clock = (ctrace_clock_snapshot){g->snap_ns, g->snap_mono, (int64_t)g->snap_sec, (int64_t)g->snap_nsec};
+  }
+  return 1;
+}
+
+/* Go 1.27's readGeneration, for go 1.26: batches up to the generation's
+ * EndOfGeneration. 1 with the generation, 0 at the trace's end, -1 or
+ * G2_EOF (Go's io.EOF from inside a section) with *err. */
+static int read_gen126(g2reader *r, ctrace_parse_error *err) {
+  g2gen *g = &r->gen;
+  g->start = r->off;
+  uint64_t nread = 0;
+  int rc;
+  for (;;) {
+    uint64_t gen, at = r->off;
+    int64_t m;
+    bool exp;
+    g2batch b;
+    if ((++nread & 15) == 0) ctrace__g2_release(r, g->start, at);
+    rc = read_batch(r, &gen, &m, &exp, &b, err);
+    if (rc == G2_EOF) {
+      /* Go counts the batches of events only: a generation of nothing
+       * but tables, cut before its end, ends the trace as if absent. */
+      if (g->nmq) return ctrace__perr(err, at, "incomplete generation found; trace likely truncated");
+      g->end = r->off;
+      return 0;
+    }
+    if (rc == -1) return -1;
+    if (g->gen == 0) g->gen = gen;
+    if (rc == G2_EOG) break;
+    if (gen == 0) return ctrace__perr(err, at, "invalid generation number %llu", (unsigned long long)gen);
+    if (gen != g->gen)
+      return ctrace__perr(err, at, "broken trace: missing end-of-generation event, or generations are interleaved");
+    if ((rc = process(r, m, exp, &b, err)) != 0) return rc;
+  }
+  g->end = r->off;
+  return complete(r, err);
+}
+
 int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
   ctrace__g2_gen_free(&r->gen);
   g2gen *g = &r->gen;
+  if (r->ver >= 1026) return read_gen126(r, err);
   g->start = r->have_spill ? r->spill_off : r->off;
   int rc;
   if (r->have_spill) {
@@ -467,6 +591,7 @@ int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
     if ((++nread & 15) == 0) ctrace__g2_release(r, g->start, at);
     rc = read_batch(r, &gen, &m, &exp, &b, err);
     if (rc == G2_EOF) break;
+    if (rc == G2_EOG) rc = 0; /* generation 0: refused below */
     if (rc) {
       if (g->gen != 0) {
         /* An error in a later batch: this generation is read first, as
@@ -489,16 +614,7 @@ int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
     if ((rc = process(r, m, exp, &b, err)) != 0) return rc;
   }
   g->end = r->have_spill ? r->spill_off : r->off;
-  if (!g->have_freq) return ctrace__perr(err, g->start, "no frequency event found");
-  if (resolve(r, err)) return -1;
-  /* Reading every batch header faulted in the pages around each (the
-   * kernel maps neighbours on a fault): nearly the whole generation. Give
-   * them back; the events are read a batch at a time from here on. */
-  ctrace__g2_release(r, g->start, g->end);
-  for (uint64_t i = 0; i < g->nsamples; i++)
-    g->samples[i].time = mul(g->freq, (uint64_t)g->samples[i].time);
-  sort_samples(g->samples, g->nsamples);
-  return 1;
+  return complete(r, err);
 }
 
 /* Hands pages of the mapped file that were read back to the kernel: the
@@ -557,7 +673,8 @@ int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err) {
   if (t > CTRACE_EV122_GoroutineStackFree)
     return ctrace__perr(err, off0, "found invalid event type: %u", t);
   const ctrace_event122_desc *ds = &ctrace_event122_descs[t];
-  if (!(ds->flags & CTRACE_G_TIMED))
+  /* Go 1.23's table ends its structural events at ExperimentalBatch. */
+  if (!(ds->flags & CTRACE_G_TIMED) || (r->ver < 1025 && t > CTRACE_EV122_ExperimentalBatch && t < 128))
     return ctrace__perr(err, off0, "found event without a timestamp: type=%u", t);
   uint64_t dt;
   int n = uvarint(d, off, b->end, &dt);

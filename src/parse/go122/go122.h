@@ -1,17 +1,23 @@
-/* Internals of the reader of Go's current trace format (Go 1.22, 1.23;
- * include/ctrace/format_go122.h). It streams, one generation at a time,
- * as Go 1.23's trace.Reader does:
+/* Internals of the reader of Go's current trace format (headers go 1.22,
+ * 1.23, 1.25 and 1.26; include/ctrace/format_go122.h). It streams, one
+ * generation at a time, as Go's trace.Reader does: Go 1.23's for the
+ * headers 1.22 and 1.23, Go 1.27's for 1.25 and 1.26 (which puts a Sync
+ * before each generation and one at the end, where Go 1.23 put one after
+ * each generation):
  *
  *   gen.c     a generation: batch framing (Go's readBatch), the strings,
- *             stacks, frequency and CPU samples sections, and the event
- *             batches indexed per thread (M) as ranges of the file.
+ *             stacks, frequency (or sync) and CPU samples sections, and
+ *             the event batches indexed per thread (M) as ranges of the
+ *             file; a generation ends where the next one's first batch
+ *             begins, or (go 1.26) at its EndOfGeneration.
  *   order.c   Go's ordering: the goroutine/P/M/GC/task/region state that
  *             decides whether an event can happen next, and rejects what
  *             cannot happen at all; it queues the events it lets through.
  *   stream.c  the frontier of per-M cursors (a min-heap on time, as Go
  *             keeps it), CPU samples merged in, a Sync after each
  *             generation, Go's time fix-ups, and the public events.
- *   format.c  Go 1.23's Event.String, which `go tool trace -d=1` prints.
+ *   format.c  Event.String, which `go tool trace -d=1` (Go 1.23) and
+ *             `-d=parsed` (Go 1.27) print, in either's words.
  *   salvage.c what of a trace cut short still reads: whole generations
  *             (ctrace_reader_salvage).
  *
@@ -149,6 +155,12 @@ typedef struct g2gen {
   uint64_t start, end; /* its batches' span in the file */
   double freq;         /* ns per tick; 0 until the frequency batch */
   bool have_freq;
+  uint64_t min_ts;     /* the earliest batch's time, in ticks (Go's minTs) */
+  /* The sync batch's clock snapshot (go 1.25+): the trace's clock in
+   * ticks, the monotonic clock and the wall clock at one moment. */
+  bool have_snap;
+  uint64_t snap_time, snap_mono, snap_sec, snap_nsec;
+  int64_t start_ns, snap_ns; /* min_ts and snap_time in ns, once complete */
   char *arena; /* string bytes, each NUL-terminated */
   uint64_t arena_len, arena_cap;
   u64map strings; /* id -> index + 1 into str */
@@ -176,12 +188,19 @@ typedef struct g2reader {
   const uint8_t *data;
   uint64_t len;
   bool mapped;
+  int ver;              /* 1022, 1023, 1025 or 1026 */
   uint64_t off;         /* next batch to read */
   bool have_spill;      /* a batch of the next generation was read */
   uint64_t spill_off;   /* its offset */
   uint64_t spill_gen;
   bool spill_err;       /* an error after the last generation's batches */
+  bool spill_eof;       /* ... that Go returns as io.EOF: a clean end */
+  bool spill_err_sync;  /* go 1.25+: the Sync before it was given */
   ctrace_parse_error spill_error;
+  uint64_t syncs;       /* Sync events given (Go's Sync.N) */
+  /* The first clock snapshot read (go 1.25+), for ctrace_reader_clock. */
+  bool have_clock;
+  ctrace_clock_snapshot clock;
   bool have_gen, emitted_sync, done, failed;
   ctrace_parse_error error; /* once failed, every read returns it */
   g2gen gen;
@@ -222,7 +241,7 @@ void ctrace__g2_order_free(g2order *o);
 int ctrace__g2_advance(g2reader *r, const g2ev *ev, ctrace_parse_error *err);
 
 /* stream.c */
-g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped);
+g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped, int ver);
 void ctrace__g2_free(g2reader *r);
 void ctrace__g2_rewind(g2reader *r);
 int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);

@@ -34,8 +34,13 @@
 int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* What the walk found. */
+/* What the walk found. For go 1.26, whose generations end in an
+ * EndOfGeneration batch, a generation is whole once that batch is read
+ * (open says the last one has not ended yet); the rule of a next
+ * generation's batch applies to the others. */
 typedef struct walk {
+  bool eog;  /* go 1.26: generations end at their EndOfGeneration */
+  bool open; /* ... and the last one has not */
   uint64_t *start; /* the offset of each generation's first batch */
   uint64_t *gen;   /* its number, as the batches give it */
   uint64_t n, cap;
@@ -83,7 +88,8 @@ static bool add_gen(walk *w, uint64_t off, uint64_t gen) {
 /* A batch header that names generation gen began at w->end and the file
  * ends inside that batch. */
 static void torn_gen(walk *w, uint64_t gen) {
-  w->torn_new = w->n == 0 ? gen != 0 : gen == w->gen[w->n - 1] + 1;
+  if (w->eog) w->torn_new = !w->open;
+  else w->torn_new = w->n == 0 ? gen != 0 : gen == w->gen[w->n - 1] + 1;
 }
 
 /* Step 1: 0, or -1 out of memory. g is the reader over the whole trace,
@@ -103,6 +109,14 @@ static int do_walk(const g2reader *g, walk *w) {
     if (off >= len) return 0;
     uint64_t p = off;
     uint8_t t = d[p++];
+    if (w->eog && t == CTRACE_EV122_EndOfGeneration) {
+      /* A generation of no batch still begins here (Go reads it, and
+       * finds no frequency). */
+      if (!w->open && !add_gen(w, off, 0)) return -1;
+      w->open = false;
+      off = p;
+      continue;
+    }
     if (t != CTRACE_EV122_EventBatch && t != CTRACE_EV122_ExperimentalBatch) {
       ctrace__perr(&w->why, off, "expected batch event, got %u", t);
       return 0;
@@ -132,7 +146,13 @@ static int do_walk(const g2reader *g, walk *w) {
       ctrace__perr(&w->why, off, "invalid generation number 0");
       return 0;
     }
-    if (w->n && gen != last && gen != last + 1) {
+    if (w->eog && w->open && gen != last) {
+      ctrace__perr(&w->why, off,
+                   "missing end-of-generation event: a batch of generation %llu in generation %llu",
+                   (unsigned long long)gen, (unsigned long long)last);
+      return 0;
+    }
+    if (!w->eog && w->n && gen != last && gen != last + 1) {
       ctrace__perr(&w->why, off, "generations out of order: a batch of generation %llu after generation %llu",
                    (unsigned long long)gen, (unsigned long long)last);
       return 0;
@@ -149,7 +169,10 @@ static int do_walk(const g2reader *g, walk *w) {
                    (unsigned long long)(len - p), (unsigned long long)size);
       return 0;
     }
-    if ((!w->n || gen != last) && !add_gen(w, off, gen)) return -1;
+    if (w->eog ? !w->open : !w->n || gen != last) {
+      if (!add_gen(w, off, gen)) return -1;
+      w->open = true;
+    }
     off = p + size;
   }
 }
@@ -177,6 +200,17 @@ static int salvage_classic(ctrace_reader *r, ctrace_salvage_info *s, ctrace_pars
                       e.message, r->ver % 1000);
 }
 
+/* The summary of the trace's first keep bytes, as check gives it: for go
+ * 1.25+, whose last Sync (after the last event) has a time and a number
+ * only a read of the prefix alone gives. */
+static void prefix_info(ctrace_reader *r, uint64_t keep, ctrace_trace_info *info) {
+  ctrace_reader *q;
+  ctrace_parse_error e;
+  if (ctrace_reader_open_mem(r->data, keep, &q, &e) != 0) return;
+  ctrace_reader_check(q, info, &e);
+  ctrace_reader_close(q);
+}
+
 static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err);
 
 int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err) {
@@ -190,7 +224,8 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
   if (r->ver < 1022) return salvage_classic(r, s, err);
 
   walk w = {0};
-  g2reader *all = ctrace__g2_new(r->data, r->len, r->mapped);
+  w.eog = r->ver >= 1026;
+  g2reader *all = ctrace__g2_new(r->data, r->len, r->mapped, r->ver);
   int rc = all ? do_walk(all, &w) : -1;
   if (all) ctrace__g2_release(all, 16, r->len); /* what the walk left */
   ctrace__g2_free(all);
@@ -200,7 +235,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
     return ctrace__perr(err, 0, "out of memory");
   }
   const bool fills = w.end == r->len;
-  uint64_t whole_gens = w.n == 0 ? 0 : w.n - 1 + (w.torn && w.torn_new);
+  uint64_t whole_gens = w.n == 0 ? 0 : w.n - 1 + (w.eog ? !w.open : w.torn && w.torn_new);
   if (!fills) {
     s->cut = w.why;
     s->torn = w.torn;
@@ -209,7 +244,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
   /* Step 2: the generations the rule keeps; all of it if the batches fill
    * the file, in case it reads whole. */
   uint64_t upto = fills ? r->len : whole_gens < w.n ? w.start[whole_gens] : w.end;
-  g2reader *g = ctrace__g2_new(r->data, upto, r->mapped);
+  g2reader *g = ctrace__g2_new(r->data, upto, r->mapped, r->ver);
   if (!g) {
     free(w.start);
     free(w.gen);
@@ -217,7 +252,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
   }
   ctrace_event ev;
   ctrace_parse_error e;
-  uint64_t events = 0, syncs = 0;
+  uint64_t events = 0, syncs = 0, begun_syncs = 0;
   double freq = 0;
   bool to_end = false;
   for (;;) {
@@ -231,8 +266,17 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
       break;
     }
     events++;
-    freq = g->gen.freq;
-    if (ev.type == CTRACE_EV122_Sync) {
+    if (g->gen.have_freq) freq = g->gen.freq;
+    if (ev.type == CTRACE_EV122_Sync && g->ver >= 1025) {
+      /* Go 1.27's Syncs: one begins each generation (with its clock
+       * snapshot), so that each after the first tells the generation
+       * before it read whole; the summary is taken from the prefix. */
+      if (ev.args[5]) {
+        if (begun_syncs >= w.n || ev.off != w.start[begun_syncs]) break;
+        begun_syncs++;
+      }
+      syncs = ev.args[5] ? begun_syncs - 1 : begun_syncs;
+    } else if (ev.type == CTRACE_EV122_Sync) {
       /* The reader's generations are the walk's, or this is no prefix to
        * cut at: stop trusting the stream here. */
       if (syncs >= w.n || ev.off != w.start[syncs]) break;
@@ -247,7 +291,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
   if (fills && to_end) {
     s->whole = 1;
     s->keep = r->len;
-    s->generations = syncs;
+    s->generations = g->ver >= 1025 ? begun_syncs : syncs;
     ctrace__g2_info(g, events, freq, &s->info);
   } else {
     uint64_t kept = syncs < whole_gens ? syncs : whole_gens;
@@ -275,6 +319,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
                            "nothing to salvage: its first generation does not read: %.240s",
                            s->error.message[0] ? s->error.message : "it ends early");
     }
+    if (kept && g->ver >= 1025) prefix_info(r, s->keep, &s->info);
     s->info.version = r->ver;
   }
   s->info.bytes = s->keep;

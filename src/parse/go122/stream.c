@@ -1,16 +1,22 @@
-/* The event stream of a Go 1.22+ trace, as Go 1.23's trace.Reader
- * produces it (internal/trace/reader.go): per generation, a frontier of
- * per-thread cursors kept as a min-heap on time; the head is tried first,
- * and when its event cannot happen yet the others are tried in time order.
- * CPU samples come in by time; a Sync event closes each generation; times
- * are made strictly increasing, and every stack and string id an event
- * names must be in its generation's tables.
+/* The event stream of a Go 1.22+ trace, as Go's trace.Reader produces
+ * it (internal/trace/reader.go): per generation, a frontier of per-thread
+ * cursors kept as a min-heap on time; the head is tried first, and when
+ * its event cannot happen yet the others are tried in time order. CPU
+ * samples come in by time; times are made strictly increasing, and every
+ * stack and string id an event names must be in its generation's tables.
  *
- * Go builds the frontier by walking a map of threads, so its order of
- * events of equal time on different threads changes from run to run
+ * Sync events: for the headers go 1.22 and 1.23, as Go 1.23 gives them,
+ * one closing each generation; for go 1.25 and 1.26, as Go 1.27 gives
+ * them, one opening each generation (at its earliest batch's time, with
+ * its clock snapshot), one at the end, and one before an error found
+ * between generations.
+ *
+ * Go 1.23 builds the frontier by walking a map of threads, so its order
+ * of events of equal time on different threads changes from run to run
  * (`go tool trace -d=1` twice on Go's own gc-stress test gives two
  * outputs); here threads enter the frontier in the order of their first
- * batch in the file, which gives one of Go's orders, always the same. */
+ * batch in the file, which gives one of Go's orders, always the same, and
+ * is Go 1.27's (its generation keeps the threads in that order). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,12 +25,13 @@
 int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped) {
+g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped, int ver) {
   g2reader *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->data = data;
   r->len = len;
   r->mapped = mapped;
+  r->ver = ver;
   ctrace__g2_rewind(r);
   return r;
 }
@@ -47,7 +54,8 @@ void ctrace__g2_free(g2reader *r) {
 void ctrace__g2_rewind(g2reader *r) {
   reset(r);
   r->off = 16;
-  r->have_spill = r->spill_err = r->have_gen = r->done = r->failed = false;
+  r->have_spill = r->spill_err = r->spill_eof = r->spill_err_sync = r->have_gen = r->done = r->failed = false;
+  r->syncs = 0;
   r->emitted_sync = true; /* no Sync before the first generation */
   r->nfront = 0;
   r->last_ts = 0;
@@ -163,6 +171,11 @@ static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_err
   case CTRACE_EV122_GoCreate: case CTRACE_EV122_GoCreateBlocked:
     ev->has_tstack = 1; /* the new goroutine's, even if empty */
     break;
+  case CTRACE_EV122_GoStatusStack:
+    /* Go 1.27 gives a status its stack as the transition's too (Go 1.23
+     * did not): its summary names a goroutine from it. */
+    if (r->ver < 1025) break;
+    /* fall through */
   case CTRACE_EV122_GoStop: case CTRACE_EV122_GoBlock: case CTRACE_EV122_GoSyscallBegin:
     ev->tstack = ev->stack;
     ev->has_tstack = ev->has_stack;
@@ -202,6 +215,8 @@ static int fail(g2reader *r, ctrace_parse_error *err) {
   return -1;
 }
 
+static int install(g2reader *r, ctrace_parse_error *err);
+
 static int new_gen(g2reader *r, ctrace_parse_error *err) {
   uint64_t from = r->gen.start, to = r->gen.end;
   bool had = r->have_gen;
@@ -212,6 +227,32 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
     return 0;
   }
   if (rc < 0) return fail(r, err);
+  if (install(r, err) < 0) return -1;
+  r->emitted_sync = false;
+  return 1;
+}
+
+/* A Sync event (Go's syncEvent), the syncs-th: at the generation's start,
+ * with its table's clock snapshot (go 1.25+), or (table false) after the
+ * last event, with none. */
+static int sync_event(g2reader *r, ctrace_event *ev, bool table, ctrace_parse_error *err) {
+  const g2gen *g = &r->gen;
+  g2ev s = {{++r->syncs, 0, 0, 0, 0}, table ? g->start_ns : r->last_ts, G2_NONE, G2_NONE, G2_NONE,
+            table ? g->start : r->off, CTRACE_EV122_Sync, NULL, 0};
+  if (finish(r, &s, ev, err) < 0) return fail(r, err);
+  if (table && g->have_snap) {
+    ev->args[1] = (uint64_t)g->snap_ns;
+    ev->args[2] = g->snap_mono;
+    ev->args[3] = g->snap_sec;
+    ev->args[4] = g->snap_nsec;
+    ev->args[5] = 1;
+  }
+  return 1;
+}
+
+/* The frontier of a generation just read, in the order of its threads'
+ * first batches (Go 1.27's installGen, but for its Sync). */
+static int install(g2reader *r, ctrace_parse_error *err) {
   r->have_gen = true;
   r->ngens++;
   r->nfront = 0;
@@ -223,14 +264,57 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
   for (uint32_t i = 0; i < r->gen.nmq; i++) {
     g2mq *q = &r->gen.mq[i];
     q->ev.m = q->m;
-    rc = ctrace__g2_cursor_next(r, q, err);
+    int rc = ctrace__g2_cursor_next(r, q, err);
     if (rc < 0) return fail(r, err);
     if (rc == 0) continue;
     r->front[r->nfront++] = i;
     sift_up(r, r->nfront - 1);
   }
-  r->emitted_sync = false;
   return 1;
+}
+
+/* Go 1.27's way to the next generation (go 1.25+), when the last one's
+ * events are out: nextGenWithSpill for go 1.25, its ReadEvent's own for
+ * go 1.26. Each turn gives a Sync: the new generation's, or the one at the
+ * end, or the one before an error (which the next call returns; an io.EOF
+ * of Go's ends the trace cleanly there). */
+static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  g2gen *g = &r->gen;
+  if (r->spill_err) {
+    if (r->ver >= 1026 || r->spill_err_sync) {
+      if (r->spill_eof) {
+        r->done = true;
+        return 0;
+      }
+      *err = r->spill_error;
+      return fail(r, err);
+    }
+    r->spill_err_sync = true;
+    return sync_event(r, ev, false, err);
+  }
+  if (r->ver < 1026 && r->have_gen && !r->have_spill) {
+    ctrace__g2_release(r, g->start, g->end);
+    r->done = true;
+    return sync_event(r, ev, false, err);
+  }
+  uint64_t from = g->start, to = g->end;
+  bool had = r->have_gen;
+  int rc = ctrace__g2_read_gen(r, err);
+  if (had) ctrace__g2_release(r, from, to);
+  if (rc == 0) { /* go 1.26: no generation follows */
+    r->have_gen = false;
+    r->done = true;
+    return sync_event(r, ev, false, err);
+  }
+  if (rc < 0) {
+    r->have_gen = false;
+    r->spill_err = r->spill_err_sync = true;
+    r->spill_eof = rc == -2;
+    r->spill_error = *err;
+    return sync_event(r, ev, false, err);
+  }
+  if (install(r, err) < 0) return -1;
+  return sync_event(r, ev, true, err);
 }
 
 /* Go's tryAdvance(i): 1 advanced, 0 not, -1 error. */
@@ -273,10 +357,11 @@ int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   if (r->order.qlen) return pop(r, ev, err);
   g2gen *g = &r->gen;
   if (r->nfront == 0 && (!r->have_gen || g->isample == g->nsamples)) {
+    if (r->ver >= 1025) return next_gen127(r, ev, err);
     if (!r->emitted_sync) {
       r->emitted_sync = true;
       /* Not in the file: its offset is its generation's first batch. */
-      g2ev s = {{0}, r->last_ts, G2_NONE, G2_NONE, G2_NONE, g->start, CTRACE_EV122_Sync, NULL, 0};
+      g2ev s = {{++r->syncs}, r->last_ts, G2_NONE, G2_NONE, G2_NONE, g->start, CTRACE_EV122_Sync, NULL, 0};
       return finish(r, &s, ev, err);
     }
     if (r->spill_err) {
