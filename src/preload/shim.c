@@ -7,10 +7,13 @@
  * first argument is main, which names the main thread's goroutine.
  *
  * Environment. CTRACE_OUT names the trace file; without it the shim stays
- * inert (every wrapper passes its call on). At start the shim removes
- * CTRACE_OUT, CTRACE_NO_STACKS and itself from LD_PRELOAD (with the
- * sanitizer runtime `ctrace run` put before it), so that children run
- * untraced and can never write over this trace.
+ * inert (every wrapper passes its call on). At start, before the
+ * program's constructors and main, the shim takes every variable of the
+ * tracer (CTRACE_OUT, CTRACE_FORMAT, ...) and itself (with the sanitizer
+ * runtime `ctrace run` put before it) out of the environment, in place
+ * (env_scrub): the program sees the environment it would untraced, and
+ * its children run untraced and can never write over this trace. The
+ * tracer reads its settings from the shim's copy.
  *
  * Exec. The process is followed across exec: the exec wrappers
  * (process.c) finish this image's trace, then hand the new program an
@@ -64,6 +67,7 @@
 #include "elfinfo.h"
 #include "wake.h"
 #include "preload.h"
+#include "runtime/env.h"
 #include "unwind/unwind.h"
 #include "runtime/sysfutex.h"
 
@@ -319,49 +323,109 @@ CTRACE__PL_EXPORT void quick_exit(int status) {
 
 /* ---- start ------------------------------------------------------------------ */
 
-/* Drops from LD_PRELOAD what was put there to trace this process: the
- * entries `ctrace run` prepended (CTRACE_RUN_PRELOAD, which may hold a
- * sanitizer runtime too), or else any libctrace-preload.so. */
-static void env_cleanup(void) {
-  const char *pre = getenv("LD_PRELOAD");
-  const char *added = getenv("CTRACE_RUN_PRELOAD");
-  if (pre) {
-    char buf[4096];
-    size_t n = 0;
-    const char *p = pre;
-    size_t alen = added ? strlen(added) : 0;
-    if (alen && strncmp(p, added, alen) == 0 && (p[alen] == ':' || p[alen] == ' ' || !p[alen]))
-      p += alen;
-    while (*p && n < sizeof buf - 1) {
-      while (*p == ':' || *p == ' ') p++;
-      const char *e = p;
-      while (*e && *e != ':' && *e != ' ') e++;
-      size_t len = (size_t)(e - p);
-      const char *base = memrchr(p, '/', len);
-      base = base ? base + 1 : p;
-      static const char self[] = "libctrace-preload.so";
-      bool ours = (size_t)(e - base) >= sizeof self - 1 && strncmp(base, self, sizeof self - 1) == 0;
-      if (len && !ours && n + len + 1 < sizeof buf) {
-        if (n) buf[n++] = ':';
-        memcpy(buf + n, p, len);
-        n += len;
-      }
-      p = e;
-    }
-    buf[n] = 0;
-    if (n)
-      setenv("LD_PRELOAD", buf, 1);
-    else
-      unsetenv("LD_PRELOAD");
+/* ---- the environment ---------------------------------------------------------
+ *
+ * The variables that set the tracer up. The shim takes them out of the
+ * environment before any of the program's code runs, and keeps a copy:
+ * the tracer reads its settings there (ctrace__env_use), and the exec and
+ * spawn wrappers put them back for a program that is to be traced. */
+static const char *const tracer_vars[] = {
+    "CTRACE_OUT",           "CTRACE_RUN_PRELOAD",    "CTRACE_IMAGE",          "CTRACE_SPAWNED",
+    "CTRACE_NO_STACKS",     "CTRACE_CPU_HZ",         "CTRACE_UNWIND",         "CTRACE_FOLLOW_FORKS",
+    "CTRACE_FORMAT",        "CTRACE_VERBOSE",        "CTRACE_FLIGHT",         "CTRACE_FLIGHT_MAX_MB",
+    "CTRACE_FLIGHT_SIGNAL", "CTRACE_FLIGHT_AT_EXIT", "CTRACE_MAX_PENDING_MB", "CTRACE_GEN_MS",
+    "CTRACE_CLOCK"};
+#define TRACER_VARS (sizeof tracer_vars / sizeof *tracer_vars)
+
+/* The tracer's variables as the process got them, "NAME=value", NULL-ended. */
+static char *saved_env[TRACER_VARS + 1];
+
+extern char **environ;
+
+/* The length of entry's name if it is one of names (n of them), else 0. */
+static size_t var_in(const char *entry, const char *const *names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(names[i]);
+    if (strncmp(entry, names[i], len) == 0 && entry[len] == '=') return len;
   }
-  unsetenv("CTRACE_RUN_PRELOAD");
-  unsetenv("CTRACE_OUT");
-  unsetenv("CTRACE_NO_STACKS");
-  unsetenv("CTRACE_CPU_HZ");
-  unsetenv("CTRACE_UNWIND");
-  unsetenv("CTRACE_FOLLOW_FORKS");
-  unsetenv("CTRACE_IMAGE");
-  unsetenv("CTRACE_SPAWNED");
+  return 0;
+}
+
+static bool is_tracer_var(const char *entry) { return var_in(entry, tracer_vars, TRACER_VARS) != 0; }
+
+/* The value of name in the environment as the process got it. Read from
+ * environ, not with getenv: a program may have its own getenv (bash has). */
+static const char *initial_env(const char *name) {
+  size_t len = strlen(name);
+  for (char **e = environ; e && *e; e++)
+    if (strncmp(*e, name, len) == 0 && (*e)[len] == '=') return *e + len + 1;
+  return NULL;
+}
+
+/* "LD_PRELOAD=" and what is left of pre without what was put there to trace
+ * this process: the entries `ctrace run` prepended (added, the value of
+ * CTRACE_RUN_PRELOAD, which may hold a sanitizer runtime too), or else any
+ * libctrace-preload.so. NULL when nothing is left. Static: the entry stays
+ * in the environment. */
+static char *preload_without_us(const char *pre, const char *added) {
+  static char buf[4096 + sizeof "LD_PRELOAD="] = "LD_PRELOAD=";
+  size_t n = sizeof "LD_PRELOAD=" - 1;
+  const char *p = pre;
+  size_t alen = added ? strlen(added) : 0;
+  if (alen && strncmp(p, added, alen) == 0 && (p[alen] == ':' || p[alen] == ' ' || !p[alen])) p += alen;
+  while (*p && n < sizeof buf - 1) {
+    while (*p == ':' || *p == ' ') p++;
+    const char *e = p;
+    while (*e && *e != ':' && *e != ' ') e++;
+    size_t len = (size_t)(e - p);
+    const char *base = memrchr(p, '/', len);
+    base = base ? base + 1 : p;
+    static const char self[] = "libctrace-preload.so";
+    bool ours = (size_t)(e - base) >= sizeof self - 1 && strncmp(base, self, sizeof self - 1) == 0;
+    if (len && !ours && n + len + 1 < sizeof buf) {
+      if (n > sizeof "LD_PRELOAD=" - 1) buf[n++] = ':';
+      memcpy(buf + n, p, len);
+      n += len;
+    }
+    p = e;
+  }
+  buf[n] = 0;
+  return n > sizeof "LD_PRELOAD=" - 1 ? buf : NULL;
+}
+
+/* Takes the tracer's variables and the shim's LD_PRELOAD entries out of
+ * the environment, keeping a copy of the variables (saved_env), which the
+ * tracer then reads. Called before the program's main and its
+ * executable's constructors: what the program reads of its environment,
+ * through environ, main's envp or getenv, is what it would be untraced.
+ *
+ * In place, in the array environ points to, which is also main's envp:
+ * not with unsetenv, which a program may define for itself, over its own
+ * copy of the environment, and the shim's call would reach. bash does: its
+ * main builds its variables from envp, and its unsetenv, called before
+ * that, does nothing; the variables stayed in bash's environment and in
+ * that of every child it started. The strings themselves stay where they
+ * are: /proc/PID/environ shows the environment the process started with,
+ * as it does after any unsetenv. */
+static void env_scrub(void) {
+  const char *added = initial_env("CTRACE_RUN_PRELOAD");
+  size_t n = 0, k = 0;
+  for (char **e = environ; e && *e; e++) {
+    char *entry = *e;
+    if (is_tracer_var(entry)) {
+      bool dup = false;
+      for (size_t i = 0; i < n; i++)
+        if (strncmp(saved_env[i], entry, strcspn(entry, "=") + 1) == 0) dup = true;
+      char *copy = !dup && n < TRACER_VARS ? strdup(entry) : NULL;
+      if (copy) saved_env[n++] = copy;
+      continue;
+    }
+    if (strncmp(entry, "LD_PRELOAD=", 11) == 0 && !(entry = preload_without_us(entry + 11, added))) continue;
+    environ[k++] = entry;
+  }
+  if (environ) environ[k] = NULL;
+  saved_env[n] = NULL;
+  ctrace__env_use(saved_env);
 }
 
 static void fork_child(void) {
@@ -371,13 +435,10 @@ static void fork_child(void) {
 
 /* ---- following exec ------------------------------------------------------------ */
 
+/* An entry the exec and spawn wrappers set for a traced program (and so
+ * one they allocated, in the environment they build). */
 static bool is_ours(const char *entry) {
-  static const char *const names[] = {"CTRACE_OUT=",   "CTRACE_NO_STACKS=", "CTRACE_FOLLOW_FORKS=",
-                                      "CTRACE_IMAGE=", "LD_PRELOAD=",       "CTRACE_RUN_PRELOAD=",
-                                      "CTRACE_SPAWNED=", "CTRACE_CPU_HZ=",     "CTRACE_UNWIND="};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
-  return false;
+  return strncmp(entry, "LD_PRELOAD=", 11) == 0 || is_tracer_var(entry);
 }
 
 static char *env_entry(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -405,8 +466,9 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
   size_t n = 0;
   for (; envp && envp[n]; n++)
     if (strncmp(envp[n], "LD_PRELOAD=", 11) == 0) their_preload = envp[n] + 11;
-  /* envp without our entries, then ours (8 at most) and the NULL. */
-  char **env = malloc((n + 9) * sizeof *env);
+  /* envp without our entries, then ours: LD_PRELOAD, the four this
+   * image decides, the tracer's other settings as this process got them. */
+  char **env = malloc((n + 5 + TRACER_VARS + 1) * sizeof *env);
   char *added = env_entry("%s%s%s", asan, *asan ? ":" : "", cfg.shim);
   if (!env || !added) {
     free(env);
@@ -416,6 +478,7 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (!is_ours(envp[i])) env[k++] = envp[i];
+  size_t first = k;
   bool more = their_preload && *their_preload;
   env[k++] = env_entry("LD_PRELOAD=%s%s%s", added, more ? ":" : "", more ? their_preload : "");
   env[k++] = env_entry("CTRACE_RUN_PRELOAD=%s", added);
@@ -424,14 +487,18 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
     env[k++] = env_entry("CTRACE_SPAWNED=1");
   else
     env[k++] = env_entry("CTRACE_IMAGE=%d", cfg.image + 1);
-  if (cfg.no_stacks) env[k++] = env_entry("CTRACE_NO_STACKS=1");
-  if (cfg.cpu_hz) env[k++] = env_entry("CTRACE_CPU_HZ=%d", cfg.cpu_hz);
-  if (cfg.unwind) env[k++] = env_entry("CTRACE_UNWIND=%s", ctrace__unwind_name(cfg.unwind));
-  if (cfg.follow_forks) env[k++] = env_entry("CTRACE_FOLLOW_FORKS=1");
+  static const char *const decided[] = {"CTRACE_OUT", "CTRACE_RUN_PRELOAD", "CTRACE_IMAGE",
+                                        "CTRACE_SPAWNED"};
+  for (char **e = saved_env; *e; e++)
+    if (!var_in(*e, decided, sizeof decided / sizeof *decided)) env[k++] = env_entry("%s", *e);
   env[k] = NULL;
   free(added);
-  for (size_t i = 0; i < k; i++)
-    if (!env[i]) return (char **)envp; /* out of memory: untraced */
+  for (size_t i = first; i < k; i++)
+    if (!env[i]) { /* out of memory: untraced */
+      for (size_t j = first; j < k; j++) free(env[j]);
+      free(env);
+      return (char **)envp;
+    }
   return env;
 }
 
@@ -503,7 +570,7 @@ static bool child_path(char *out, size_t size, const char *parent) {
 }
 
 static bool env_flag(const char *name) {
-  const char *v = getenv(name);
+  const char *v = ctrace__getenv(name);
   return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -546,8 +613,10 @@ void ctrace__pl_follow_fork(void) {
 }
 
 static void start(uintptr_t main_pc) {
-  const char *out = getenv("CTRACE_OUT");
-  if (!out || !*out) return;
+  const char *given = initial_env("CTRACE_OUT");
+  if (!given || !*given) return;
+  env_scrub();
+  const char *out = ctrace__getenv("CTRACE_OUT");
   /* A relative name is taken from where the program starts: a program
    * that changes directory and then forks or execs must not have the next
    * trace written into its own directory. */
@@ -558,7 +627,7 @@ static void start(uintptr_t main_pc) {
     fprintf(stderr, "ctrace: CTRACE_OUT is too long; not tracing\n");
     return;
   }
-  const char *img = getenv("CTRACE_IMAGE");
+  const char *img = ctrace__getenv("CTRACE_IMAGE");
   int image = img ? atoi(img) : 0;
   /* Started by a followed posix_spawn: the parent's FILE names ours. */
   if (env_flag("CTRACE_SPAWNED") && !child_path(path, sizeof path, strcpy(cwd, path))) {
@@ -569,20 +638,20 @@ static void start(uintptr_t main_pc) {
   /* Kept for an exec or a fork that follows. */
   snprintf(cfg.out, sizeof cfg.out, "%s", path);
   cfg.no_stacks = env_flag("CTRACE_NO_STACKS");
-  const char *hz = getenv("CTRACE_CPU_HZ");
+  const char *hz = ctrace__getenv("CTRACE_CPU_HZ");
   cfg.cpu_hz = hz ? atoi(hz) : 0;
-  cfg.unwind = ctrace__unwind_mode(getenv("CTRACE_UNWIND"));
+  cfg.unwind = ctrace__unwind_mode(ctrace__getenv("CTRACE_UNWIND"));
   if (cfg.unwind < 0) {
     fprintf(stderr, "ctrace: CTRACE_UNWIND is auto, fp or tables; using auto\n");
     cfg.unwind = CTRACE_UNWIND_AUTO;
   }
   cfg.follow_forks = env_flag("CTRACE_FOLLOW_FORKS");
   cfg.image = image > 0 ? image : 0;
-  const char *fl = getenv("CTRACE_FLIGHT");
+  const char *fl = ctrace__getenv("CTRACE_FLIGHT");
   cfg.flight_ms = fl ? strtoull(fl, NULL, 10) : 0;
-  const char *flmax = getenv("CTRACE_FLIGHT_MAX_MB");
+  const char *flmax = ctrace__getenv("CTRACE_FLIGHT_MAX_MB");
   cfg.flight_max = flmax ? (size_t)strtoull(flmax, NULL, 10) << 20 : 0;
-  const char *flsig = getenv("CTRACE_FLIGHT_SIGNAL");
+  const char *flsig = ctrace__getenv("CTRACE_FLIGHT_SIGNAL");
   cfg.flight_sig = cfg.flight_ms ? (flsig && atoi(flsig) > 0 && atoi(flsig) < NSIG ? atoi(flsig) : SIGUSR2) : 0;
   cfg.flight_at_exit = env_flag("CTRACE_FLIGHT_AT_EXIT");
   Dl_info self;
@@ -591,7 +660,6 @@ static void start(uintptr_t main_pc) {
   ctrace__elf_info shim_info;
   if (ctrace__elf_info_read(cfg.shim, &shim_info))
     snprintf(cfg.shim_asan, sizeof cfg.shim_asan, "%s", shim_info.asan);
-  env_cleanup();
   /* A followed exec: the previous image's finished trace moves aside
    * (a flight recorder's snapshots are numbered as they come). */
   if (cfg.image > 0 && !cfg.flight_ms) {

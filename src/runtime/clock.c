@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "runtime/env.h"
 
 bool ctrace__use_tsc;
 
@@ -22,7 +23,7 @@ uint64_t ctrace__mono_ns(void) {
 void ctrace__clock_init(void) {
   ctrace__use_tsc = false;
 #if defined(__x86_64__) || defined(__i386__)
-  const char *force = getenv("CTRACE_CLOCK");
+  const char *force = ctrace__getenv("CTRACE_CLOCK");
   if (force && strcmp(force, "monotonic") == 0) return;
   FILE *f = fopen("/proc/cpuinfo", "re");
   if (!f) return;

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "reader.h"
+#include "runtime/env.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -104,7 +105,7 @@ void ctrace__reader_open(uint64_t gen, size_t cut_bytes, bool hold) {
   advance_now = advance_force = false;
   rgen = gen;
   sealed = gen - 1;
-  const char *ms = getenv("CTRACE_GEN_MS");
+  const char *ms = ctrace__getenv("CTRACE_GEN_MS");
   gen_period = ms && atoll(ms) > 0 ? (uint64_t)atoll(ms) * 1000000 : GEN_NS;
   gen_ns = ctrace__mono_ns();
   began[gen & 1] = gen_ns;

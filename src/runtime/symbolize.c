@@ -6,6 +6,7 @@
  * copies, so they outlive module reloads and stay valid until close.
  */
 #include "runtime/symbolize.h"
+#include "runtime/env.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -358,7 +359,7 @@ static bool has_section(Elf *elf, const char *want) {
    (build id, .gnu_debuglink), else .symtab, MiniDebugInfo
    (.gnu_debugdata), the dynamic symbols. */
 static void report_sources(void) {
-  const char *v = getenv("CTRACE_VERBOSE");
+  const char *v = ctrace__getenv("CTRACE_VERBOSE");
   if (!v || !*v || strcmp(v, "0") == 0) return;
   for (size_t i = 0; i < S.nused; i++) {
     Dwfl_Module *mod = S.used[i];

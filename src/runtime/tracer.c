@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "reader.h"
+#include "runtime/env.h"
 #include "unwind/unwind.h"
 
 __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
@@ -249,12 +250,12 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   if (o.buffer_size && (o.buffer_size < 8192 || o.buffer_size > (16u << 20))) return CTRACE_EINVAL;
   if (o.unwind < CTRACE_UNWIND_AUTO || o.unwind > CTRACE_UNWIND_TABLES) return CTRACE_EINVAL;
   if (!o.max_pending) {
-    const char *mb = getenv("CTRACE_MAX_PENDING_MB");
+    const char *mb = ctrace__getenv("CTRACE_MAX_PENDING_MB");
     o.max_pending = (mb ? strtoull(mb, NULL, 10) : 256) << 20;
   }
   if (o.max_pending < (1u << 20)) return CTRACE_EINVAL;
   if (!o.format) {
-    const char *f = getenv("CTRACE_FORMAT");
+    const char *f = ctrace__getenv("CTRACE_FORMAT");
     o.format = !f || !*f || !strcmp(f, "go1.11") ? CTRACE_FORMAT_GO111
                : !strcmp(f, "go1.22")            ? CTRACE_FORMAT_GO122
                                                  : -1;
@@ -264,7 +265,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
    * are not written yet. */
   if (o.format == CTRACE_FORMAT_GO122 &&
       (o.buffer_size > CTRACE_DEFAULT_BUFFER_SIZE || o.cpu_hz ||
-       (!o.cpu_hz && getenv("CTRACE_CPU_HZ") && atoi(getenv("CTRACE_CPU_HZ")))))
+       (!o.cpu_hz && ctrace__getenv("CTRACE_CPU_HZ") && atoi(ctrace__getenv("CTRACE_CPU_HZ")))))
     return CTRACE_EINVAL;
   pthread_once(&once, init_once);
   pthread_mutex_lock(&ctl_mu);
@@ -279,7 +280,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   ctrace__cfg.depth = o.stack_depth ? o.stack_depth : CTRACE_DEFAULT_STACK_DEPTH;
   ctrace__cfg.buffer_size = o.buffer_size ? o.buffer_size : CTRACE_DEFAULT_BUFFER_SIZE;
   if (!o.cpu_hz) {
-    const char *hz = getenv("CTRACE_CPU_HZ");
+    const char *hz = ctrace__getenv("CTRACE_CPU_HZ");
     o.cpu_hz = hz ? atoi(hz) : 0;
   }
   if (o.cpu_hz < 0 || o.cpu_hz > 10000 || !ctrace__prof_init(o.cpu_hz)) {

@@ -15,6 +15,7 @@
  */
 
 #include "unwind/unwind.h"
+#include "runtime/env.h"
 
 #include <link.h>
 #include <pthread.h>
@@ -350,7 +351,7 @@ static const char *const df_how[] = {
 };
 
 void ctrace__unwind_report(void) {
-  const char *v = getenv("CTRACE_VERBOSE");
+  const char *v = ctrace__getenv("CTRACE_VERBOSE");
   if (!v || !*v || strcmp(v, "0") == 0) return;
   pthread_mutex_lock(&reg_mu);
   for (const ctrace__unw_table *t = cache; t; t = t->next)

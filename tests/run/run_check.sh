@@ -4,8 +4,8 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 closer state wakers timed make futex (see the case_*
-#            functions below)
+#            passthrough c11 closer state wakers timed make futex bash (see the
+#            case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -663,6 +663,47 @@ case_wakers() {
     for w in $ws; do
         [ "$(unblocked_by socketpair "$w" "$m")" -eq 1 ] || fail "socketpair: g $w's wait not ended by main"
     done
+}
+
+# bash (tests/run/children.sh) keeps its own copy of the environment,
+# built from main's envp, with its own getenv, setenv and unsetenv: the
+# shim must take its variables out before main, in place. The children
+# bash starts then get none of them (/proc/self/environ: the environment
+# the kernel gave them, which is what a static program sees), run
+# untraced, and the trace left is bash's own, not the last child's over
+# it. With -f each child is traced, into a file of its own, as before.
+case_bash() {
+    mkdir -p "$out/bash"
+    (cd "$out/bash" && traced bash 0 bash "$here/children.sh" "$out/bash.pid" environ)
+    decode bash
+    local pid files
+    pid=$(cat "$out/bash.pid")
+    grep -Eq "^[0-9]+ ProcStart p=[0-9]+ g=0 off=[0-9]+ thread=$pid\$" "$out/bash.d" ||
+        fail "bash: not the trace of bash (process $pid)"
+    # 22 children: a fork and a wait for each.
+    expect bash GoSysCall -ge 44
+    files=$(find "$out" -name 'bash.trace*' | wc -l)
+    [ "$files" -eq 1 ] && [ -z "$(ls -A "$out/bash")" ] ||
+        fail "bash: traces of children: $(cd "$out" && find . -name '*.trace*' | grep -v '^./bash.trace$')"
+
+    run_opts=(-f)
+    (cd "$out/bash" && traced bash_f 0 bash "$here/children.sh" "$out/bash_f.pid")
+    run_opts=()
+    decode bash_f
+    pid=$(cat "$out/bash_f.pid")
+    grep -Eq "^[0-9]+ ProcStart p=[0-9]+ g=0 off=[0-9]+ thread=$pid\$" "$out/bash_f.d" ||
+        fail "bash_f: not the trace of bash (process $pid)"
+    expect bash_f GoSysCall -ge 40
+    # Each of the 20 /bin/true: the forked bash (FILE.pid<PID>.1), then
+    # the program it became (FILE.pid<PID>).
+    local t n=0
+    for t in "$out"/bash_f.trace.pid*; do
+        [ -e "$t" ] || continue
+        "$ctrace" check "$t" >/dev/null || fail "bash_f: ctrace check rejects $t"
+        n=$((n + 1))
+    done
+    [ "$n" -ge 40 ] || fail "bash_f: $n traces of children, want 40 at least"
+    [ -z "$(ls -A "$out/bash")" ] || fail "bash_f: traces in the working directory"
 }
 
 # What a wrapper could disturb (tests/run/state.c): errno after every
