@@ -128,17 +128,24 @@ bool ctrace__elf_info_read(const char *path, ctrace__elf_info *out) {
 }
 
 bool ctrace__elf_find_program(const char *file, char *out, size_t size) {
+  if (!*file) {
+    errno = ENOENT;
+    return false;
+  }
   if (strchr(file, '/')) {
     snprintf(out, size, "%s", file);
     return access(out, F_OK) == 0;
   }
+  /* glibc's search: without PATH, confstr(_CS_PATH)'s /bin:/usr/bin; an
+   * empty entry (PATH="", a leading, doubled or trailing ':') is the
+   * current directory. */
   const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  if (!path) path = "/bin:/usr/bin";
   int err = ENOENT;
   for (const char *p = path;; p++) {
     const char *e = strchr(p, ':');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    snprintf(out, size, "%.*s/%s", (int)len, len ? p : ".", file);
+    snprintf(out, size, "%.*s%s%s", (int)len, p, len ? "/" : "", file);
     struct stat st;
     if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
       if (access(out, X_OK) == 0) return true;

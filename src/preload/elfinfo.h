@@ -24,8 +24,10 @@ typedef struct ctrace__elf_info {
 bool ctrace__elf_info_read(const char *path, ctrace__elf_info *out);
 
 /* The file execvp would run for file: file itself if it has a '/', else
- * the first executable regular file of that name in $PATH. Sets errno
- * (ENOENT, EACCES) and returns false if there is none. */
+ * the first executable regular file of that name in $PATH, searched as
+ * glibc does (no PATH: /bin:/usr/bin; an empty entry: the current
+ * directory). Sets errno (ENOENT, EACCES) and returns false if there is
+ * none. */
 bool ctrace__elf_find_program(const char *file, char *out, size_t size);
 
 #endif

@@ -1,7 +1,9 @@
 /* ctrace run: runs a program with libctrace-preload.so, which traces it.
  *
  * The command sets the environment up and then becomes the program
- * (execv): exit status, signals, stdin/stdout/stderr, process group and
+ * (execvp, as env and a shell start one: a file without #! runs under
+ * /bin/sh, and the exit status is 127 if it is not found, 126 if it cannot
+ * be run): exit status, signals, stdin/stdout/stderr, process group and
  * pid are the program's own, with nothing in between. The shim writes the
  * trace from inside the program (src/preload/shim.c), follows the process
  * across exec, and removes itself from the environment its children
@@ -52,9 +54,10 @@ static void usage(FILE *f) {
           "(blocked or not), network waits, and the size of the heap. The trace is\n"
           "finished when PROG exits, calls exec, or is killed by a signal.\n"
           "\n"
-          "PROG runs in place of ctrace (exec): its exit status, signals and output\n"
-          "are its own. If PROG execs another program (as launcher scripts and env\n"
-          "do), that one is traced in turn: FILE holds the last program, FILE.1,\n"
+          "PROG is found and run as env or a shell would (execvp: PATH, and /bin/sh\n"
+          "for a script without #!), in place of ctrace: its exit status, signals and\n"
+          "output are its own. If PROG execs another program (as launcher scripts and\n"
+          "env do), that one is traced in turn: FILE holds the last program, FILE.1,\n"
           "FILE.2, ... the ones before it. Children (fork, posix_spawn) run untraced,\n"
           "or with -f each writes its own trace, FILE.pid<PID>.\n"
           "\n"
@@ -297,6 +300,7 @@ int ctrace__cmd_run(int argc, char **argv) {
                     " CTRACE_PRELOAD=PATH names it)\n", SHIM, CTRACE_INSTALL_LIBDIR);
     return 2;
   }
+  /* The file execvp will run (below), for what it is. */
   char prog[PATH_MAX];
   if (!ctrace__elf_find_program(prog_argv[0], prog, sizeof prog)) {
     int err = errno;
@@ -402,7 +406,9 @@ int ctrace__cmd_run(int argc, char **argv) {
     if (flight_at_exit) setenv("CTRACE_FLIGHT_AT_EXIT", "1", 1);
   }
 
-  execv(prog, prog_argv);
+  /* As a shell or env starts it: the same search of PATH, and a file the
+   * kernel cannot run (no #! line) runs under /bin/sh (glibc's execvp). */
+  execvp(prog_argv[0], prog_argv);
   int err = errno;
   fprintf(stderr, "ctrace run: %s: %s\n", prog_argv[0], strerror(err));
   return err == ENOENT ? 127 : 126;

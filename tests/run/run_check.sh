@@ -4,8 +4,8 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 closer state wakers timed make futex bash (see the
-#            case_* functions below)
+#            passthrough c11 closer state wakers timed make futex bash launch (see
+#            the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -704,6 +704,36 @@ case_bash() {
     done
     [ "$n" -ge 40 ] || fail "bash_f: $n traces of children, want 40 at least"
     [ -z "$(ls -A "$out/bash")" ] || fail "bash_f: traces in the working directory"
+}
+
+# `ctrace run` starts PROG as execvp does, as env and a shell do: a file
+# without #! runs under /bin/sh (which is traced), PATH is searched as
+# glibc searches it (past a file of that name that cannot be run), and a
+# program not found or that cannot be run gives env's status (127, 126)
+# and error.
+case_launch() {
+    mkdir -p "$out/bin" "$out/noexec" "$out/dir"
+    printf 'echo "script: $0 $*"\nexit 3\n' >"$out/bin/noshebang"
+    chmod +x "$out/bin/noshebang"
+    traced noshebang 3 "$out/bin/noshebang" a b
+    has_output noshebang "^script: $out/bin/noshebang a b\$"
+    printf 'echo "not this one"\n' >"$out/noexec/noshebang"
+    PATH=$out/noexec:$out/bin:$PATH traced path 3 noshebang c
+    has_output path "^script: $out/bin/noshebang c\$"
+    printf 'echo plain\n' >"$out/plain"
+    local env path p st want msg wmsg
+    env=$(command -v env)
+    for path in "$PATH" "$out/noexec"; do
+        for p in nope ./nope "$out/plain" "$out/dir" "$out/plain/x" noshebang ''; do
+            want=0 st=0
+            PATH=$path "$env" "$p" >/dev/null 2>"$out/env.err" || want=$?
+            PATH=$path "$ctrace" run -o "$out/err.trace" -- "$p" >/dev/null 2>"$out/err.err" || st=$?
+            wmsg=$(sed 's/.*: //' "$out/env.err")
+            msg=$(sed 's/.*: //' "$out/err.err")
+            [ "$st" -eq "$want" ] && [ "$msg" = "$wmsg" ] && [ "$want" -ge 126 ] ||
+                fail "'$p' in PATH=$path: status $st, '$(cat "$out/err.err")'; env: $want, '$(cat "$out/env.err")'"
+        done
+    done
 }
 
 # What a wrapper could disturb (tests/run/state.c): errno after every
