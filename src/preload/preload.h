@@ -128,6 +128,11 @@ char **ctrace__pl_spawn_env(const char *prog, char *const envp[]) CTRACE__PL_HID
 void ctrace__pl_env_free(char **env, char *const envp[]) CTRACE__PL_HIDDEN;
 /* In a forked child: starts the child's own trace if forks are followed. */
 void ctrace__pl_follow_fork(void) CTRACE__PL_HIDDEN;
+/* The finisher ends, for a pause (ns.c); false, and nothing done, if the
+ * trace is being finished. Then ctrace__pl_finisher_resume starts one
+ * again, which takes up what was asked of it meanwhile. */
+bool ctrace__pl_finisher_pause(void) CTRACE__PL_HIDDEN;
+void ctrace__pl_finisher_resume(void) CTRACE__PL_HIDDEN;
 
 /* The real _exit, for the signal code's last resort. */
 void ctrace__pl_real_exit(int status) __attribute__((noreturn)) CTRACE__PL_HIDDEN;
@@ -158,6 +163,12 @@ void ctrace__pl_threads_fork_child(void) CTRACE__PL_HIDDEN;
  * shim's own (an ended main is a zombie: not alive; a thread that runs its
  * destructors after its G ended is). Reads /proc. */
 bool ctrace__pl_only_internal_left(void) CTRACE__PL_HIDDEN;
+/* The kernel's count of the process's threads (/proc/self/stat), 0 if
+ * unknown. */
+long ctrace__pl_threads_now(void) CTRACE__PL_HIDDEN;
+/* True when the caller is the program's only thread: the process has no
+ * other alive but the tracer's and the shim's own (ns.c). Reads /proc. */
+bool ctrace__pl_alone(void) CTRACE__PL_HIDDEN;
 /* Has the finisher poll ctrace__pl_only_internal_left() and call exit(0)
  * when it holds (shim.c): the program's last thread has ended its G (its
  * cleanup handlers and destructors may still run), or main has, and only

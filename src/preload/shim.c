@@ -192,10 +192,11 @@ static void stop_trace(void) {
 /* Futex words: the finisher waits for fin_req, callers of finish wait for
  * fin_done. fin_req holds FIN_STOP once the trace is to be finished,
  * FIN_WATCH once the finisher is to watch for the program's last thread
- * (ctrace__pl_watch_last), and FIN_SNAP while a flight recorder's
- * snapshot is wanted. */
-enum { FIN_STOP = 1, FIN_WATCH = 2, FIN_SNAP = 4 };
-static _Atomic int fin_req, fin_done;
+ * (ctrace__pl_watch_last), FIN_SNAP while a flight recorder's snapshot
+ * is wanted, and FIN_PAUSE while the finisher is to end for a pause
+ * (ctrace__pl_finisher_pause), which it says in fin_gone. */
+enum { FIN_STOP = 1, FIN_WATCH = 2, FIN_SNAP = 4, FIN_PAUSE = 8 };
+static _Atomic int fin_req, fin_done, fin_gone;
 /* Snapshots asked for and not yet taken: one per signal, even when they
  * come faster than snapshots are written. */
 static _Atomic int snap_pending;
@@ -212,6 +213,11 @@ static void *finisher(void *arg) {
   for (;;) {
     int req = atomic_load(&fin_req);
     if (req & FIN_STOP) break;
+    if (req & FIN_PAUSE) {
+      atomic_store(&fin_gone, 1);
+      futex(&fin_gone, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+      return NULL;
+    }
     if (req & FIN_SNAP) {
       atomic_fetch_and(&fin_req, ~FIN_SNAP);
       for (; atomic_load(&snap_pending) > 0; atomic_fetch_sub(&snap_pending, 1)) snapshot_numbered();
@@ -228,6 +234,27 @@ static void *finisher(void *arg) {
   atomic_store(&fin_done, 1);
   futex(&fin_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
   return NULL;
+}
+
+/* Requests that come meanwhile stay in fin_req, for the next finisher:
+ * have_finisher stays true, and only the thread that paused, in a wrapper
+ * with the guard held, runs until then (a terminating signal waits for
+ * the guard's release, a crash in the shim for no trace). */
+bool ctrace__pl_finisher_pause(void) {
+  if (!have_finisher) return true;
+  if (atomic_fetch_or(&fin_req, FIN_PAUSE) & FIN_STOP) {
+    atomic_fetch_and(&fin_req, ~FIN_PAUSE);
+    return false;
+  }
+  futex(&fin_req, FUTEX_WAKE_PRIVATE, 1, NULL);
+  while (atomic_load(&fin_gone) == 0) futex(&fin_gone, FUTEX_WAIT_PRIVATE, 0, NULL);
+  return true;
+}
+
+void ctrace__pl_finisher_resume(void) {
+  if (!(atomic_fetch_and(&fin_req, ~FIN_PAUSE) & FIN_PAUSE)) return; /* there was none */
+  atomic_store(&fin_gone, 0);
+  have_finisher = ctrace__pl_internal_thread(finisher, NULL) == 0;
 }
 
 void ctrace__pl_snapshot_request(void) {
@@ -602,6 +629,7 @@ void ctrace__pl_follow_fork(void) {
   if (!child_path(path, sizeof path, cfg.out)) return;
   atomic_store(&fin_req, 0);
   atomic_store(&fin_done, 0);
+  atomic_store(&fin_gone, 0);
   have_finisher = false;
   ctrace__pl_guard++;
   ctrace__pl_threads_fork_child();

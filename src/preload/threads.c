@@ -151,6 +151,15 @@ bool ctrace__pl_only_internal_left(void) {
 
 bool ctrace__pl_thread_ended(void) { return ended; }
 
+long ctrace__pl_threads_now(void) { return threads_now(); }
+
+bool ctrace__pl_alone(void) {
+  if (atomic_load(&main_ended)) return false; /* its zombie is in the process still */
+  long n = tasks_alive();
+  if (n < 0) return atomic_load(&program_threads) == 1;
+  return n <= atomic_load(&internal_threads) + 1;
+}
+
 /* The thread's G ends; the thread stays guarded and deaf to signals until
  * it is gone. Idempotent: pthread_exit reaches it twice (our wrapper, then
  * the trampoline's cleanup handler). */
@@ -196,7 +205,9 @@ static void *internal_main(void *p) {
   ctrace__pl_guard = 1;
   start s = *(start *)p;
   free(p);
-  return s.fn(s.arg);
+  void *r = s.fn(s.arg);
+  atomic_fetch_sub(&internal_threads, 1); /* a pause ends and starts them again (ns.c) */
+  return r;
 }
 
 /* A thread of the tracer or the shim. The signal mask is inherited. */

@@ -60,6 +60,11 @@ static struct flight {
   bool ended;
   uint64_t dropped_young; /* generations younger than min_age, dropped at the cap */
   uint64_t snapshots;
+  /* The generation being handed out, not yet kept: the thread's, and, over
+   * a pause (ctrace__pause), the next thread's. */
+  kept cur;
+  _Atomic bool pausing; /* the thread is to end for a pause */
+  bool running;         /* a thread to join */
 } fl = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 /* One snapshot at a time; held by the stop, too, while it frees. */
 static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -111,7 +116,7 @@ static void *flight_main(void *arg) {
   (void)arg;
   while (sem_wait(&fl.gate) != 0) {
   }
-  kept cur = {0};
+  kept *cur = &fl.cur;
   while (!fl.abort) {
     ctrace__buf *b;
     ctrace__gen_info info;
@@ -120,35 +125,73 @@ static void *flight_main(void *arg) {
     pthread_mutex_lock(&fl.mu);
     if (r == 1) {
       b->link = NULL;
-      if (cur.last)
-        cur.last->link = b;
+      if (cur->last)
+        cur->last->link = b;
       else
-        cur.first = b;
-      cur.last = b;
-      cur.bytes += b->size;
+        cur->first = b;
+      cur->last = b;
+      cur->bytes += b->size;
       fl.bytes += b->size;
     } else {
-      keep(&cur, &info);
-      cur = (kept){0};
+      keep(cur, &info);
+      *cur = (kept){0};
       pthread_cond_broadcast(&fl.cv);
     }
     pthread_mutex_unlock(&fl.mu);
   }
+  if (atomic_load(&fl.pausing)) return NULL; /* the next thread goes on with cur */
   /* Buffers of a generation not handed out whole (none: stop seals the
    * last one) go back. */
   pthread_mutex_lock(&fl.mu);
-  fl.bytes -= cur.bytes;
+  fl.bytes -= cur->bytes;
   fl.ended = true;
   pthread_cond_broadcast(&fl.cv);
   pthread_mutex_unlock(&fl.mu);
-  put_list(cur.first);
+  put_list(cur->first);
+  *cur = (kept){0};
   return NULL;
+}
+
+/* ctrace__pause: the thread ends, what it keeps stays. Not with a crash
+ * snapshot armed: its helper is a thread too. */
+static int flight_pause(ctrace__sink *s) {
+  (void)s;
+  if (ctrace__flight_crash_armed()) return CTRACE_EBUSY;
+  atomic_store(&fl.pausing, true);
+  ctrace__reader_pause(true);
+  pthread_join(fl.thread, NULL);
+  fl.running = false;
+  atomic_store(&fl.pausing, false);
+  return 0;
+}
+
+/* A new thread goes on; if none can be started, what comes is dropped,
+ * and the recorder has ended. */
+static int flight_resume(ctrace__sink *s) {
+  (void)s;
+  ctrace__reader_pause(false);
+  int rc = pthread_create(&fl.thread, NULL, flight_main, NULL);
+  if (rc != 0) {
+    ctrace__reader_abandon();
+    pthread_mutex_lock(&fl.mu);
+    fl.ended = true;
+    pthread_cond_broadcast(&fl.cv);
+    pthread_mutex_unlock(&fl.mu);
+    return -rc;
+  }
+  fl.running = true;
+  sem_post(&fl.gate);
+  return 0;
 }
 
 static int flight_join(ctrace__sink *s) {
   (void)s;
   ctrace__flight_crash_disarm();
-  pthread_join(fl.thread, NULL);
+  if (fl.running) pthread_join(fl.thread, NULL);
+  fl.running = false;
+  /* What a pause's thread left, should no thread have taken it over. */
+  put_list(fl.cur.first);
+  fl.cur = (kept){0};
   sem_destroy(&fl.gate);
   /* After a snapshot under way, if any. */
   pthread_mutex_lock(&write_mu);
@@ -168,8 +211,9 @@ static void flight_fork_child(ctrace__sink *s) {
   pthread_mutex_init(&fl.mu, NULL);
   pthread_cond_init(&fl.cv, NULL);
   pthread_mutex_init(&write_mu, NULL);
-  fl.on = false;
+  fl.on = fl.running = false;
   fl.n = fl.head = fl.bytes = 0;
+  fl.cur = (kept){0};
 }
 
 int ctrace_flight_start(const ctrace_flight_options *opts) {
@@ -192,6 +236,8 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
     fl.on = true;
     fl.sink = (ctrace__sink){.join = flight_join,
                              .fork_child = flight_fork_child,
+                             .pause = flight_pause,
+                             .resume = flight_resume,
                              .gen_bytes = fo.max_bytes / 4 < (16u << 20) ? fo.max_bytes / 4 : 0,
                              .holds = true};
     fl.min_age_ns = (fo.min_age_ms ? fo.min_age_ms : CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS) * 1000000ull;
@@ -208,7 +254,9 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
   sem_init(&fl.gate, 0, 0);
   /* The thread exists before tracing starts, so a started trace always
    * has its reader; it reads only once the trace is ours. */
+  fl.cur = (kept){0};
   if (pthread_create(&fl.thread, NULL, flight_main, NULL) == 0) {
+    fl.running = true;
     err = ctrace__start(&o, &fl.sink);
     fl.abort = err != 0;
     sem_post(&fl.gate);
@@ -216,6 +264,7 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
     if (!err) return 0;
     if (!fl.abort) return err; /* the stop joined the thread */
     pthread_join(fl.thread, NULL);
+    fl.running = false;
   }
   sem_destroy(&fl.gate);
   pthread_mutex_lock(&fl.mu);

@@ -86,6 +86,8 @@ static void handler(int sig, siginfo_t *info, void *uc) {
   ctrace__sig_hand_back(sig, prev[sig], info, uc, sigaction);
 }
 
+bool ctrace__flight_crash_armed(void) { return helper_on; }
+
 int ctrace__flight_crash_arm(const char *path) {
   if (strlen(path) >= sizeof crash_path) return CTRACE_EINVAL;
   strcpy(crash_path, path);

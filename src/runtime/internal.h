@@ -236,6 +236,11 @@ typedef struct ctrace__sink {
   /* In the child of a fork: drops what of the parent's sink the child
    * holds (a descriptor in a shared table); may be NULL. */
   void (*fork_child)(struct ctrace__sink *s);
+  /* ctrace__pause: the thread ends, what it holds kept (0 or a CTRACE_E*
+   * code: then it goes on); ctrace__resume: a new one takes over. NULL:
+   * the sink cannot pause. Under ctl_mu, with tracing on. */
+  int (*pause)(struct ctrace__sink *s);
+  int (*resume)(struct ctrace__sink *s);
   /* Bytes a generation is cut at (0: GEN_BYTES, reader.c). */
   size_t gen_bytes;
   /* The sink holds each generation until it is out whole (the flight
@@ -257,9 +262,24 @@ void ctrace__sig_hand_back(int sig, struct sigaction prev, siginfo_t *info, void
  * an open stop-the-world (a crash's: it may never end). */
 int ctrace__flight_write(int fd, bool force) CTRACE__HIDDEN;
 void ctrace__flight_crash_disarm(void) CTRACE__HIDDEN;
+/* Whether its helper thread is there (armed, not yet disarmed). */
+bool ctrace__flight_crash_armed(void) CTRACE__HIDDEN;
 
 /* ctrace_start, with sink (NULL: the program reads, ctrace_read). */
 int ctrace__start(const ctrace_options *opts, ctrace__sink *sink) CTRACE__HIDDEN;
+
+/* For a moment in which the process must have one thread (the shim's
+ * unshare and setns wrappers, src/preload/ns.c): ctrace__pause ends the
+ * sink's thread (the writer of ctrace_start_file or _fd, the flight
+ * recorder's), keeping the trace and what the thread held, and returns
+ * 0, or a negative code (ctrace/error.h) and changes nothing. Tracing
+ * goes on: events queue for the reader meanwhile. Until ctrace__resume,
+ * which starts the thread anew (0, or a negative code: no thread could be
+ * started, and the rest of the trace is lost; stop then says so), ctl_mu
+ * is held: no start, stop or end of a generation. The thread that paused
+ * resumes. */
+int ctrace__pause(void) CTRACE__HIDDEN;
+int ctrace__resume(void) CTRACE__HIDDEN;
 
 /* Stores the odd seq, then loads the state word: stop does the mirror
  * image, so one of the two sees the other. The StoreLoad order comes from

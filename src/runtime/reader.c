@@ -50,6 +50,8 @@ static ctrace__buf *reading;       /* returned by the last read */
 static bool open_;                 /* a trace is being produced or drained */
 static bool header_due, closing, footer_done, drained;
 static bool reader_active;
+static bool paused;                /* reads return NULL (ctrace__reader_pause) */
+static bool abandoned;             /* no reader will come (ctrace__reader_abandon) */
 static uint64_t frequency;
 static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 
@@ -83,6 +85,11 @@ void ctrace__queue_full(ctrace__buf *b) {
     q = b->gen & 1;
   }
   pthread_mutex_lock(&mu);
+  if (abandoned) {
+    pthread_mutex_unlock(&mu);
+    ctrace__buf_put(b);
+    return;
+  }
   if (events) event_gen[q] = b->gen;
   if (tail[q])
     tail[q]->link = b;
@@ -113,7 +120,7 @@ void ctrace__reader_open(uint64_t gen, size_t cut_bytes, bool hold) {
   gen_bytes[0] = gen_bytes[1] = 0;
   open_ = true;
   header_due = true;
-  closing = footer_done = drained = capped = gap = false;
+  closing = footer_done = drained = capped = gap = paused = abandoned = false;
   pthread_mutex_unlock(&mu);
 }
 
@@ -169,9 +176,37 @@ void ctrace__reader_close_and_wait(uint64_t freq) {
   frequency = freq;
   closing = true;
   pthread_cond_broadcast(&cv);
-  while (!drained) pthread_cond_wait(&done_cv, &mu);
+  while (!drained && !abandoned) pthread_cond_wait(&done_cv, &mu);
   open_ = false;
   pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_pause(bool on) {
+  pthread_mutex_lock(&mu);
+  paused = on;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_abandon(void) {
+  pthread_mutex_lock(&mu);
+  abandoned = true;
+  ctrace__buf *list = NULL;
+  for (int q = 0; q < 2; q++) {
+    if (tail[q]) {
+      tail[q]->link = list;
+      list = head[q];
+    }
+    head[q] = tail[q] = NULL;
+  }
+  pending = 0;
+  pthread_cond_broadcast(&done_cv);
+  pthread_mutex_unlock(&mu);
+  while (list) {
+    ctrace__buf *next = list->link;
+    ctrace__buf_put(list);
+    list = next;
+  }
 }
 
 /* Fork child: the queued buffers are the parent's trace, and no trace is
@@ -183,6 +218,7 @@ void ctrace__reader_fork_child(void) {
   head[0] = head[1] = tail[0] = tail[1] = reading = NULL;
   pending = 0;
   open_ = header_due = closing = footer_done = drained = reader_active = capped = gap = false;
+  paused = abandoned = false;
 }
 
 /* ctrace_read, and, with take, the flight recorder's read: *take gets
@@ -204,7 +240,7 @@ static const void *next(size_t *len, ctrace__buf **take, ctrace__gen_info *info)
     reading = NULL;
   }
   const void *out = NULL;
-  while (open_ && !drained) {
+  while (open_ && !drained && !paused) {
     if (header_due) {
       header_due = false;
       if (take) continue;

@@ -44,5 +44,12 @@ bool ctrace__gap_end(void) CTRACE__HIDDEN;
 /* Everything is queued: after the queue, the reader gets the frequency
  * footer and then the end. Blocks until the reader has returned the end. */
 void ctrace__reader_close_and_wait(uint64_t freq) CTRACE__HIDDEN;
+/* With on, every read returns NULL at once (the one under way too), the
+ * trace left as it is, until it is called with off: the reader's thread
+ * ends for a pause (ctrace__pause), and the next one reads on. */
+void ctrace__reader_pause(bool on) CTRACE__HIDDEN;
+/* No reader will come: what is queued, and what is queued from now on,
+ * goes back to the pool, and the close waits for no one. */
+void ctrace__reader_abandon(void) CTRACE__HIDDEN;
 
 #endif

@@ -602,6 +602,20 @@ int ctrace_stop(void) {
   return err;
 }
 
+int ctrace__pause(void) {
+  pthread_mutex_lock(&ctl_mu);
+  ctrace__sink *w = trace_writer;
+  int err = !w ? CTRACE_ENOTRACE : !w->pause ? CTRACE_EINVAL : w->pause(w);
+  if (err) pthread_mutex_unlock(&ctl_mu);
+  return err;
+}
+
+int ctrace__resume(void) {
+  int err = trace_writer->resume(trace_writer);
+  pthread_mutex_unlock(&ctl_mu);
+  return err;
+}
+
 void ctrace__prof_drain_all(void) {
   pthread_mutex_lock(&threads_mu);
   for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_drain(t);

@@ -23,20 +23,27 @@
  * closed or replaced it), the writer stops writing, counts what it could
  * not write (ctrace_stats.unwritten) and ctrace_stop returns
  * CTRACE_EFDCHANGED. A change between the check and the write cannot be
- * seen in that mode: only the private table rules it out. */
+ * seen in that mode: only the private table rules it out.
+ *
+ * A pause (ctrace__pause: the LD_PRELOAD shim's unshare and setns, which
+ * want a process of one thread) ends the thread and starts another after
+ * it. The descriptor would go with the thread's table: the one that
+ * pauses opens the file again through /proc first, and the next writer
+ * takes that one over (writer_pause). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "reader.h"
 
 typedef struct writer {
   ctrace__sink sink; /* first: the tracer holds the writer as its sink */
@@ -50,6 +57,16 @@ typedef struct writer {
   dev_t dev;
   ino_t ino;
   int err;
+  /* Pauses (ctrace__pause): the thread's id, for its table's entry in
+   * /proc; whether it is to end for a pause, not at the trace's end; the
+   * file's offset as it ended. */
+  pid_t tid;
+  _Atomic bool pausing;
+  off_t offset;
+  bool running;  /* a thread to join */
+  bool reopened; /* fd was reopened for a pause: the writer's own copy */
+  bool keep_fd;  /* a resumed writer in a shared table: fd is set up */
+  int setup_err; /* the last thread's set-up, told with ready */
 } writer;
 
 /* The lowest number the trace's descriptor takes: above what programs
@@ -154,9 +171,13 @@ static void write_chunk(writer *w, const char *c, size_t n) {
 
 static void *writer_main(void *arg) {
   writer *w = arg;
-  w->err = setup_fd(w);
+  w->tid = (pid_t)syscall(SYS_gettid);
+  /* A write error before a pause stays w->err: this one is the set-up's. */
+  int err = w->keep_fd ? 0 : setup_fd(w);
+  if (err) w->err = err;
+  w->setup_err = err;
   sem_post(&w->ready);
-  if (w->err) return NULL;
+  if (err) return NULL;
   while (sem_wait(&w->gate) != 0) {
   }
   if (!w->abort) {
@@ -165,11 +186,77 @@ static void *writer_main(void *arg) {
     /* Read to the end even after a write error: stop waits for the drain. */
     while ((p = ctrace_read(&n)) != NULL) write_chunk(w, p, n);
   }
+  if (atomic_load(&w->pausing)) {
+    /* The next writer's descriptor is another open of the file
+     * (writer_pause): it goes on from here. */
+    w->offset = lseek(w->fd, 0, SEEK_CUR);
+    return NULL;
+  }
   /* Our copy, never the caller's: in a private table it is the only one
    * there is, in a shared one a duplicate. Not when it stopped being ours. */
-  if ((w->path || w->shared) && w->err != CTRACE_EFDCHANGED && close(w->fd) != 0 && !w->err)
+  if ((w->path || w->shared || w->reopened) && w->err != CTRACE_EFDCHANGED && close(w->fd) != 0 &&
+      !w->err)
     w->err = -errno;
   return NULL;
+}
+
+/* The trace's descriptor lives in the writer's own table, which goes with
+ * its thread. So the caller first opens the file again through that
+ * table's entry in /proc (the file itself, wherever its name now leads:
+ * the program may have moved it, or be about to enter another mount
+ * namespace), into its own table, for the next writer to take over as
+ * ctrace_start_fd's takes the caller's. That is another open file
+ * description: the offset goes across by hand. In a shared table the
+ * descriptor stays where it is. */
+static int writer_pause(ctrace__sink *s) {
+  writer *w = (writer *)s;
+  int fd = -1;
+  if (!w->shared) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/fd/%d", (int)w->tid, w->fd);
+    fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+  }
+  atomic_store(&w->pausing, true);
+  ctrace__reader_pause(true);
+  pthread_join(w->thread, NULL);
+  w->running = false;
+  atomic_store(&w->pausing, false);
+  if (!w->shared) {
+    if (w->offset > 0) lseek(fd, w->offset, SEEK_SET);
+    w->fd = fd;
+    w->path = NULL;
+    w->reopened = true;
+  }
+  return 0;
+}
+
+/* A new writer takes the descriptor over, the caller's copy is closed. If
+ * none can be started, no one will read the trace: the reader drops what
+ * comes, and the trace ends here, incomplete (stop says so). */
+static int writer_resume(ctrace__sink *s) {
+  writer *w = (writer *)s;
+  int caller_fd = w->shared ? -1 : w->fd;
+  w->keep_fd = w->shared;
+  ctrace__reader_pause(false);
+  int err = -pthread_create(&w->thread, NULL, writer_main, w);
+  if (!err) {
+    w->running = true;
+    while (sem_wait(&w->ready) != 0) {
+    }
+    /* A failed set-up returns before the gate. */
+    if ((err = w->setup_err) != 0) {
+      pthread_join(w->thread, NULL);
+      w->running = false;
+    }
+  }
+  if (err) {
+    if (!w->err) w->err = err;
+    ctrace__reader_abandon();
+  }
+  if (caller_fd >= 0) close(caller_fd);
+  sem_post(&w->gate);
+  return err;
 }
 
 static void writer_free(writer *w) {
@@ -189,7 +276,7 @@ static void writer_fork_child(ctrace__sink *s) {
 
 static int writer_join(ctrace__sink *s) {
   writer *w = (writer *)s;
-  pthread_join(w->thread, NULL);
+  if (w->running) pthread_join(w->thread, NULL);
   int err = w->err;
   writer_free(w);
   return err;
@@ -200,6 +287,8 @@ static int start_writer(int fd, const char *path, const ctrace_options *opts) {
   if (!w) return CTRACE_ENOMEM;
   w->sink.join = writer_join;
   w->sink.fork_child = writer_fork_child;
+  w->sink.pause = writer_pause;
+  w->sink.resume = writer_resume;
   w->fd = fd;
   w->path = path;
   sem_init(&w->ready, 0, 0);
@@ -210,6 +299,7 @@ static int start_writer(int fd, const char *path, const ctrace_options *opts) {
     writer_free(w);
     return CTRACE_ENOMEM;
   }
+  w->running = true;
   while (sem_wait(&w->ready) != 0) {
   }
   int err = w->err ? w->err : ctrace__start(opts, &w->sink);
