@@ -489,6 +489,18 @@ static char **traced_env(const char *prog, char *const envp[], bool spawned) {
   /* Not traceable: run untraced rather than break it. */
   if (info.tsan) return (char **)envp;
   const char *asan = info.asan[0] ? info.asan : cfg.shim_asan;
+  /* After a setns or pivot_root into another mount namespace (a
+   * container's), the shim's file or the trace's directory may not be
+   * there: the loader would say so on the program's stderr, or the new
+   * image that it cannot trace. Run it untraced, saying nothing. */
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", cfg.out);
+  char *slash = strrchr(dir, '/');
+  if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+  if (faccessat(AT_FDCWD, cfg.shim, R_OK, AT_EACCESS) != 0 ||
+      (strchr(asan, '/') && faccessat(AT_FDCWD, asan, R_OK, AT_EACCESS) != 0) ||
+      (slash && faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0))
+    return (char **)envp;
   const char *their_preload = NULL;
   size_t n = 0;
   for (; envp && envp[n]; n++)

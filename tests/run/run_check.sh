@@ -792,6 +792,24 @@ case_userns() {
     st=$(untraced 0 nsenter -t $$ -m -- echo entered)
     traced nsenter "$st" nsenter -t $$ -m -- echo entered
     moved nsenter 1
+    # nsenter into namespaces where the shim's file is not (a container's):
+    # the program it execs runs untraced, and the loader says nothing of a
+    # preload it cannot find on its stderr.
+    local shimdir pid
+    shimdir=$(cd "$(dirname "$ctrace")/../lib" && pwd)
+    unshare -U -r -m sh -c "mount -t tmpfs none '$shimdir' && echo \$\$ >'$out/hidden.pid' && exec sleep 60" \
+        >/dev/null 2>&1 </dev/null &
+    SECONDS=0
+    until [ -s "$out/hidden.pid" ]; do
+        [ "$SECONDS" -lt 10 ] || fail "hidden: no namespace without the shim (unshare -U -r -m)"
+        sleep 0.05
+    done
+    pid=$(cat "$out/hidden.pid")
+    st=$(untraced 0 nsenter -t "$pid" -U -m -- /bin/echo entered)
+    traced hidden "$st" nsenter -t "$pid" -U -m -- /bin/echo entered
+    kill "$pid"
+    [ ! -s "$out/hidden.err" ] || fail "hidden: stderr: $(cat "$out/hidden.err")"
+    [ ! -e "$out/hidden.trace.1" ] || fail "hidden: the program nsenter ran was traced"
     # Go's pages for the first trace only (a few seconds each): the
     # others hold the same events around the same pauses, and every one
     # is parsed above.
