@@ -21,6 +21,12 @@
  * microseconds (two threads ended and started, a file opened through
  * /proc); no other wrapper changes.
  *
+ * After unshare(CLONE_NEWPID) the process may start no thread at all
+ * (one would be in another pid namespace than the process): the writer
+ * then is not a thread (src/runtime/writer.c, go_inline), there is no
+ * finisher (the thread that exits or execs finishes the trace itself),
+ * and the flight recorder's window ends there.
+ *
  * Where the program has threads of its own, the call fails as it does
  * untraced, and goes straight through. Not seen: the system calls made
  * directly (syscall(SYS_unshare, ...)) and inside libc, which fail as

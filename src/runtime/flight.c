@@ -65,6 +65,7 @@ static struct flight {
   kept cur;
   _Atomic bool pausing; /* the thread is to end for a pause */
   bool running;         /* a thread to join */
+  bool paused;          /* it ended for a pause: resume starts one */
 } fl = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 /* One snapshot at a time; held by the stop, too, while it frees. */
 static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -156,11 +157,13 @@ static void *flight_main(void *arg) {
  * snapshot armed: its helper is a thread too. */
 static int flight_pause(ctrace__sink *s) {
   (void)s;
+  if (!fl.running) return 0; /* no reader left: no thread to end */
   if (ctrace__flight_crash_armed()) return CTRACE_EBUSY;
   atomic_store(&fl.pausing, true);
   ctrace__reader_pause(true);
   pthread_join(fl.thread, NULL);
   fl.running = false;
+  fl.paused = true;
   atomic_store(&fl.pausing, false);
   return 0;
 }
@@ -169,6 +172,8 @@ static int flight_pause(ctrace__sink *s) {
  * and the recorder has ended. */
 static int flight_resume(ctrace__sink *s) {
   (void)s;
+  if (!fl.paused) return 0;
+  fl.paused = false;
   ctrace__reader_pause(false);
   int rc = pthread_create(&fl.thread, NULL, flight_main, NULL);
   if (rc != 0) {
@@ -211,7 +216,7 @@ static void flight_fork_child(ctrace__sink *s) {
   pthread_mutex_init(&fl.mu, NULL);
   pthread_cond_init(&fl.cv, NULL);
   pthread_mutex_init(&write_mu, NULL);
-  fl.on = fl.running = false;
+  fl.on = fl.running = fl.paused = false;
   fl.n = fl.head = fl.bytes = 0;
   fl.cur = (kept){0};
 }
@@ -244,7 +249,7 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
     fl.max_bytes = fo.max_bytes;
     fl.head = fl.n = fl.bytes = 0;
     fl.last_gen = fl.snap_ns = 0;
-    fl.ended = fl.abort = false;
+    fl.ended = fl.abort = fl.paused = false;
     fl.dropped_young = fl.snapshots = 0;
   }
   pthread_mutex_unlock(&fl.mu);

@@ -52,6 +52,8 @@ static bool header_due, closing, footer_done, drained;
 static bool reader_active;
 static bool paused;                /* reads return NULL (ctrace__reader_pause) */
 static bool abandoned;             /* no reader will come (ctrace__reader_abandon) */
+static void (*inline_write)(void *, const void *, size_t); /* the close reads (ctrace__reader_inline) */
+static void *inline_arg;
 static uint64_t frequency;
 static uint8_t footer[1 + 2 * CTRACE_MAX_VARINT];
 
@@ -176,8 +178,25 @@ void ctrace__reader_close_and_wait(uint64_t freq) {
   frequency = freq;
   closing = true;
   pthread_cond_broadcast(&cv);
+  void (*write)(void *, const void *, size_t) = inline_write;
+  void *arg = inline_arg;
+  inline_write = NULL;
+  if (write && !abandoned) {
+    pthread_mutex_unlock(&mu);
+    const void *p;
+    size_t n;
+    while ((p = ctrace_read(&n)) != NULL) write(arg, p, n);
+    pthread_mutex_lock(&mu);
+  }
   while (!drained && !abandoned) pthread_cond_wait(&done_cv, &mu);
   open_ = false;
+  pthread_mutex_unlock(&mu);
+}
+
+void ctrace__reader_inline(void (*write)(void *arg, const void *p, size_t n), void *arg) {
+  pthread_mutex_lock(&mu);
+  inline_write = write;
+  inline_arg = arg;
   pthread_mutex_unlock(&mu);
 }
 
@@ -219,6 +238,7 @@ void ctrace__reader_fork_child(void) {
   pending = 0;
   open_ = header_due = closing = footer_done = drained = reader_active = capped = gap = false;
   paused = abandoned = false;
+  inline_write = NULL;
 }
 
 /* ctrace_read, and, with take, the flight recorder's read: *take gets

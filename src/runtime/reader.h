@@ -51,5 +51,9 @@ void ctrace__reader_pause(bool on) CTRACE__HIDDEN;
 /* No reader will come: what is queued, and what is queued from now on,
  * goes back to the pool, and the close waits for no one. */
 void ctrace__reader_abandon(void) CTRACE__HIDDEN;
+/* No reader thread: the close reads the trace itself, to the end, handing
+ * each piece to write(arg, ...) (a writer that is not a thread, writer.c).
+ * Set before or during a trace, for its close; NULL: none. */
+void ctrace__reader_inline(void (*write)(void *arg, const void *p, size_t n), void *arg) CTRACE__HIDDEN;
 
 #endif

@@ -29,7 +29,11 @@
  * want a process of one thread) ends the thread and starts another after
  * it. The descriptor would go with the thread's table: the one that
  * pauses opens the file again through /proc first, and the next writer
- * takes that one over (writer_pause). */
+ * takes that one over (writer_pause).
+ *
+ * Where no thread can be started at all (after unshare(CLONE_NEWPID)),
+ * the writer is not a thread: the trace waits in memory for the thread
+ * that stops it (go_inline). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,8 +68,10 @@ typedef struct writer {
   _Atomic bool pausing;
   off_t offset;
   bool running;  /* a thread to join */
+  bool paused;   /* its thread ended for a pause: resume starts one */
   bool reopened; /* fd was reopened for a pause: the writer's own copy */
   bool keep_fd;  /* a resumed writer in a shared table: fd is set up */
+  bool inline_;  /* no thread: the one that stops writes (go_inline) */
   int setup_err; /* the last thread's set-up, told with ready */
 } writer;
 
@@ -118,15 +124,16 @@ static int move_fd(int fd, int min) {
   return nfd;
 }
 
-/* The writer's descriptor: private where the kernel allows, at
- * TRACE_FD_MIN or above (never 0, 1 or 2: a stray write to stderr in
- * this thread must not land in the trace). Returns 0 or a negative code
- * (ctrace/error.h): the system's, as open or dup failed. */
-static int setup_fd(writer *w) {
+/* The writer's descriptor: private where the kernel allows (and
+ * may_unshare: the caller is the writer's own thread), at TRACE_FD_MIN or
+ * above (never 0, 1 or 2: a stray write to stderr in this thread must not
+ * land in the trace). Returns 0 or a negative code (ctrace/error.h): the
+ * system's, as open or dup failed. */
+static int setup_fd(writer *w, bool may_unshare) {
   struct rlimit rl;
   int min = TRACE_FD_MIN;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= (rlim_t)min) min = 3;
-  w->shared = !private_table(w->path ? -1 : w->fd);
+  w->shared = !may_unshare || !private_table(w->path ? -1 : w->fd);
   if (w->path) {
     w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) return -errno;
@@ -173,7 +180,7 @@ static void *writer_main(void *arg) {
   writer *w = arg;
   w->tid = (pid_t)syscall(SYS_gettid);
   /* A write error before a pause stays w->err: this one is the set-up's. */
-  int err = w->keep_fd ? 0 : setup_fd(w);
+  int err = w->keep_fd ? 0 : setup_fd(w, true);
   if (err) w->err = err;
   w->setup_err = err;
   sem_post(&w->ready);
@@ -210,6 +217,7 @@ static void *writer_main(void *arg) {
  * descriptor stays where it is. */
 static int writer_pause(ctrace__sink *s) {
   writer *w = (writer *)s;
+  if (!w->running) return 0; /* inline, or no reader left: no thread to end */
   int fd = -1;
   if (!w->shared) {
     char path[64];
@@ -221,6 +229,7 @@ static int writer_pause(ctrace__sink *s) {
   ctrace__reader_pause(true);
   pthread_join(w->thread, NULL);
   w->running = false;
+  w->paused = true;
   atomic_store(&w->pausing, false);
   if (!w->shared) {
     if (w->offset > 0) lseek(fd, w->offset, SEEK_SET);
@@ -231,11 +240,32 @@ static int writer_pause(ctrace__sink *s) {
   return 0;
 }
 
-/* A new writer takes the descriptor over, the caller's copy is closed. If
- * none can be started, no one will read the trace: the reader drops what
+static void write_inline(void *arg, const void *p, size_t n) { write_chunk(arg, p, n); }
+
+/* A writer that is not a thread, where no thread can be started: a
+ * process that called unshare(CLONE_NEWPID) may create none (it would be
+ * in another pid namespace than the process), nor may an image it execs.
+ * The descriptor is then in the caller's table, as where a policy refuses
+ * the private one (a high number, close-on-exec, its identity checked
+ * before each write), events queue in memory (up to max_pending), and the
+ * thread that stops the trace writes them out (ctrace__reader_inline).
+ * Called with w->fd the caller's (w->path NULL) or w->path to open. */
+static int go_inline(writer *w) {
+  int err = setup_fd(w, false);
+  if (err) return err;
+  w->inline_ = true;
+  ctrace__reader_inline(write_inline, w);
+  return 0;
+}
+
+/* A new writer takes the descriptor over, the caller's copy is closed; or,
+ * if no thread can be started, the trace is written inline (go_inline).
+ * If not even that, no one will read the trace: the reader drops what
  * comes, and the trace ends here, incomplete (stop says so). */
 static int writer_resume(ctrace__sink *s) {
   writer *w = (writer *)s;
+  if (!w->paused) return 0;
+  w->paused = false;
   int caller_fd = w->shared ? -1 : w->fd;
   w->keep_fd = w->shared;
   ctrace__reader_pause(false);
@@ -249,13 +279,22 @@ static int writer_resume(ctrace__sink *s) {
       pthread_join(w->thread, NULL);
       w->running = false;
     }
+    sem_post(&w->gate);
+  } else {
+    /* In a shared table fd is ready as it is. */
+    if (w->shared) {
+      w->inline_ = true;
+      ctrace__reader_inline(write_inline, w);
+      err = 0;
+    } else {
+      err = go_inline(w);
+    }
   }
   if (err) {
     if (!w->err) w->err = err;
     ctrace__reader_abandon();
   }
   if (caller_fd >= 0) close(caller_fd);
-  sem_post(&w->gate);
   return err;
 }
 
@@ -277,6 +316,9 @@ static void writer_fork_child(ctrace__sink *s) {
 static int writer_join(ctrace__sink *s) {
   writer *w = (writer *)s;
   if (w->running) pthread_join(w->thread, NULL);
+  /* Written inline: the thread's end, here (writer_main). */
+  if (w->inline_ && w->err != CTRACE_EFDCHANGED && still_ours(w) && close(w->fd) != 0 && !w->err)
+    w->err = CTRACE_EIO;
   int err = w->err;
   writer_free(w);
   return err;
@@ -294,10 +336,15 @@ static int start_writer(int fd, const char *path, const ctrace_options *opts) {
   sem_init(&w->ready, 0, 0);
   sem_init(&w->gate, 0, 0);
   /* The thread exists before tracing starts, so a started trace always
-   * has its reader. */
+   * has its reader: itself, or, where none can be started, the stop. */
   if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-    writer_free(w);
-    return CTRACE_ENOMEM;
+    int err = go_inline(w);
+    if (!err && (err = ctrace__start(opts, &w->sink)) != 0) {
+      ctrace__reader_inline(NULL, NULL);
+      close(w->fd);
+    }
+    if (err) writer_free(w);
+    return err;
   }
   w->running = true;
   while (sem_wait(&w->ready) != 0) {

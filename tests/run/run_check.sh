@@ -792,6 +792,19 @@ case_userns() {
     st=$(untraced 0 nsenter -t $$ -m -- echo entered)
     traced nsenter "$st" nsenter -t $$ -m -- echo entered
     moved nsenter 1
+    # A new pid namespace: the process that unshares it may start no thread
+    # after (a thread would be in the other namespace), nor may an image
+    # it execs: their traces are written by the thread that stops them,
+    # across a second pause (of no thread) too.
+    traced userns_pid 0 "$bindir/run_userns" $n pid
+    expect userns_pid "GoSysCall $(main_g userns_pid)" -ge $((3 * n + 3))
+    st=$(untraced 0 unshare -U -r -m -p -f --mount-proc sh -c 'echo pid $$')
+    traced unshare_pid "$st" unshare -U -r -m -p -f --mount-proc sh -c 'echo pid $$'
+    [ ! -s "$out/unshare_pid.err" ] || fail "unshare_pid: stderr: $(cat "$out/unshare_pid.err")"
+    st=$(untraced 0 unshare -U -r -p sh -c 'echo in; /bin/echo child')
+    traced unshare_pid_exec "$st" unshare -U -r -p sh -c 'echo in; /bin/echo child'
+    [ ! -s "$out/unshare_pid_exec.err" ] || fail "unshare_pid_exec: stderr: $(cat "$out/unshare_pid_exec.err")"
+    moved unshare_pid_exec 1
     # nsenter into namespaces where the shim's file is not (a container's):
     # the program it execs runs untraced, and the loader says nothing of a
     # preload it cannot find on its stderr.

@@ -1,7 +1,7 @@
 /* userns: a program of one thread that enters namespaces, as container
  * tools do (unshare -U, nsenter, bubblewrap).
  *
- *   run_userns [WRITES] [fork]
+ *   run_userns [WRITES] [fork|pid]
  *
  * Writes WRITES (default 20000) bytes to /dev/null one at a time (a system
  * call each, so that the trace holds more than a buffer before and after),
@@ -10,7 +10,10 @@
  * allows a process of a single thread only (EINVAL otherwise). Then the
  * same writes again, and a thread that waits on a pipe while main calls
  * unshare(CLONE_NEWUSER) once more: EINVAL, the program has two threads.
- * With `fork`, a child does all this and the parent waits for it.
+ * With `fork`, a child does all this and the parent waits for it. With
+ * `pid`, the first unshare also makes a new pid namespace, after which
+ * the process may start no thread: no second thread, and the writes,
+ * traced, go to a writer that is not a thread.
  *
  * Prints each call's result and errno, which must be the same traced and
  * untraced (tests/run/run_check.sh, case userns). Exits 0.
@@ -19,6 +22,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +50,21 @@ static void *waiter(void *arg) {
   return read(pipefd[0], &c, 1) == 1 ? NULL : (void *)1;
 }
 
-static void run(long n) {
+static void run(long n, bool pid) {
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (null < 0) exit(1);
   writes(null, n);
   int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
   report("setns mnt", setns(mnt, CLONE_NEWNS));
+  if (pid) {
+    report("unshare user+pid", unshare(CLONE_NEWUSER | CLONE_NEWPID));
+    writes(null, n);
+    report("unshare user again", unshare(CLONE_NEWUSER));
+    writes(null, n);
+    close(mnt);
+    close(null);
+    return;
+  }
   report("unshare user", unshare(CLONE_NEWUSER));
   writes(null, n);
   if (pipe(pipefd) != 0) exit(1);
@@ -68,11 +81,12 @@ static void run(long n) {
 
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 20000;
-  if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+  const char *mode = argc > 2 ? argv[2] : "";
+  if (strcmp(mode, "fork") == 0) {
     pid_t pid = fork();
     if (pid < 0) return 1;
     if (pid == 0) {
-      run(n);
+      run(n, false);
       exit(0);
     }
     int st;
@@ -80,6 +94,6 @@ int main(int argc, char **argv) {
     printf("child: ok\n");
     return 0;
   }
-  run(n);
+  run(n, strcmp(mode, "pid") == 0);
   return 0;
 }
