@@ -97,8 +97,13 @@ CTRACE__PL_EXPORT long syscall(long nr, ...) {
   for (int i = 0; i < 6; i++) a[i] = va_arg(ap, long);
   va_end(ap);
   long (*real)(long, ...) = real_syscall();
-  if ((nr != SYS_futex && nr != SYS_futex_waitv) || ctrace__pl_off())
+  if ((nr != SYS_futex && nr != SYS_futex_waitv) || ctrace__pl_off()) {
+    /* The namespace calls that want a process of one thread go to their
+     * wrappers (ns.c), which return as syscall() does. */
+    if (nr == SYS_unshare) return ctrace__pl_unshare((int)a[0]);
+    if (nr == SYS_setns) return ctrace__pl_setns((int)a[0], (int)a[1]);
     return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+  }
   if (nr == SYS_futex_waitv) {
     const struct waitv *w = (const struct waitv *)a[0];
     if (!waitv_waits(w, (unsigned)a[1])) return real(nr, a[0], a[1], a[2], a[3], a[4]);

@@ -28,9 +28,10 @@
  * and the flight recorder's window ends there.
  *
  * Where the program has threads of its own, the call fails as it does
- * untraced, and goes straight through. Not seen: the system calls made
- * directly (syscall(SYS_unshare, ...)) and inside libc, which fail as
- * before; see docs/run.md, Limits.
+ * untraced, and goes straight through. syscall(SYS_unshare, ...) and
+ * SYS_setns come here too (futex.c). Not seen: the system calls made with
+ * the instruction itself (Go's, a program's own assembly) and inside libc,
+ * which fail as before; see docs/run.md, Limits.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -92,7 +93,10 @@ static void resume_threads(const char *call) {
  * check_unshare_flags: CLONE_NEWUSER implies CLONE_THREAD). */
 #define UNSHARE_ALONE (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
 
-CTRACE__PL_EXPORT int unshare(int flags) {
+/* Inline, so that the stack recorded starts at the function the program
+ * called, unshare or setns (through syscall(): at ctrace__pl_unshare or
+ * _setns, which syscall calls). */
+CTRACE__PL_INLINE int do_unshare(int flags) {
   if (ctrace__pl_off() || !(flags & UNSHARE_ALONE)) return real_unshare()(flags);
   CTRACE__PL_SYSCALL();
   ctrace__pl_guard++;
@@ -108,7 +112,7 @@ CTRACE__PL_EXPORT int unshare(int flags) {
 /* nstype 0 (any) or a pidfd's set of namespaces may hold one of them. */
 #define SETNS_ALONE (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWTIME)
 
-CTRACE__PL_EXPORT int setns(int fd, int nstype) {
+CTRACE__PL_INLINE int do_setns(int fd, int nstype) {
   if (ctrace__pl_off() || (nstype && !(nstype & SETNS_ALONE))) return real_setns()(fd, nstype);
   CTRACE__PL_SYSCALL();
   ctrace__pl_guard++;
@@ -120,3 +124,8 @@ CTRACE__PL_EXPORT int setns(int fd, int nstype) {
   errno = e;
   return r;
 }
+
+CTRACE__PL_EXPORT int unshare(int flags) { return do_unshare(flags); }
+CTRACE__PL_EXPORT int setns(int fd, int nstype) { return do_setns(fd, nstype); }
+int ctrace__pl_unshare(int flags) { return do_unshare(flags); }
+int ctrace__pl_setns(int fd, int nstype) { return do_setns(fd, nstype); }

@@ -169,6 +169,9 @@ long ctrace__pl_threads_now(void) CTRACE__PL_HIDDEN;
 /* True when the caller is the program's only thread: the process has no
  * other alive but the tracer's and the shim's own (ns.c). Reads /proc. */
 bool ctrace__pl_alone(void) CTRACE__PL_HIDDEN;
+/* The unshare and setns wrappers (ns.c), for syscall()'s (futex.c). */
+int ctrace__pl_unshare(int flags) CTRACE__PL_HIDDEN;
+int ctrace__pl_setns(int fd, int nstype) CTRACE__PL_HIDDEN;
 /* Has the finisher poll ctrace__pl_only_internal_left() and call exit(0)
  * when it holds (shim.c): the program's last thread has ended its G (its
  * cleanup handlers and destructors may still run), or main has, and only

@@ -1,7 +1,7 @@
 /* userns: a program of one thread that enters namespaces, as container
  * tools do (unshare -U, nsenter, bubblewrap).
  *
- *   run_userns [WRITES] [fork|pid]
+ *   run_userns [WRITES] [fork|pid|syscall]
  *
  * Writes WRITES (default 20000) bytes to /dev/null one at a time (a system
  * call each, so that the trace holds more than a buffer before and after),
@@ -13,7 +13,9 @@
  * With `fork`, a child does all this and the parent waits for it. With
  * `pid`, the first unshare also makes a new pid namespace, after which
  * the process may start no thread: no second thread, and the writes,
- * traced, go to a writer that is not a thread.
+ * traced, go to a writer that is not a thread. With `syscall`, the calls
+ * are made through syscall(SYS_setns, ...), as Rust's and others' raw
+ * bindings may.
  *
  * Prints each call's result and errno, which must be the same traced and
  * untraced (tests/run/run_check.sh, case userns). Exits 0.
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +45,14 @@ static void report(const char *what, int r) {
   fflush(stdout);
 }
 
+static bool raw; /* through syscall() */
+
+static int do_setns(int fd, int nstype) {
+  return raw ? (int)syscall(SYS_setns, fd, nstype) : setns(fd, nstype);
+}
+
+static int do_unshare(int flags) { return raw ? (int)syscall(SYS_unshare, flags) : unshare(flags); }
+
 static int pipefd[2];
 
 static void *waiter(void *arg) {
@@ -55,22 +66,22 @@ static void run(long n, bool pid) {
   if (null < 0) exit(1);
   writes(null, n);
   int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-  report("setns mnt", setns(mnt, CLONE_NEWNS));
+  report("setns mnt", do_setns(mnt, CLONE_NEWNS));
   if (pid) {
-    report("unshare user+pid", unshare(CLONE_NEWUSER | CLONE_NEWPID));
+    report("unshare user+pid", do_unshare(CLONE_NEWUSER | CLONE_NEWPID));
     writes(null, n);
-    report("unshare user again", unshare(CLONE_NEWUSER));
+    report("unshare user again", do_unshare(CLONE_NEWUSER));
     writes(null, n);
     close(mnt);
     close(null);
     return;
   }
-  report("unshare user", unshare(CLONE_NEWUSER));
+  report("unshare user", do_unshare(CLONE_NEWUSER));
   writes(null, n);
   if (pipe(pipefd) != 0) exit(1);
   pthread_t th;
   if (pthread_create(&th, NULL, waiter, NULL) != 0) exit(1);
-  report("unshare user, two threads", unshare(CLONE_NEWUSER));
+  report("unshare user, two threads", do_unshare(CLONE_NEWUSER));
   if (write(pipefd[1], "x", 1) != 1) exit(1);
   void *ret;
   pthread_join(th, &ret);
@@ -94,6 +105,7 @@ int main(int argc, char **argv) {
     printf("child: ok\n");
     return 0;
   }
+  raw = strcmp(mode, "syscall") == 0;
   run(n, strcmp(mode, "pid") == 0);
   return 0;
 }
