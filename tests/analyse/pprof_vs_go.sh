@@ -263,6 +263,8 @@ if [ -f "$run/go1.23-long.syscall.go" ] && ! grep -q 'blockedBeforeTrace\.func1'
     fail go1.23-long "no sample of the goroutine met in a GoStatusStack in the syscall profile: nothing compared"
 fi
 
+# (gotrace's work makes the four of go1.2?-nocpu certain: main blocks on
+# a channel and on the network before its peers go on.)
 for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync \
     go1.22-nocpu.{net,sync,syscall,sched} go1.23-nocpu.{net,sync,syscall,sched}; do
     if [ "${nsamples[$want]:-0}" -eq 0 ]; then
