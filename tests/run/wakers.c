@@ -2,10 +2,10 @@
  * trace to show who ended each (tests/run/run_check.sh, case wakers).
  *
  *   chain      main holds a mutex; 4 threads block on it, each started
- *              once the one before sleeps in the kernel; each holder keeps
+ *              once the one before waits on it; each holder keeps
  *              it 5 ms, then unlocks: main wakes the first, each the next
  *   barrier    4 threads arrive at a barrier, each once the one before
- *              sleeps there: the last ends the 3 others' waits
+ *              waits there: the last ends the 3 others' waits
  *   join       main joins a thread that sleeps 20 ms first
  *   sem        main waits on a semaphore a (detached) thread posts after
  *              20 ms
@@ -38,11 +38,13 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <semaphore.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +68,40 @@ static void wait_asleep(int i) {
     buf[n] = 0;
     char *p = strrchr(buf, ')');
     if (p && p[1] == ' ' && p[2] == 'S') return;
+    struct timespec d = {0, 1000000};
+    nanosleep(&d, NULL);
+  }
+}
+
+/* Until thread i (which stored its tid) waits in futex(2) on a word of the
+ * SIZE bytes at OBJ, as /proc/self/task/TID/syscall shows: a sleep in the
+ * kernel (wait_asleep) may be another wait first, glibc's malloc arena
+ * lock say, and a loaded machine may not run the thread for long. chain's
+ * counts of whose unlock ended each wait (tests/analyse/waker_check.sh)
+ * hold only if every link waits before main unlocks. */
+static void wait_futex(int i, const void *obj, size_t size) {
+  while (!tids[i]) sched_yield();
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tids[i]);
+  uintptr_t lo = (uintptr_t)obj;
+  for (long tries = 0;; tries++) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+      perror(path);
+      abort();
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    long nr;
+    unsigned long arg0;
+    if (sscanf(buf, "%ld 0x%lx", &nr, &arg0) == 2 && nr == SYS_futex && arg0 >= lo &&
+        arg0 < lo + size)
+      return;
+    if (tries == 120000) { /* 2 minutes or more */
+      fprintf(stderr, "wakers: thread %d is not waiting on its lock: %s", i, buf);
+      abort();
+    }
     struct timespec d = {0, 1000000};
     nanosleep(&d, NULL);
   }
@@ -281,7 +317,7 @@ int main(int argc, char **argv) {
     pthread_mutex_lock(&mu);
     for (int i = 0; i < 4; i++) {
       start(&t[i], chain_link, i);
-      wait_asleep(i);
+      wait_futex(i, &mu, sizeof mu);
     }
     pthread_mutex_unlock(&mu);
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
@@ -289,7 +325,7 @@ int main(int argc, char **argv) {
     pthread_barrier_init(&bar, NULL, 4);
     for (int i = 0; i < 4; i++) {
       start(&t[i], barrier_arrive, i);
-      if (i < 3) wait_asleep(i);
+      if (i < 3) wait_futex(i, &bar, sizeof bar);
     }
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
     pthread_barrier_destroy(&bar);
@@ -342,7 +378,7 @@ int main(int argc, char **argv) {
     mtx_lock(&cmu);
     for (int i = 0; i < 4; i++) {
       thrd_create(&ct[i], c11_link, (void *)(long)i);
-      wait_asleep(i);
+      wait_futex(i, &cmu, sizeof cmu);
     }
     mtx_unlock(&cmu);
     for (int i = 0; i < 4; i++) thrd_join(ct[i], NULL);
@@ -394,7 +430,7 @@ int main(int argc, char **argv) {
     pthread_rwlock_wrlock(&rw);
     for (int i = 0; i < 2; i++) {
       start(&t[i], rw_reader, i);
-      wait_asleep(i);
+      wait_futex(i, &rw, sizeof rw);
     }
     pthread_rwlock_unlock(&rw);
     char c;
