@@ -437,7 +437,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 2; i++) /* both read */
       if (read(rw_in[0], &c, 1) != 1) abort();
     start(&t[2], rw_writer, 2);
-    wait_asleep(2);
+    wait_futex(2, &rw, sizeof rw);
     if (write(rw_go[0][1], "x", 1) != 1) abort();
     for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
   } else if (strcmp(mode, "eventfd") == 0) {
