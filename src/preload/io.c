@@ -89,17 +89,22 @@ static bool is_file(const struct stat *st) {
          (S_ISCHR(st->st_mode) && major(st->st_rdev) == 1);
 }
 
-bool ctrace__pl_short_is_answer(int fd, int fl) {
+/* fd, whose status flags are fl, is a file; *st is its status then. */
+static bool file_of(int fd, int fl, struct stat *st) {
   /* Only what was opened by a path can be a file, and the kernel sets
    * O_LARGEFILE on everything open(2), openat2 and memfd_create open, on
    * none of what pipe, socket, accept or eventfd make: the common case,
    * a stream's short answer, costs no fstat. */
-  if (KERNEL_O_LARGEFILE && !(fl & KERNEL_O_LARGEFILE)) return true;
+  if (KERNEL_O_LARGEFILE && !(fl & KERNEL_O_LARGEFILE)) return false;
+  return fstat(fd, st) == 0 && is_file(st);
+}
+
+bool ctrace__pl_short_is_answer(int fd, int fl) {
   int e = errno;
   struct stat st;
-  bool answer = fstat(fd, &st) != 0 || !is_file(&st);
+  bool file = file_of(fd, fl, &st);
   errno = e;
-  return answer;
+  return !file;
 }
 
 /* After a try that read r > 0 bytes of n at off (-1: the file position,
@@ -110,8 +115,7 @@ static bool read_short(int fd, size_t r, size_t n, off_t off) {
   int e = errno;
   int fl = fcntl(fd, F_GETFL);
   struct stat st;
-  bool rest = fl >= 0 && !(KERNEL_O_LARGEFILE && !(fl & KERNEL_O_LARGEFILE)) &&
-              fstat(fd, &st) == 0 && is_file(&st);
+  bool rest = fl >= 0 && file_of(fd, fl, &st);
   if (rest && S_ISREG(st.st_mode)) {
     off_t at = off >= 0 ? off + (off_t)r : lseek(fd, 0, SEEK_CUR);
     rest = at >= 0 && at < st.st_size;
@@ -133,7 +137,7 @@ static bool write_complete(ssize_t r, size_t n, int fd) {
  * the first moved data leaves the first's count, and errno as the program
  * left it (saved): a blocking call interrupted after some data returns
  * that count and sets no errno. */
-static ssize_t write_sum(size_t first, ssize_t second, int saved) {
+static ssize_t sum_parts(size_t first, ssize_t second, int saved) {
   if (first == 0) return second;
   if (second >= 0) return (ssize_t)(first + (size_t)second);
   errno = saved;
@@ -177,7 +181,7 @@ static bool stream_write_retry(ctrace__pl_io_wait *iw, int fd, const struct iove
   if (r2 >= 0) *done += (size_t)r2;
   if (r2 >= 0 && *done < n) return false;
   ctrace__pl_io_withdraw(iw);
-  *r = write_sum(*done, r2 < 0 ? r2 : 0, saved);
+  *r = sum_parts(*done, r2 < 0 ? r2 : 0, saved);
   return true;
 }
 
@@ -211,7 +215,7 @@ static ssize_t read_rest(int fd, const struct iovec *iov, int cnt, off_t off, si
     ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);                       \
     ssize_t r2 = read_rest(fd, iov, cnt, off, (size_t)r);             \
     ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);                         \
-    r = write_sum((size_t)r, r2, pl_errno0_);                         \
+    r = sum_parts((size_t)r, r2, pl_errno0_);                         \
   } else if (t == CTRACE__PL_TRY_WAITS) {                             \
     ctrace__pl_io_wait_known(&iw, fd, true);                          \
     if (iw.key && stream_read_retry(&iw, fd, iov, cnt, &r, pl_errno0_)) \
@@ -270,7 +274,7 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
     ctrace__pl_io_wait_known(&iw, fd, false);
     if (!iw.key || !stream_write_retry(&iw, fd, &v, 1, n, &done, &r, pl_errno0_)) {
       CTRACE__PL_IO_WAIT(&iw, r, real_write()(fd, (const char *)buf + done, n - done));
-      r = write_sum(done, r, pl_errno0_);
+      r = sum_parts(done, r, pl_errno0_);
     }
   }
   if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
@@ -290,7 +294,7 @@ CTRACE__PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
   ctrace__pl_wait_begin(k);
   r = real_pwrite()(fd, (const char *)buf + done, n - done, off + (off_t)done);
   ctrace__pl_wait_end(k);
-  return write_sum(done, r, pl_errno0_);
+  return sum_parts(done, r, pl_errno0_);
 }
 
 CTRACE__PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
@@ -314,7 +318,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
       CTRACE__PL_IO_WAIT(&iw, r,
                          off < 0 ? real_writev()(fd, rest, rcnt)
                                  : real_pwritev()(fd, rest, rcnt, off + (off_t)done));
-      r = write_sum(done, r, pl_errno0_);
+      r = sum_parts(done, r, pl_errno0_);
     }
   }
   if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
@@ -433,14 +437,14 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
         if (r2 >= 0) done += (size_t)r2;                                         \
         if (r2 < 0 || done >= (n)) {                                             \
           ctrace__pl_io_withdraw(&iw);                                           \
-          r = write_sum(done, r2 < 0 ? r2 : 0, pl_errno0_);                      \
+          r = sum_parts(done, r2 < 0 ? r2 : 0, pl_errno0_);                      \
           waits = false;                                                         \
         }                                                                        \
       }                                                                          \
     }                                                                            \
     if (waits) {                                                                 \
       CTRACE__PL_IO_WAIT(&iw, r, call_with(done, flags));                        \
-      r = write_sum(done, r, pl_errno0_);                                        \
+      r = sum_parts(done, r, pl_errno0_);                                        \
     }                                                                            \
   }                                                                              \
   if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);                                  \
