@@ -85,12 +85,14 @@ static void wake(long op, uintptr_t uaddr, int val, uint32_t val3) {
   }
 }
 
-/* libc's syscall(number, ...) takes six arguments in registers whatever
- * the call needs, as the kernel does: reading six here is what it does.
- * The waits are made here, not in a function of their own: the stack of
- * their events begins at the function the program called, and a wait's
- * cleanup handler (a setjmp) keeps GCC from inlining one. */
-CTRACE__PL_EXPORT long syscall(long nr, ...) {
+/* libc's syscall(number, ...) takes six arguments whatever the call
+ * needs, as the kernel does: reading six here is what it does (the sixth
+ * is on the caller's stack, past what a call with fewer passed: glibc
+ * reads it anyway, which ASan would report here). The waits are made
+ * here, not in a function of their own: the stack of their events begins
+ * at the function the program called, and a wait's cleanup handler (a
+ * setjmp) keeps GCC from inlining one. */
+__attribute__((no_sanitize("address"))) CTRACE__PL_EXPORT long syscall(long nr, ...) {
   va_list ap;
   va_start(ap, nr);
   long a[6];

@@ -40,6 +40,9 @@
 #include <threads.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 #include "wake.h"
 
 CTRACE__PL_REAL(int, pthread_create,
@@ -165,6 +168,12 @@ bool ctrace__pl_alone(void) {
  * the trampoline's cleanup handler). */
 static void thread_end(void *unused) {
   (void)unused;
+#ifdef __SANITIZE_ADDRESS__
+  /* Reached by pthread_exit's or a cancellation's unwinding, which ASan
+   * does not see: the frames it skipped leave their poison where this
+   * one's are. */
+  __asan_handle_no_return();
+#endif
   if (ended) return;
   ended = true;
   ctrace__pl_wait_abandon(); /* pthread_exit in a handler that interrupted a wait */

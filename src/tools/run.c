@@ -357,6 +357,7 @@ int ctrace__cmd_run(int argc, char **argv) {
   if (!preload) return 2;
   snprintf(preload, len, "%s%s%s", added, old && *old ? ":" : "", old ? old : "");
   setenv("LD_PRELOAD", preload, 1);
+  free(preload);
   setenv("CTRACE_RUN_PRELOAD", added, 1);
   setenv("CTRACE_OUT", abs_out, 1);
   if (cpu_hz) {
