@@ -14,7 +14,7 @@ TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libc
   python3 libc6-dbg xz-utils rustc postgresql sqlite3 rsync redis-server memcached zstd \
   netcat-openbsd openssl perl make git bsdutils
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go \
-  libpython3.11 rustc
+  libpython3.11 rustc postgresql git
 JOBS ?= $(shell nproc)
 
 define configure
@@ -89,6 +89,7 @@ bench:
 	@build/bin/bench_cpu
 	@build/bin/bench_unwind_tables
 	@bench/bench_run.sh build
+	@bench/bench_programs.sh build
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build
 	@bench/bench_dump127.sh build
