@@ -260,8 +260,11 @@ CTRACE__PL_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off
 /* Writes: try with RWF_NOWAIT; a short count on a blocking descriptor
  * means the rest waits. rest_call writes what is left: iov r_iov of r_cnt
  * entries at offset r_off (-1: the file position). */
+/* A write of nothing is made as it stands: pwritev2 answers 0 for 0 bytes
+ * without calling the file, where write sends an empty record on a
+ * datagram or SOCK_SEQPACKET socket. */
 CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
-  if (ctrace__pl_off()) return real_write()(fd, buf, n);
+  if (ctrace__pl_off() || n == 0) return real_write()(fd, buf, n);
   CTRACE__PL_SYSCALL();
   CTRACE__PL_WAKE_STREAM(fd, false);
   struct iovec v = {(void *)buf, n};
@@ -305,7 +308,8 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   CTRACE__PL_WAKE_STREAM(fd, false);
   ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
-  if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
+  /* 0: nothing to write (write's comment), or a call best made as is. */
+  if (t == CTRACE__PL_TRY_CANNOT || r == 0 || cnt < 0 || cnt > IOV_MAX)
     return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
   size_t n = iov_total(iov, cnt);
   if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {

@@ -100,7 +100,12 @@ void ctrace__pl_threads_init(void) {
   atomic_store(&program_threads, n > 1 ? n : 1);
 }
 
+/* The start block of an internal thread not yet started, which a fork
+ * child, where that thread never runs, frees (LeakSanitizer counts it). */
+static _Atomic(start *) internal_pending;
+
 void ctrace__pl_threads_fork_child(void) {
+  free(atomic_exchange(&internal_pending, NULL));
   prestart = 0;
   atomic_store(&program_threads, 1);
   atomic_store(&internal_threads, 0);
@@ -213,6 +218,8 @@ static void *trampoline(void *p) {
 static void *internal_main(void *p) {
   ctrace__pl_guard = 1;
   start s = *(start *)p;
+  start *expect = p;
+  atomic_compare_exchange_strong(&internal_pending, &expect, NULL);
   free(p);
   void *r = s.fn(s.arg);
   atomic_fetch_sub(&internal_threads, 1); /* a pause ends and starts them again (ns.c) */
@@ -231,9 +238,14 @@ static int create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  atomic_store(&internal_pending, s);
   int r = real_pthread_create()(th, attr, internal_main, s);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (r) free(s);
+  if (r) {
+    start *expect = s;
+    atomic_compare_exchange_strong(&internal_pending, &expect, NULL);
+    free(s);
+  }
   else atomic_fetch_add(&internal_threads, 1);
   return r;
 }

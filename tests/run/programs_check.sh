@@ -56,18 +56,8 @@ readonly LIMIT=120
 # fix: case -> what differs. The case still runs and its difference is
 # printed; a known case that no longer differs is said to be fixed.
 declare -A KNOWN=(
-    [sockets_empty]="write(fd, buf, 0) on a SOCK_SEQPACKET or UDP socket sends an empty record untraced; traced it sends nothing (the shim's write tries pwritev2(RWF_NOWAIT), and the kernel answers 0 for 0 bytes without calling the socket, src/preload/io.c)"
 )
 
-# The ASan build of the shim (CTRACE_TEST_SANITIZE=address) with -f: a
-# process forked by a followed child before that child's finisher thread
-# ran holds a copy of the finisher's start block (malloc'd by
-# create_internal, src/preload/threads.c, freed by the thread it starts),
-# which no thread of it frees; LeakSanitizer reports 32 bytes leaked at its
-# exit, which then exits 23 (run_atomic's pipe writers: "writer process").
-if [ "${CTRACE_TEST_SANITIZE:-}" = address ]; then
-    KNOWN[atomic]="under ASan with -f, a grandchild forked before its parent's finisher thread started reports a 32-byte leak (create_internal's start block, src/preload/threads.c) and exits 23"
-fi
 
 failures=()
 fail() {
