@@ -220,7 +220,7 @@ static ssize_t read_rest(int fd, const struct iovec *iov, int cnt, off_t off, si
     iw.kind = ctrace__pl_probe(fd, POLLIN);                           \
   }                                                                   \
   if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, real_call); \
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, true);                          \
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, true);                          \
   return r
 
 CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
@@ -273,7 +273,7 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
       r = write_sum(done, r, pl_errno0_);
     }
   }
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, false);
   return r;
 }
 
@@ -317,7 +317,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
       r = write_sum(done, r, pl_errno0_);
     }
   }
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, false);
   return r;
 }
 
@@ -371,7 +371,7 @@ CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, of
     }                                                                      \
   }                                                                        \
   if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, call_with_flags(flags)); \
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, true);                             \
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, true);                             \
   return r
 
 CTRACE__PL_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
@@ -443,7 +443,7 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
       r = write_sum(done, r, pl_errno0_);                                        \
     }                                                                            \
   }                                                                              \
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);                                  \
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, false);                                  \
   return r
 
 CTRACE__PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
@@ -578,13 +578,16 @@ static void conn_link(int fd, bool client) {
   errno = e;
 }
 
-bool ctrace__pl_is_eventfd(int fd) {
+int ctrace__pl_anon_kind(int fd) {
   char path[32], link[32];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   ssize_t n = readlink(path, link, sizeof link - 1);
-  if (n < 0) return false;
+  if (n < 0) return CTRACE__PL_ANON_OTHER;
   link[n] = 0;
-  return strcmp(link, "anon_inode:[eventfd]") == 0;
+  if (strcmp(link, "anon_inode:[eventfd]") == 0) return CTRACE__PL_ANON_EVENTFD;
+  if (strcmp(link, "anon_inode:[timerfd]") == 0) return CTRACE__PL_ANON_TIMERFD;
+  if (strcmp(link, "anon_inode:[signalfd]") == 0) return CTRACE__PL_ANON_SIGNALFD;
+  return CTRACE__PL_ANON_OTHER;
 }
 
 /* ---- sockets: connections --------------------------------------------------------------- */
