@@ -4,7 +4,7 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 closer state wakers timed make futex (see the case_*
+#            passthrough c11 closer state wakers timed make futex loop (see the case_*
 #            functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
@@ -808,6 +808,67 @@ case_futex() {
     ml=$(linked openmp "$m" GoBlockSync)
     [ "$ml" -ge 1 ] || fail "openmp: main's waits ($mb) ended by no waker"
     [ $((ml * 10)) -ge $((mb * 9)) ] || fail "openmp: $ml of main's $mb waits ended by a waker"
+}
+
+# net_wakes NAME G WAKER: G's GoBlockNet waits that WAKER ended.
+net_wakes() {
+    wakers_of "$1" "$2" GoBlockNet | awk -v w="$3" '$1 == w { n++ } END { print n + 0 }'
+}
+
+# Event loops (tests/run/loop.c, src/preload/poll.c): a loop thread (main)
+# waits in poll, select or epoll; each producer writes once the loop sleeps
+# in its call, so that every wait is a block (GoBlockNet) that the
+# producer's write ends: the producer writes the loop's GoUnblock. Waits
+# that no thread ends end by themselves.
+case_loop() {
+    local m w call n t
+    # The issue's loop: an eventfd and a pipe, two producers, 200 writes each.
+    traced epoll 0 "$bindir/run_loop" epoll_wait eventfd,pipe 200
+    m=$(main_g epoll)
+    expect_goroutines epoll 2
+    expect epoll "GoBlockNet $m" -eq 400
+    for w in $(goroutines epoll); do
+        [ "$(net_wakes epoll "$m" "$w")" -eq 200 ] ||
+            fail "epoll: producer g $w ended $(net_wakes epoll "$m" "$w") of the loop's waits, want 200"
+    done
+    # Every call, on an eventfd, a pipe, a socketpair and a loopback TCP
+    # connection; et: epoll_wait edge-triggered. The connect is one more
+    # wait of main's, which ends by itself.
+    for call in epoll_wait epoll_pwait epoll_pwait2 poll ppoll select pselect et; do
+        traced "$call" 0 "$bindir/run_loop" "$call" eventfd,pipe,socketpair,tcp 30
+        m=$(main_g "$call")
+        expect_goroutines "$call" 4
+        expect "$call" "GoBlockNet $m" -eq 121
+        for w in $(goroutines "$call"); do
+            n=$(net_wakes "$call" "$m" "$w")
+            [ "$n" -eq 30 ] || fail "$call: producer g $w ended $n of the loop's waits, want 30"
+        done
+    done
+    # A timeout in every other round: those waits end by themselves; the
+    # others, by the producer.
+    traced timeout 0 "$bindir/run_loop" timeout 40
+    t=$(awk '$1 == "timeouts" { print $2 }' "$out/timeout.err")
+    [ -n "$t" ] && [ "$t" -ge 20 ] || fail "timeout: the program timed out $t times, want 20 or more"
+    m=$(main_g timeout)
+    w=$(goroutines timeout)
+    expect timeout "GoBlockNet $m" -eq $((20 + t))
+    [ "$(net_wakes timeout "$m" "$w")" -eq 20 ] || fail "timeout: the producer ended $(net_wakes timeout "$m" "$w") waits, want 20"
+    [ "$(net_wakes timeout "$m" self)" -eq "$t" ] || fail "timeout: $(net_wakes timeout "$m" self) waits ended by themselves, want $t"
+    # A timerfd's expiry, a signal through a signalfd: no thread's.
+    traced timerfd 0 "$bindir/run_loop" timerfd 20
+    m=$(main_g timerfd)
+    n=$(count timerfd GoBlockNet "$m")
+    [ "$n" -ge 1 ] && [ "$(net_wakes timerfd "$m" self)" -eq "$n" ] ||
+        fail "timerfd: $(net_wakes timerfd "$m" self) of $n waits ended by themselves"
+    traced signalfd 0 "$bindir/run_loop" signalfd 20
+    m=$(main_g signalfd)
+    expect signalfd "GoBlockNet $m" -eq 20
+    [ "$(net_wakes signalfd "$m" self)" -eq 20 ] || fail "signalfd: $(net_wakes signalfd "$m" self) of 20 waits ended by themselves"
+    # poll and select on no descriptor: sleeps.
+    traced sleep 0 "$bindir/run_loop" sleep 20
+    m=$(main_g sleep)
+    expect sleep "GoSleep $m" -eq 40
+    expect sleep "GoBlockNet $m" -eq 0
 }
 
 "case_$case_name"
