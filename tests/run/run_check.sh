@@ -810,6 +810,16 @@ case_futex() {
     [ $((ml * 10)) -ge $((mb * 9)) ] || fail "openmp: $ml of main's $mb waits ended by a waker"
 }
 
+# whys NAME WOKEN WHY: waits of the goroutines started by WOKEN that ended
+# by themselves for the reason WHY, as ctrace stats --format=csv counts
+# them (its "who kept them waiting" rows: woken, waker, waker_known, count,
+# ..., why).
+whys() {
+    "$ctrace" stats --format=csv "$out/$1.trace" |
+        awk -F, -v wo="\"$2\"" -v why="\"$3\"" '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+            t && $1 == wo && $3 == 0 && $NF == why { n += $4 } END { print n + 0 }'
+}
+
 # net_wakes NAME G WAKER: G's GoBlockNet waits that WAKER ended.
 net_wakes() {
     wakers_of "$1" "$2" GoBlockNet | awk -v w="$3" '$1 == w { n++ } END { print n + 0 }'
@@ -819,7 +829,7 @@ net_wakes() {
 # waits in poll, select or epoll; each producer writes once the loop sleeps
 # in its call, so that every wait is a block (GoBlockNet) that the
 # producer's write ends: the producer writes the loop's GoUnblock. Waits
-# that no thread ends end by themselves.
+# that no thread ends end by themselves and say why (ctrace stats).
 case_loop() {
     local m w call n t
     # The issue's loop: an eventfd and a pipe, two producers, 200 writes each.
@@ -844,8 +854,8 @@ case_loop() {
             [ "$n" -eq 30 ] || fail "$call: producer g $w ended $n of the loop's waits, want 30"
         done
     done
-    # A timeout in every other round: those waits end by themselves; the
-    # others, by the producer.
+    # A timeout in every other round: those waits end by themselves, and
+    # say so; the others, by the producer.
     traced timeout 0 "$bindir/run_loop" timeout 40
     t=$(awk '$1 == "timeouts" { print $2 }' "$out/timeout.err")
     [ -n "$t" ] && [ "$t" -ge 20 ] || fail "timeout: the program timed out $t times, want 20 or more"
@@ -853,17 +863,17 @@ case_loop() {
     w=$(goroutines timeout)
     expect timeout "GoBlockNet $m" -eq $((20 + t))
     [ "$(net_wakes timeout "$m" "$w")" -eq 20 ] || fail "timeout: the producer ended $(net_wakes timeout "$m" "$w") waits, want 20"
-    [ "$(net_wakes timeout "$m" self)" -eq "$t" ] || fail "timeout: $(net_wakes timeout "$m" self) waits ended by themselves, want $t"
-    # A timerfd's expiry, a signal through a signalfd: no thread's.
+    [ "$(whys timeout main timeout)" -eq "$t" ] || fail "timeout: $(whys timeout main timeout) waits ended by their timeout, want $t"
+    # A timerfd's expiry, a signal through a signalfd: every wait says so.
     traced timerfd 0 "$bindir/run_loop" timerfd 20
     m=$(main_g timerfd)
     n=$(count timerfd GoBlockNet "$m")
-    [ "$n" -ge 1 ] && [ "$(net_wakes timerfd "$m" self)" -eq "$n" ] ||
-        fail "timerfd: $(net_wakes timerfd "$m" self) of $n waits ended by themselves"
+    [ "$n" -ge 1 ] && [ "$(whys timerfd main timer)" -eq "$n" ] ||
+        fail "timerfd: $(whys timerfd main timer) of $n waits ended by the timer"
     traced signalfd 0 "$bindir/run_loop" signalfd 20
     m=$(main_g signalfd)
     expect signalfd "GoBlockNet $m" -eq 20
-    [ "$(net_wakes signalfd "$m" self)" -eq 20 ] || fail "signalfd: $(net_wakes signalfd "$m" self) of 20 waits ended by themselves"
+    [ "$(whys signalfd main signal)" -eq 20 ] || fail "signalfd: $(whys signalfd main signal) of 20 waits ended by the signal"
     # poll and select on no descriptor: sleeps.
     traced sleep 0 "$bindir/run_loop" sleep 20
     m=$(main_g sleep)
