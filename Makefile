@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler jq gdb \
-  python3 libc6-dbg xz-utils rustc
+  python3 libc6-dbg xz-utils rustc nodejs memcached
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go \
   libpython3.11 rustc
 JOBS ?= $(shell nproc)

@@ -4,7 +4,8 @@
 # Usage: tests/run/run_check.sh CASE CTRACE BINDIR OUTDIR
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
-#            passthrough c11 closer state wakers timed make futex loop (see the case_*
+#            passthrough c11 closer state wakers timed make futex loop node
+#            memcached (see the case_*
 #            functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
@@ -810,14 +811,14 @@ case_futex() {
     [ $((ml * 10)) -ge $((mb * 9)) ] || fail "openmp: $ml of main's $mb waits ended by a waker"
 }
 
-# whys NAME WOKEN WHY: waits of the goroutines started by WOKEN that ended
-# by themselves for the reason WHY, as ctrace stats --format=csv counts
-# them (its "who kept them waiting" rows: woken, waker, waker_known, count,
-# ..., why).
+# whys NAME WOKEN WHY: waits of the goroutines started by WOKEN (any: '*')
+# that ended by themselves for the reason WHY, as ctrace stats
+# --format=csv counts them (its "who kept them waiting" rows: woken, waker,
+# waker_known, count, ..., why).
 whys() {
     "$ctrace" stats --format=csv "$out/$1.trace" |
         awk -F, -v wo="\"$2\"" -v why="\"$3\"" '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
-            t && $1 == wo && $3 == 0 && $NF == why { n += $4 } END { print n + 0 }'
+            t && (wo == "\"*\"" || $1 == wo) && $3 == 0 && $NF == why { n += $4 } END { print n + 0 }'
 }
 
 # net_wakes NAME G WAKER: G's GoBlockNet waits that WAKER ended.
@@ -879,6 +880,77 @@ case_loop() {
     m=$(main_g sleep)
     expect sleep "GoSleep $m" -eq 40
     expect sleep "GoBlockNet $m" -eq 0
+}
+
+# start_fn NAME G: the start function of G, as ctrace stats names it.
+start_fn() {
+    "$ctrace" stats --format=csv "$out/$1.trace" |
+        awk -F, -v g="$2" '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+            t && $1 == g { gsub(/"/, "", $2); print $2; exit }'
+}
+
+# Node.js (Debian's nodejs) reading files through libuv's thread pool
+# (tests/run/readfiles.js): a pool thread ("worker") posts each request's
+# completion to the main loop with a write to an eventfd, which ends the
+# loop's wait in epoll_pwait.
+case_node() {
+    command -v node >/dev/null 2>&1 || fail "node: Node.js is not installed (make test-deps)"
+    local dir=$out/files i m waits linked w n
+    mkdir -p "$dir"
+    for i in $(seq 1 200); do head -c 4096 /dev/zero >"$dir/f$i"; done
+    # All at once (the issue's): before, 10 waits of main, of which 6 had
+    # a waker, none in epoll; now most of them are in epoll, ended by the pool.
+    traced node_parallel 0 node "$here/readfiles.js" parallel "$dir" 200
+    has_output node_parallel '^read 200 files, 819200 bytes$'
+    m=$(main_g node_parallel)
+    waits=$(count node_parallel GoBlockNet "$m")
+    linked=$(linked node_parallel "$m" GoBlockNet)
+    [ "$waits" -ge 1 ] && [ $((linked * 10)) -ge $((waits * 9)) ] ||
+        fail "node_parallel: $linked of main's $waits waits in epoll ended by a waker"
+    # One after the other: the loop waits for most of the 4 requests of
+    # each file (open, fstat, read, close), and the pool thread that did
+    # it ends the wait.
+    traced node_chain 0 node "$here/readfiles.js" chain "$dir" 100
+    has_output node_chain '^read 100 files, 409600 bytes$'
+    m=$(main_g node_chain)
+    waits=$(count node_chain GoBlockNet "$m")
+    n=0
+    for w in $(wakers_of node_chain "$m" GoBlockNet | sort -u); do
+        [ "$w" != self ] && [ "$(start_fn node_chain "$w")" = worker ] &&
+            n=$((n + $(net_wakes node_chain "$m" "$w")))
+    done
+    [ "$waits" -ge 100 ] && [ $((n * 20)) -ge $((waits * 19)) ] ||
+        fail "node_chain: $n of main's $waits waits in epoll ended by a pool thread (worker)"
+    echo "$prog: node: parallel $linked of $(count node_parallel GoBlockNet "$(main_g node_parallel)") waits in epoll ended by a waker, chain $n of $waits by the pool"
+}
+
+# memcached (libevent, epoll): a client in another process (mcload.py)
+# opens connections one after the other. The dispatcher thread (main)
+# accepts each and hands it to a worker thread through the worker's
+# notify descriptor: main ends that worker's wait in epoll_wait. The
+# clients' requests end the workers' waits from outside, which they say.
+case_memcached() {
+    command -v memcached >/dev/null 2>&1 || fail "memcached: memcached is not installed (make test-deps)"
+    local port pid st=0 m w n=0 conns=50 user=()
+    [ "$(id -u)" -ne 0 ] || user=(-u root) # memcached refuses to run as root without it
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    timeout -k 5 "$LIMIT" "$ctrace" run -o "$out/mc.trace" -- memcached "${user[@]}" -l 127.0.0.1 \
+        -p "$port" -U 0 -t 4 >"$out/mc.out" 2>"$out/mc.err" &
+    pid=$!
+    python3 "$here/mcload.py" "$port" "$conns" 10 >"$out/mcload.out" || { kill "$pid"; fail "memcached: the client failed"; }
+    kill -TERM "$pid"
+    wait "$pid" || st=$?
+    [ "$st" -eq 0 ] || { cat "$out/mc.err"; fail "memcached: exit status $st, want 0"; }
+    decode mc
+    m=$(main_g mc)
+    for w in $(awk '$2 == "GoCreate" && $4 != "g=0" { sub("g=", "", $6); print $6 }' "$out/mc.d"); do
+        n=$((n + $(net_wakes mc "$w" "$m")))
+    done
+    [ $((n * 10)) -ge $((conns * 9)) ] ||
+        fail "memcached: $n workers' waits ended by the dispatcher, for $conns connections"
+    [ "$(whys mc '*' outside)" -ge "$conns" ] ||
+        fail "memcached: $(whys mc '*' outside) waits ended from outside, for $conns connections of 10 requests"
+    echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside"
 }
 
 "case_$case_name"
