@@ -12,6 +12,11 @@
  *                             writes once the loop has taken the write
  *                             before and sleeps in CALL, so that each of
  *                             the loop's 2N... waits ends by one write
+ *   run_loop race KINDS N     the same with epoll_wait, but the producers
+ *                             write when they like (each after a pause of
+ *                             0 to 100 us): several make the loop's
+ *                             descriptors ready at once, and the first
+ *                             ends its wait
  *   run_loop et KINDS N       the same with epoll_wait, edge-triggered
  *                             (EPOLLET), every descriptor O_NONBLOCK and
  *                             read until EAGAIN
@@ -78,7 +83,7 @@ static struct src {
 static int nsrc;
 static long rounds;
 static const char *call;
-static bool edge;
+static bool edge, racing;
 
 static _Atomic long turn;      /* writes the loop has taken */
 static _Atomic int loop_tid;
@@ -155,7 +160,13 @@ static long take(int fd, int kind) {
 static void *producer(void *arg) {
   struct src *s = arg;
   long me = s - srcs;
-  for (long k = 0; k < rounds; k++) {
+  unsigned seed = (unsigned)me;
+  for (long k = 0; racing && k < rounds; k++) {
+    struct timespec d = {0, rand_r(&seed) % 100 * 1000};
+    nanosleep(&d, NULL);
+    put(s->wfd, s->kind);
+  }
+  for (long k = 0; !racing && k < rounds; k++) {
     long want = k * nsrc + me;
     while (atomic_load(&turn) != want) sched_yield();
     wait_asleep();
@@ -213,7 +224,7 @@ static const sigset_t *no_mask;
 static int wait_once(int *ready, int timeout_ms) {
   int tmo = timeout_ms < 0 ? 10000 : timeout_ms;
   int n = 0;
-  if (strncmp(call, "epoll", 5) == 0 || strcmp(call, "et") == 0) {
+  if (strncmp(call, "epoll", 5) == 0 || strcmp(call, "et") == 0 || strcmp(call, "race") == 0) {
     struct epoll_event ev[MAXSRC];
     int r;
     if (strcmp(call, "epoll_pwait") == 0) {
@@ -265,7 +276,7 @@ static int wait_once(int *ready, int timeout_ms) {
 }
 
 static int nr_of(const char *c) {
-  if (!strcmp(c, "epoll_wait") || !strcmp(c, "et") || !strcmp(c, "timeout") ||
+  if (!strcmp(c, "epoll_wait") || !strcmp(c, "et") || !strcmp(c, "race") || !strcmp(c, "timeout") ||
       !strcmp(c, "timerfd") || !strcmp(c, "signalfd"))
     return SYS_epoll_wait;
   if (!strcmp(c, "epoll_pwait")) return SYS_epoll_pwait;
@@ -469,11 +480,12 @@ int main(int argc, char **argv) {
   } else if (argc == 4 && nr_of(call) >= 0 && strcmp(call, "timeout") && strcmp(call, "timerfd") &&
              strcmp(call, "signalfd")) {
     edge = !strcmp(call, "et");
+    racing = !strcmp(call, "race");
     int r = loop_kinds(argv[2]);
     if (r != 2) return r;
   }
 usage:
-  fprintf(stderr, "usage: run_loop epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect|et "
-                  "KINDS N\n       run_loop timeout|timerfd|signalfd|sleep|pingpong N\n");
+  fprintf(stderr, "usage: run_loop epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect|et|"
+                  "race KINDS N\n       run_loop timeout|timerfd|signalfd|sleep|pingpong N\n");
   return 2;
 }

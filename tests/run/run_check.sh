@@ -855,6 +855,16 @@ case_loop() {
             [ "$n" -eq 30 ] || fail "$call: producer g $w ended $n of the loop's waits, want 30"
         done
     done
+    # Producers that write when they like: several make the loop's
+    # descriptors ready at once, and the first ends the wait; one GoUnblock
+    # per wait (the trace is valid), nearly all by a producer (a wait
+    # linked just after a producer read the sequence, before its write,
+    # ends by itself).
+    traced race 0 "$bindir/run_loop" race eventfd,pipe,socketpair,tcp 300
+    m=$(main_g race)
+    n=$(count race GoBlockNet "$m")
+    t=$(linked race "$m" GoBlockNet)
+    [ "$n" -ge 100 ] && [ $((t * 10)) -ge $((n * 9)) ] || fail "race: $t of the loop's $n waits ended by a producer"
     # A timeout in every other round: those waits end by themselves, and
     # say so; the others, by the producer.
     traced timeout 0 "$bindir/run_loop" timeout 40
