@@ -909,13 +909,15 @@ case_node() {
     mkdir -p "$dir"
     for i in $(seq 1 200); do head -c 4096 /dev/zero >"$dir/f$i"; done
     # All at once (the issue's): before, 10 waits of main, of which 6 had
-    # a waker, none in epoll; now most of them are in epoll, ended by the pool.
+    # a waker, none in epoll; now those in epoll are ended by the pool.
+    # How many there are depends on the machine (main issues the 200
+    # requests while the pool answers: on a loaded machine, none).
     traced node_parallel 0 node "$here/readfiles.js" parallel "$dir" 200
     has_output node_parallel '^read 200 files, 819200 bytes$'
     m=$(main_g node_parallel)
     waits=$(count node_parallel GoBlockNet "$m")
     linked=$(linked node_parallel "$m" GoBlockNet)
-    [ "$waits" -ge 1 ] && [ $((linked * 10)) -ge $((waits * 9)) ] ||
+    [ $((linked * 10)) -ge $((waits * 9)) ] ||
         fail "node_parallel: $linked of main's $waits waits in epoll ended by a waker"
     # One after the other: the loop waits for most of the 4 requests of
     # each file (open, fstat, read, close), and the pool thread that did
