@@ -263,8 +263,10 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   struct iovec v = {(void *)buf, n};
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
-  if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
-  if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
+  if (t == CTRACE__PL_TRY_CANNOT) { /* an eventfd, a tty: taken not to wait */
+    CTRACE__PL_STREAM_SEQ();
+    r = real_write()(fd, buf, n);
+  } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
     ctrace__pl_io_wait_known(&iw, fd, false);
@@ -301,10 +303,11 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   CTRACE__PL_WAKE_STREAM(fd, false);
   ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
-  if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX)
-    return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
-  size_t n = iov_total(iov, cnt);
-  if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
+  size_t n = t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX ? 0 : iov_total(iov, cnt);
+  if (t == CTRACE__PL_TRY_CANNOT || cnt < 0 || cnt > IOV_MAX) {
+    CTRACE__PL_STREAM_SEQ();
+    r = off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
+  } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
     ctrace__pl_io_wait_known(&iw, fd, false);
@@ -420,6 +423,7 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
     t = ctrace__pl_tried(r, fd, pl_errno0_);                                     \
   }                                                                              \
   if (t == CTRACE__PL_TRY_CANNOT) {                                              \
+    CTRACE__PL_STREAM_SEQ();                                                     \
     r = call_with(0, flags);                                                     \
   } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {            \
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                      \

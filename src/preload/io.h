@@ -187,8 +187,14 @@ static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool
       CTRACE__PL_STREAM_KEY(fd, reading);                                                    \
       if (pl_sk_) CTRACE__PL_WAKE(pl_sk_, 1);                                                \
     }                                                                                        \
-    pl_sb_ = atomic_load_explicit(&ctrace__pl_streams.seq, memory_order_seq_cst);            \
+    CTRACE__PL_STREAM_SEQ();                                                                 \
   } while (0)
+
+/* The sequence number again, just before a call made after the try (the
+ * real call where the kernel cannot try, as for an eventfd's write): a
+ * wait linked meanwhile, before the call, is the call's to end. */
+#define CTRACE__PL_STREAM_SEQ() \
+  (pl_sb_ = atomic_load_explicit(&ctrace__pl_streams.seq, memory_order_seq_cst))
 
 #define CTRACE__PL_WAKE_STREAM_AFTER(fd, reading)                                            \
   do {                                                                                       \
@@ -306,17 +312,19 @@ CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
   ctrace__pl_wait_end(iw->kind);
 }
 
-/* r = call, a read or write that waits, as one wait. Its claim after
- * (CTRACE__PL_WAKE_STREAM_AFTER) takes waits linked until it returned: a
- * call that waited moved its data while it waited, and the other side
- * may have waited again meanwhile, for what came next. */
+/* r = call, a read or write that may wait, as one wait. Its claim after
+ * (CTRACE__PL_WAKE_STREAM_AFTER) takes waits linked before the call, and
+ * for a call that waited, until it returned: such a call moved its data
+ * while it waited, and the other side may have waited again meanwhile,
+ * for what came next. */
 #define CTRACE__PL_IO_WAIT(iw, r, call)                          \
   do {                                                           \
     ctrace__pl_io_wait_begin(iw);                                \
+    CTRACE__PL_STREAM_SEQ();                                     \
     pthread_cleanup_push(ctrace__pl_wait_cancelled, (iw)->key ? &(iw)->w : NULL); \
     r = (call);                                                  \
     pthread_cleanup_pop(0);                                      \
-    pl_sb_ = atomic_load_explicit(&ctrace__pl_streams.seq, memory_order_seq_cst); \
+    if ((iw)->kind != CTRACE__PL_WAIT_NONE) CTRACE__PL_STREAM_SEQ(); \
     ctrace__pl_io_wait_end(iw);                                  \
   } while (0)
 
