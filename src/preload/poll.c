@@ -13,11 +13,12 @@
  *
  * Who ended the wait (docs/run.md, "Who woke whom"). A wait watches many
  * descriptors: it is linked in the waiter table (wake.c) under the stream
- * key (io.h) of each descriptor it watches for input that another thread
- * of the process can make ready (a pipe or FIFO, an eventfd, a socket whose
- * peer is the process's), several entries that share one state, so that
- * the first thread to write to any of them claims the wait and writes its
- * GoUnblock, with its stack; a second finds it claimed and moves on. As for
+ * key (io.h) of each descriptor that another thread of the process can
+ * make ready (a pipe or FIFO, an eventfd, a socket whose peer is the
+ * process's: for input, by a write; for output, but for an eventfd, by a
+ * read that makes room), several entries that share one state, so that
+ * the first thread to do so claims the wait and writes its GoUnblock,
+ * with its stack; a second finds it claimed and moves on. As for
  * a stream's read, the wait is linked before its block is written and the
  * call tried once more in between (prepare, try, commit): what came
  * meanwhile is taken with no wait recorded. poll and select name their
@@ -115,16 +116,19 @@ static void add_key(loop_wait *lw, const void *key) {
   lw->keys[lw->n++] = key;
 }
 
-/* A descriptor poll or select watches for input: its stream key, or
- * whether it is a timerfd or a signalfd. On the waiting path only (an
- * fstat, and a readlink for an anonymous inode). */
-static void scan_fd(loop_wait *lw, int fd) {
+/* A descriptor poll or select watches: its stream keys, for input (in:
+ * a write ends the wait) and for output (out: a read that makes room in a
+ * pipe or socket), or whether it is a timerfd or a signalfd. On the
+ * waiting path only (an fstat, and a readlink for an anonymous inode). */
+static void scan_fd(loop_wait *lw, int fd, bool in, bool out) {
   struct stat st;
   if (fstat(fd, &st) != 0) return;
   if ((st.st_mode & S_IFMT) != 0) {
-    add_key(lw, ctrace__pl_stream_key(fd, &st, true, true));
+    if (in) add_key(lw, ctrace__pl_stream_key(fd, &st, true, true));
+    if (out) add_key(lw, ctrace__pl_stream_key(fd, &st, false, false));
     return;
   }
+  if (!in) return;
   int k = ctrace__pl_anon_kind(fd);
   if (k == CTRACE__PL_ANON_EVENTFD) {
     add_key(lw, ctrace__pl_key_of(ctrace__pl_eventfd_id(fd), true));
@@ -238,7 +242,9 @@ static bool pollfds_scan(loop_wait *lw, const struct pollfd *fds, nfds_t n) {
   for (nfds_t i = 0; i < n; i++) {
     if (fds[i].fd < 0) continue;
     any = true;
-    if (i < SCAN_MAX && (fds[i].events & (POLLIN | POLLRDNORM))) scan_fd(lw, fds[i].fd);
+    if (i < SCAN_MAX && (fds[i].events & (POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM)))
+      scan_fd(lw, fds[i].fd, fds[i].events & (POLLIN | POLLRDNORM),
+              fds[i].events & (POLLOUT | POLLWRNORM));
   }
   return any;
 }
@@ -318,7 +324,7 @@ static bool fdsets_scan(loop_wait *lw, int nfds, const fd_set *r, const fd_set *
   for (int fd = 0; fd < nfds; fd++) {
     if (!in(r, fd) && !in(w, fd) && !in(e, fd)) continue;
     any = true;
-    if (in(r, fd) && seen++ < SCAN_MAX) scan_fd(lw, fd);
+    if ((in(r, fd) || in(w, fd)) && seen++ < SCAN_MAX) scan_fd(lw, fd, in(r, fd), in(w, fd));
   }
   return any;
 }
@@ -527,17 +533,26 @@ static void ep_scan(loop_wait *lw, int epfd) {
   ep_lock(s);
   for (unsigned i = 0; i < s->n && lw->n < LINK_MAX; i++) {
     const ep_ent *e = &s->e[i];
-    if (!e->armed || !(e->events & (EPOLLIN | EPOLLRDNORM))) continue;
+    if (!e->armed) continue;
+    bool in = e->events & (EPOLLIN | EPOLLRDNORM);
+    /* Output only level-triggered: an edge-triggered registration for
+     * both (nginx's, Asio's) asks for output whether or not it waits for
+     * room, and a read of the other end ends no wait then. */
+    bool out = (e->events & (EPOLLOUT | EPOLLWRNORM)) && !(e->events & EPOLLET);
+    uint64_t peer;
     switch (e->kind) {
     case EK_PIPE:
-      add_key(lw, ctrace__pl_key_of(ctrace__pl_inode_id(e->dev, e->ino), true));
+      if (in) add_key(lw, ctrace__pl_key_of(ctrace__pl_inode_id(e->dev, e->ino), true));
+      if (out) add_key(lw, ctrace__pl_key_of(ctrace__pl_inode_id(e->dev, e->ino), false));
       break;
     case EK_EVENTFD:
-      add_key(lw, ctrace__pl_key_of(ctrace__pl_eventfd_id(e->fd), true));
+      if (in) add_key(lw, ctrace__pl_key_of(ctrace__pl_eventfd_id(e->fd), true));
       break;
     case EK_SOCKET:
-      if (ctrace__pl_socket_peer(e->ino))
-        add_key(lw, ctrace__pl_key_of(ctrace__pl_inode_id(e->dev, e->ino), true));
+      /* What it reads is its own inode's, what it writes its peer's. */
+      if (!(peer = ctrace__pl_socket_peer(e->ino))) break;
+      if (in) add_key(lw, ctrace__pl_key_of(ctrace__pl_inode_id(e->dev, e->ino), true));
+      if (out) add_key(lw, ctrace__pl_key_of(ctrace__pl_inode_id(e->dev, peer), false));
       break;
     }
   }

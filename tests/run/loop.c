@@ -28,6 +28,10 @@
  *                             that expires every 2 ms, N times
  *   run_loop signalfd N       epoll_wait on a signalfd of SIGUSR1, which
  *                             a thread sends to the process N times
+ *   run_loop out N            the loop waits for room in a full pipe, N
+ *                             times in epoll_wait (level-triggered
+ *                             EPOLLOUT), N in poll (POLLOUT); a reader
+ *                             thread reads a page once it sleeps there
  *   run_loop sleep N          poll(NULL, 0, 1) and select(0, ..., 1 ms),
  *                             N times each: sleeps
  *   run_loop pingpong N       main and a loop thread bounce a counter
@@ -419,6 +423,50 @@ static int loop_signalfd(void) {
   return 0;
 }
 
+static int room[2];
+
+static void *page_reader(void *arg) {
+  (void)arg;
+  char page[4096];
+  for (long k = 0; k < 2 * rounds; k++) {
+    while (atomic_load(&turn) != k) sched_yield();
+    loop_nr = k < rounds ? SYS_epoll_wait : SYS_poll;
+    wait_asleep();
+    if (read(room[0], page, sizeof page) != sizeof page) die("read");
+  }
+  return NULL;
+}
+
+/* Fills the pipe a page at a time (the reader's read of a page frees a
+ * slot of the pipe: room for a writer). */
+static void fill(void) {
+  static char page[4096];
+  while (write(room[1], page, sizeof page) == sizeof page) {
+  }
+  if (errno != EAGAIN) die("write");
+}
+
+static int loop_out(void) {
+  if (pipe(room) != 0) die("pipe");
+  nonblock(room[1]);
+  epfd = epoll_create1(0);
+  epoll_add(room[1], 0, EPOLLOUT);
+  loop_tid = gettid();
+  pthread_t th;
+  if (pthread_create(&th, NULL, page_reader, NULL) != 0) die("pthread_create");
+  for (long k = 0; k < 2 * rounds; k++) {
+    fill();
+    atomic_store(&turn, k);
+    struct epoll_event ev;
+    struct pollfd p = {room[1], POLLOUT, 0};
+    if (k < rounds ? epoll_wait(epfd, &ev, 1, 10000) != 1 : poll(&p, 1, 10000) != 1) die("wait for room");
+  }
+  atomic_store(&turn, 2 * rounds);
+  pthread_join(th, NULL);
+  printf("loop out rounds=%ld\n", rounds);
+  return 0;
+}
+
 static int loop_sleep(void) {
   for (long k = 0; k < rounds; k++) {
     poll(NULL, 0, 1);
@@ -476,6 +524,7 @@ int main(int argc, char **argv) {
     if (!strcmp(call, "timerfd")) return loop_timerfd();
     if (!strcmp(call, "signalfd")) return loop_signalfd();
     if (!strcmp(call, "sleep")) return loop_sleep();
+    if (!strcmp(call, "out")) return loop_out();
     if (!strcmp(call, "pingpong")) return loop_pingpong();
   } else if (argc == 4 && nr_of(call) >= 0 && strcmp(call, "timeout") && strcmp(call, "timerfd") &&
              strcmp(call, "signalfd")) {
@@ -486,6 +535,6 @@ int main(int argc, char **argv) {
   }
 usage:
   fprintf(stderr, "usage: run_loop epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect|et|"
-                  "race KINDS N\n       run_loop timeout|timerfd|signalfd|sleep|pingpong N\n");
+                  "race KINDS N\n       run_loop timeout|timerfd|signalfd|out|sleep|pingpong N\n");
   return 2;
 }

@@ -865,6 +865,13 @@ case_loop() {
     n=$(count race GoBlockNet "$m")
     t=$(linked race "$m" GoBlockNet)
     [ "$n" -ge 100 ] && [ $((t * 10)) -ge $((n * 9)) ] || fail "race: $t of the loop's $n waits ended by a producer"
+    # Room in a full pipe: the reader's read of a page ends the loop's
+    # waits for output, level-triggered EPOLLOUT in epoll, then POLLOUT.
+    traced out 0 "$bindir/run_loop" out 30
+    m=$(main_g out)
+    w=$(goroutines out)
+    expect out "GoBlockNet $m" -eq 60
+    [ "$(net_wakes out "$m" "$w")" -eq 60 ] || fail "out: the reader ended $(net_wakes out "$m" "$w") of 60 waits for room"
     # A timeout in every other round: those waits end by themselves, and
     # say so; the others, by the producer.
     traced timeout 0 "$bindir/run_loop" timeout 40
