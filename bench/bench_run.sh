@@ -15,6 +15,9 @@
 #                   (futexes through syscall(); built with Debian's rustc)
 #   run-cxx20-pingpong  20000 round trips over C++20's std::atomic wait
 #                   and notify_one (libstdc++'s futexes)
+#   run-loop-pingpong   20000 round trips between two threads, each
+#                   waiting in epoll_wait for the other's write to an
+#                   eventfd (two event loops handing work back and forth)
 # and then bench_shim (bench/bench_shim.c): the cost of one interposed call
 # that does not wait (uncontended mutex, semaphore, malloc+free, a pipe
 # write+read), as the median of REPS runs each way:
@@ -41,7 +44,7 @@ build=$1
 reps=${2:-7}
 bin=$build/bin
 ctrace=$bin/ctrace
-for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute run_cxx20 bench_shim; do
+for p in ctrace run_pingpong run_threadpool run_pipe run_tcp run_compute run_cxx20 run_loop bench_shim; do
     [ -x "$bin/$p" ] || { echo "${0##*/}: $bin/$p not built" >&2; exit 1; }
 done
 
@@ -56,6 +59,7 @@ readonly WORKLOADS=(
     "run-compute run_compute 100000000"
     "run-rust-pingpong run_rust_sync pingpong 20000"
     "run-cxx20-pingpong run_cxx20 pingpong 20000"
+    "run-loop-pingpong run_loop pingpong 20000"
 )
 
 # The Rust program is built here, beside the others (tests/run/run_check.sh

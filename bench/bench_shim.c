@@ -19,6 +19,13 @@
  *              and libstdc++'s unlock and notify): one look-up
  *   futex-eagain FUTEX_WAIT through syscall() on a word that no longer
  *              holds the value: the kernel's EAGAIN, no block
+ *   epoll-ready epoll_wait on an instance whose eventfd is readable: the
+ *              try answers (an event loop that has work)
+ *   eventfd-write write of 1 to an eventfd nobody waits on (uv_async_send,
+ *              a thread pool posting to its loop while the loop runs)
+ *   eventfd-write-loop the same while another thread waits in epoll_wait
+ *              on a pipe nobody writes: the writer looks for a loop to
+ *              wake (an fstat), the case of a loop that waits for work
  * Prints one line per case: "shim case=<c> ns_per_op=<x>". bench_run.sh
  * runs it untraced and under ctrace run.
  */
@@ -29,6 +36,8 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +50,15 @@ static long long now_ns(void) {
 
 /* Keeps the compiler from dropping the malloc/free pairs. */
 static void *volatile sink;
+
+/* Waits in epoll_wait on a pipe nobody writes: the process exits with it
+ * waiting. */
+static void *loop_waiting(void *arg) {
+  int ep = *(int *)arg;
+  struct epoll_event ev;
+  for (;;) epoll_wait(ep, &ev, 1, -1);
+  return NULL;
+}
 
 int main(int argc, char **argv) {
   bench_help(argc, argv,
@@ -124,5 +142,37 @@ int main(int argc, char **argv) {
   for (long i = 0; i < m; i++) syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
   t1 = now_ns();
   printf("shim case=futex-eagain ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  int efd = eventfd(0, EFD_CLOEXEC), ep = epoll_create1(EPOLL_CLOEXEC);
+  uint64_t one = 1;
+  struct epoll_event ev = {.events = EPOLLIN};
+  if (efd < 0 || ep < 0 || write(efd, &one, sizeof one) != sizeof one ||
+      epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev) != 0)
+    return 1;
+  t0 = now_ns();
+  for (long i = 0; i < m; i++)
+    if (epoll_wait(ep, &ev, 1, -1) != 1) return 1;
+  t1 = now_ns();
+  printf("shim case=epoll-ready ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  t0 = now_ns();
+  for (long i = 0; i < m; i++)
+    if (write(efd, &one, sizeof one) != sizeof one) return 1;
+  t1 = now_ns();
+  printf("shim case=eventfd-write ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  /* Last: the waiting thread stays until the process exits. */
+  int idle[2], lep = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event lev = {.events = EPOLLIN};
+  pthread_t th;
+  if (pipe(idle) != 0 || lep < 0 || epoll_ctl(lep, EPOLL_CTL_ADD, idle[0], &lev) != 0 ||
+      pthread_create(&th, NULL, loop_waiting, &lep) != 0)
+    return 1;
+  usleep(20000); /* until it waits */
+  t0 = now_ns();
+  for (long i = 0; i < m; i++)
+    if (write(efd, &one, sizeof one) != sizeof one) return 1;
+  t1 = now_ns();
+  printf("shim case=eventfd-write-loop ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
   return 0;
 }

@@ -128,12 +128,17 @@ typedef struct ctrace_latency_stats {
 /* Who kept them waiting: the waits a GoUnblock ended (every block but
  * sleeps, as CTRACE_PROFILE_WAKER counts them, with those of no time too),
  * per pair of start functions: the goroutines that waited, and the
- * goroutine that ended each wait. */
+ * goroutine that ended each wait; for waits with no waker, per reason. */
 typedef struct ctrace_waker_stats {
   const char *woken;
   const char *waker; /* NULL: no waker known (the wait ended by itself) */
   uint64_t count;
   int64_t total, p50, p99, max; /* wait times, nearest-rank percentiles */
+  /* With no waker, why the waits ended by themselves where the trace says
+   * (ctrace run's waits in poll, select and epoll, docs/run.md): "timeout",
+   * "signal", "timer" (a timerfd), "outside" (a descriptor made ready by
+   * no thread of the process seen); NULL: not told. */
+  const char *why;
 } ctrace_waker_stats;
 
 #define CTRACE_MMU_WINDOWS 3 /* 1 ms, 10 ms, 100 ms */

@@ -161,18 +161,26 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
  * woken one itself). */
 uint64_t ctrace__an_waker_of(const ctrace_event *ev);
 
+/* Why the wait a GoUnblock ev ends ended by itself, when the trace says:
+ * `ctrace run` ends a wait in poll, select or epoll that no thread of the
+ * process ended with a GoUnblock of the thread's own whose one frame is a
+ * function of the shim named for the reason, ctrace_wait_REASON
+ * (src/preload/poll.c): REASON ("timeout", "signal", "timer", "outside"),
+ * a string of the reader's. NULL for a wait with a waker, or none told. */
+const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev);
+
 /* One wait a GoUnblock ended, for ctrace stats: the goroutines (waker 0:
  * none known), then their start functions (waker_name NULL: none known),
- * and its time. */
+ * why it ended by itself (ctrace__an_why), and its time. */
 typedef struct an_wait {
   uint64_t woken, waker;
-  const char *woken_name, *waker_name;
+  const char *woken_name, *waker_name, *why;
   int64_t d;
 } an_wait;
 
 /* The table of ctrace stats from the named waits w (sorted in place):
- * a row per (woken_name, waker_name), by total time, largest first. 0, or
- * -1 when out of memory. */
+ * a row per (woken_name, waker_name, why), by total time, largest first.
+ * 0, or -1 when out of memory. */
 int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout);
 
 /* -t waker. */

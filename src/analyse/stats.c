@@ -426,7 +426,7 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       }
       /* Named once the pass has named every goroutine. */
       c->waits[c->nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(ev), NULL, NULL,
-                                      ev->ts - g->last_block};
+                                        ctrace__an_why(c->r, ev), ev->ts - g->last_block};
     }
     to(c, g, G_RUNNABLE, ev->ts, 0, 0);
     break;

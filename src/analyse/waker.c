@@ -21,10 +21,13 @@
  * labels split the samples: "woken" and "waker", the start functions of
  * the goroutine that waited and of the one that ended the wait, "none"
  * when no waker is known; those samples have the one frame
- * "[no waker known]".
+ * "[no waker known]", or the one frame of their unblock that says why the
+ * wait ended by itself (ctrace run's waits in poll, select and epoll:
+ * ctrace_wait_timeout and its kin, ctrace__an_why).
  *
  * ctrace stats groups the same waits (stats.c collects them, with its own
- * names) by the two start functions: count, total, p50, p99, max. */
+ * names) by the two start functions and that reason: count, total, p50,
+ * p99, max. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,17 @@
 
 uint64_t ctrace__an_waker_of(const ctrace_event *ev) {
   return ev->g == ev->args[0] ? 0 : ev->g;
+}
+
+#define WHY_PREFIX "ctrace_wait_"
+
+const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev) {
+  const ctrace_frame *fr;
+  if (ctrace__an_waker_of(ev) || !ev->stack || ctrace__an_stack(r, ev->stack, &fr) != 1 ||
+      !fr[0].func || strncmp(fr[0].func, WHY_PREFIX, sizeof WHY_PREFIX - 1) != 0 ||
+      !fr[0].func[sizeof WHY_PREFIX - 1])
+    return NULL;
+  return fr[0].func + sizeof WHY_PREFIX - 1;
 }
 
 typedef struct wgo {
@@ -119,7 +133,9 @@ static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
   const wgo *wk = NULL;
   if (waker && !(wk = go_of(c, waker))) return;
   uint64_t ls[2] = {label(c, woken->name), wk ? label(c, wk->name) : c->none};
-  uint64_t sn = ctrace__an_number(&c->stacks, wk ? ev->stack + 1 : 0);
+  /* A wait that says why it ended by itself keeps its unblock's frame. */
+  bool why = !wk && ctrace__an_why(c->r, ev);
+  uint64_t sn = ctrace__an_number(&c->stacks, wk || why ? ev->stack + 1 : 0);
   uint64_t pn = ctrace__an_number(&c->pairs, ls[0] << 32 | ls[1]);
   if (!sn || !pn) {
     c->oom = true;
@@ -132,7 +148,7 @@ static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
     s = &c->p->samples[*ix - 1];
   } else {
     const ctrace_frame *fr = NULL;
-    size_t n = wk ? ctrace__an_stack(c->r, ev->stack, &fr) : 0;
+    size_t n = wk || why ? ctrace__an_stack(c->r, ev->stack, &fr) : 0;
     if (n > c->caplocs || c->caplocs == 0) {
       size_t cap = n ? n : 1;
       void *m = realloc(c->locs, cap * sizeof *c->locs);
@@ -222,6 +238,7 @@ static int cmp_wait(const void *a, const void *b) {
   const an_wait *x = a, *y = b;
   int k = strcmp(x->woken_name, y->woken_name);
   if (!k) k = cmp_name(x->waker_name, y->waker_name);
+  if (!k) k = cmp_name(x->why, y->why);
   return k ? k : (x->d > y->d) - (x->d < y->d);
 }
 
@@ -229,7 +246,8 @@ static int cmp_row(const void *a, const void *b) {
   const ctrace_waker_stats *x = a, *y = b;
   if (x->total != y->total) return x->total > y->total ? -1 : 1;
   int k = strcmp(x->woken, y->woken);
-  return k ? k : cmp_name(x->waker, y->waker);
+  if (!k) k = cmp_name(x->waker, y->waker);
+  return k ? k : cmp_name(x->why, y->why);
 }
 
 int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout) {
@@ -246,9 +264,10 @@ int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_
   if (n) qsort(w, n, sizeof *w, cmp_wait);
   for (size_t i = 0, j; i < n; i = j) {
     ctrace_waker_stats *row = &(*out)[(*nout)++];
-    *row = (ctrace_waker_stats){.woken = w[i].woken_name, .waker = w[i].waker_name};
+    *row = (ctrace_waker_stats){.woken = w[i].woken_name, .waker = w[i].waker_name,
+                                .why = w[i].why};
     for (j = i; j < n && !strcmp(w[j].woken_name, row->woken) &&
-                !cmp_name(w[j].waker_name, row->waker);
+                !cmp_name(w[j].waker_name, row->waker) && !cmp_name(w[j].why, row->why);
          j++) {
       d[j - i] = w[j].d;
       row->total += w[j].d;

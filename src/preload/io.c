@@ -224,7 +224,7 @@ static ssize_t read_rest(int fd, const struct iovec *iov, int cnt, off_t off, si
     iw.kind = ctrace__pl_probe(fd, POLLIN);                           \
   }                                                                   \
   if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, real_call); \
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, true);                          \
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, true);                          \
   return r
 
 CTRACE__PL_EXPORT ssize_t read(int fd, void *buf, size_t n) {
@@ -270,8 +270,10 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   struct iovec v = {(void *)buf, n};
   ssize_t r = real_pwritev2()(fd, &v, 1, -1, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
-  if (t == CTRACE__PL_TRY_CANNOT) return real_write()(fd, buf, n);
-  if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
+  if (t == CTRACE__PL_TRY_CANNOT) { /* an eventfd, a tty: taken not to wait */
+    CTRACE__PL_STREAM_SEQ();
+    r = real_write()(fd, buf, n);
+  } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
     ctrace__pl_io_wait_known(&iw, fd, false);
@@ -280,7 +282,7 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
       r = sum_parts(done, r, pl_errno0_);
     }
   }
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, false);
   return r;
 }
 
@@ -308,11 +310,13 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   CTRACE__PL_WAKE_STREAM(fd, false);
   ssize_t r = real_pwritev2()(fd, iov, cnt, off, RWF_NOWAIT);
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
-  /* 0: nothing to write (write's comment), or a call best made as is. */
-  if (t == CTRACE__PL_TRY_CANNOT || r == 0 || cnt < 0 || cnt > IOV_MAX)
-    return off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
-  size_t n = iov_total(iov, cnt);
-  if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
+  /* r 0: nothing to write (write's comment), or a call best made as is. */
+  bool as_is = t == CTRACE__PL_TRY_CANNOT || r == 0 || cnt < 0 || cnt > IOV_MAX;
+  size_t n = as_is ? 0 : iov_total(iov, cnt);
+  if (as_is) {
+    CTRACE__PL_STREAM_SEQ();
+    r = off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
+  } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
     ctrace__pl_io_wait_known(&iw, fd, false);
@@ -325,7 +329,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
       r = sum_parts(done, r, pl_errno0_);
     }
   }
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, false);
   return r;
 }
 
@@ -379,7 +383,7 @@ CTRACE__PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, of
     }                                                                      \
   }                                                                        \
   if (t != CTRACE__PL_TRY_DONE) CTRACE__PL_IO_WAIT(&iw, r, call_with_flags(flags)); \
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, true);                             \
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, true);                             \
   return r
 
 CTRACE__PL_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
@@ -428,6 +432,7 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
     t = ctrace__pl_tried(r, fd, pl_errno0_);                                     \
   }                                                                              \
   if (t == CTRACE__PL_TRY_CANNOT) {                                              \
+    CTRACE__PL_STREAM_SEQ();                                                     \
     r = call_with(0, flags);                                                     \
   } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {            \
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                      \
@@ -451,7 +456,7 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
       r = sum_parts(done, r, pl_errno0_);                                        \
     }                                                                            \
   }                                                                              \
-  if (r > 0) CTRACE__PL_WAKE_STREAM(fd, false);                                  \
+  if (r > 0) CTRACE__PL_WAKE_STREAM_AFTER(fd, false);                                  \
   return r
 
 CTRACE__PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
@@ -586,13 +591,16 @@ static void conn_link(int fd, bool client) {
   errno = e;
 }
 
-bool ctrace__pl_is_eventfd(int fd) {
+int ctrace__pl_anon_kind(int fd) {
   char path[32], link[32];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   ssize_t n = readlink(path, link, sizeof link - 1);
-  if (n < 0) return false;
+  if (n < 0) return CTRACE__PL_ANON_OTHER;
   link[n] = 0;
-  return strcmp(link, "anon_inode:[eventfd]") == 0;
+  if (strcmp(link, "anon_inode:[eventfd]") == 0) return CTRACE__PL_ANON_EVENTFD;
+  if (strcmp(link, "anon_inode:[timerfd]") == 0) return CTRACE__PL_ANON_TIMERFD;
+  if (strcmp(link, "anon_inode:[signalfd]") == 0) return CTRACE__PL_ANON_SIGNALFD;
+  return CTRACE__PL_ANON_OTHER;
 }
 
 /* ---- sockets: connections --------------------------------------------------------------- */

@@ -68,8 +68,24 @@ static inline int ctrace__pl_wait_kind(int fd) {
 /* The inode of the other end of a socket (io.c): of a socketpair, or of a
  * TCP connection both of whose ends are the process's; 0 if not known. */
 uint64_t ctrace__pl_socket_peer(uint64_t ino) CTRACE__PL_HIDDEN;
-/* fd is an eventfd (io.c; it reads /proc: for a call about to wait). */
-bool ctrace__pl_is_eventfd(int fd) CTRACE__PL_HIDDEN;
+/* What an anonymous inode (st_mode without a type: eventfd, timerfd,
+ * signalfd, epoll...) is (io.c; it reads /proc: for a call about to wait,
+ * or an epoll_ctl). */
+enum { CTRACE__PL_ANON_OTHER, CTRACE__PL_ANON_EVENTFD, CTRACE__PL_ANON_TIMERFD,
+       CTRACE__PL_ANON_SIGNALFD };
+int ctrace__pl_anon_kind(int fd) CTRACE__PL_HIDDEN;
+static inline bool ctrace__pl_is_eventfd(int fd) {
+  return ctrace__pl_anon_kind(fd) == CTRACE__PL_ANON_EVENTFD;
+}
+
+/* The key of the stream id (below), for its readers or its writers. */
+static inline const void *ctrace__pl_key_of(uint64_t id, bool readers) {
+  return (const void *)(uintptr_t)(1ull << 63 | (id << 1 & ~(1ull << 63)) | (readers ? 1 : 0));
+}
+
+/* The ids of a pipe or FIFO, of what a socket reads, of an eventfd. */
+static inline uint64_t ctrace__pl_inode_id(uint64_t dev, uint64_t ino) { return dev << 40 ^ ino; }
+static inline uint64_t ctrace__pl_eventfd_id(int fd) { return 1ull << 61 | (uint32_t)fd; }
 
 /* The waits of a stream's readers and writers are linked to the thread
  * that ends them (wake.c) by the stream's identity, in a key no object's
@@ -89,28 +105,28 @@ static inline const void *ctrace__pl_stream_key(int fd, const struct stat *st, b
   uint64_t id;
   switch (st->st_mode & S_IFMT) {
   case S_IFIFO:
-    id = (uint64_t)st->st_dev << 40 ^ (uint64_t)st->st_ino;
+    id = ctrace__pl_inode_id(st->st_dev, st->st_ino);
     break;
   case S_IFSOCK: {
     /* Only a socket whose peer is known: others' waits stay out of the
      * table, and out of the count that makes every write look. */
     uint64_t peer = ctrace__pl_socket_peer(st->st_ino);
     if (!peer) return NULL;
-    id = (uint64_t)st->st_dev << 40 ^ (reading ? (uint64_t)st->st_ino : peer);
+    id = ctrace__pl_inode_id(st->st_dev, reading ? (uint64_t)st->st_ino : peer);
     break;
   }
   case 0:
-    id = 1ull << 61 | (uint32_t)fd;
+    id = ctrace__pl_eventfd_id(fd);
     break;
   default:
     return NULL;
   }
-  return (const void *)(uintptr_t)(1ull << 63 | (id << 1 & ~(1ull << 63)) | (readers ? 1 : 0));
+  return ctrace__pl_key_of(id, readers);
 }
 
-/* Threads waiting in a stream's read or write: a read or write that succeeds
- * looks for one to wake only when this is not 0. */
-extern _Atomic int ctrace__pl_stream_waiters CTRACE__PL_HIDDEN;
+/* The stream key of a call's descriptor, looked up by its first wake and
+ * kept for its second (CTRACE__PL_WAKE_STREAM): not yet looked up. */
+#define CTRACE__PL_STREAM_UNKNOWN ((const void *)1)
 
 /* A wait of a read or write: how it shows, and its key if a stream's. */
 typedef struct ctrace__pl_io_wait {
@@ -142,23 +158,51 @@ static inline void ctrace__pl_io_wait_known(ctrace__pl_io_wait *iw, int fd, bool
  * the kernel wakes that thread during the call, which could then return
  * before a claim made after it. A writer blocked means the stream is full,
  * so a read finds data and makes room; a reader blocked means it is
- * empty, so a write goes in. And after a read or write that moved data:
- * a waiter that came between the check before and the call itself (it
- * tried just before the call, linked itself, tried again just before
- * the call) was ended by the call, and the claim after it usually comes
- * before that waiter, woken by the kernel, gets a CPU. */
+ * empty, so a write goes in. Then it reads the streams' sequence number
+ * (pl_sb_), just before the call. And after a read or write that moved
+ * data (CTRACE__PL_WAKE_STREAM_AFTER): a waiter that came between the
+ * check before and the call itself (it tried just before the call, linked
+ * itself, tried again just before the call) was ended by the call, and
+ * the claim after it usually comes before that waiter, woken by the
+ * kernel, gets a CPU; only a waiter linked before the call (its ticket
+ * below pl_sb_, wake.h): one that took the data and waits again is not
+ * this call's. The key is looked up (an fstat) once per call, and only
+ * when a thread waits on the other side. */
+#define CTRACE__PL_STREAM_KEY(fd, reading)                                                   \
+  do {                                                                                       \
+    if (pl_sk_ == CTRACE__PL_STREAM_UNKNOWN) {                                               \
+      int pl_pe_ = errno;                                                                    \
+      struct stat pl_st_;                                                                    \
+      pl_sk_ = fstat((fd), &pl_st_) == 0                                                     \
+                   ? ctrace__pl_stream_key((fd), &pl_st_, (reading), !(reading))             \
+                   : NULL;                                                                   \
+      errno = pl_pe_;                                                                        \
+    }                                                                                        \
+  } while (0)
+
 #define CTRACE__PL_WAKE_STREAM(fd, reading)                                                  \
-  do {                                                                                    \
-    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_stream_waiters,                   \
-                                               memory_order_relaxed) == 0))                \
-      break;                                                                              \
-    int pl_pe_ = errno;                                                                   \
-    struct stat pl_st_;                                                                   \
-    const void *pl_pk_ =                                                                  \
-        fstat((fd), &pl_st_) == 0 ? ctrace__pl_stream_key((fd), &pl_st_, (reading), !(reading)) \
-                                  : NULL;                                                 \
-    errno = pl_pe_;                                                                       \
-    if (pl_pk_) CTRACE__PL_WAKE(pl_pk_, 1);                                               \
+  do {                                                                                       \
+    if (!ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_streams.waiters[!(reading)],     \
+                                                memory_order_relaxed) == 0)) {               \
+      CTRACE__PL_STREAM_KEY(fd, reading);                                                    \
+      if (pl_sk_) CTRACE__PL_WAKE(pl_sk_, 1);                                                \
+    }                                                                                        \
+    CTRACE__PL_STREAM_SEQ();                                                                 \
+  } while (0)
+
+/* The sequence number again, just before a call made after the try (the
+ * real call where the kernel cannot try, as for an eventfd's write): a
+ * wait linked meanwhile, before the call, is the call's to end. */
+#define CTRACE__PL_STREAM_SEQ() \
+  (pl_sb_ = atomic_load_explicit(&ctrace__pl_streams.seq, memory_order_seq_cst))
+
+#define CTRACE__PL_WAKE_STREAM_AFTER(fd, reading)                                            \
+  do {                                                                                       \
+    if (ctrace__pl_likely(atomic_load_explicit(&ctrace__pl_streams.waiters[!(reading)],      \
+                                               memory_order_relaxed) == 0))                  \
+      break;                                                                                 \
+    CTRACE__PL_STREAM_KEY(fd, reading);                                                      \
+    if (pl_sk_) CTRACE__PL_WAKE_BEFORE(pl_sk_, 1, pl_sb_);                                   \
   } while (0)
 
 /* Would a call on fd wait for events (POLLIN/POLLOUT)? For descriptors the
@@ -216,6 +260,8 @@ static inline int ctrace__pl_tried(ssize_t r, int fd, int saved) {
  * Always inline: the stack of the events must begin at the wrapper. */
 #define CTRACE__PL_SYSCALL() \
   int pl_errno0_ __attribute__((unused)) = errno; \
+  const void *pl_sk_ __attribute__((unused)) = CTRACE__PL_STREAM_UNKNOWN; \
+  uint64_t pl_sb_ __attribute__((unused)) = 0; \
   CTRACE__PL_CALL_KEEP_ERRNO(ctrace_go_syscall())
 
 /* Both keep errno (CTRACE__PL_CALL_KEEP_ERRNO). */
@@ -266,13 +312,19 @@ CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
   ctrace__pl_wait_end(iw->kind);
 }
 
-/* r = call, a read or write that waits, as one wait. */
+/* r = call, a read or write that may wait, as one wait. Its claim after
+ * (CTRACE__PL_WAKE_STREAM_AFTER) takes waits linked before the call, and
+ * for a call that waited, until it returned: such a call moved its data
+ * while it waited, and the other side may have waited again meanwhile,
+ * for what came next. */
 #define CTRACE__PL_IO_WAIT(iw, r, call)                          \
   do {                                                           \
     ctrace__pl_io_wait_begin(iw);                                \
+    CTRACE__PL_STREAM_SEQ();                                     \
     pthread_cleanup_push(ctrace__pl_wait_cancelled, (iw)->key ? &(iw)->w : NULL); \
     r = (call);                                                  \
     pthread_cleanup_pop(0);                                      \
+    if ((iw)->kind != CTRACE__PL_WAIT_NONE) CTRACE__PL_STREAM_SEQ(); \
     ctrace__pl_io_wait_end(iw);                                  \
   } while (0)
 

@@ -201,6 +201,11 @@ extern volatile sig_atomic_t ctrace__pl_crash_sig CTRACE__PL_HIDDEN;
 
 /* ---- helpers for blocking wrappers ------------------------------------------ */
 
+/* libctrace (src/runtime/events.c): ctrace_thread_resume, but a G nobody
+ * unblocked unblocks itself with the one frame why, a function named for
+ * the reason (poll.c). */
+void ctrace__thread_resume_why(uintptr_t why) CTRACE__PL_HIDDEN;
+
 /* Records expr (a call into libctrace) leaving errno as it was: the
  * events are written around the real call, and the program reads errno
  * as that call left it (or as it was, when the call succeeds). */

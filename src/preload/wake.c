@@ -39,7 +39,7 @@
 #include "wake.h"
 
 ctrace__pl_bucket ctrace__pl_buckets[CTRACE__PL_BUCKETS];
-_Atomic int ctrace__pl_stream_waiters;
+ctrace__pl_streams_t ctrace__pl_streams;
 
 static void lock(ctrace__pl_bucket *b) {
   for (int spins = 0; atomic_exchange_explicit(&b->lock, 1, memory_order_acquire); spins++)
@@ -48,37 +48,89 @@ static void lock(ctrace__pl_bucket *b) {
 
 static void unlock(ctrace__pl_bucket *b) { atomic_store_explicit(&b->lock, 0, memory_order_release); }
 
+static void link_waiter(ctrace__pl_bucket *b, ctrace__pl_waiter *w) {
+  /* Oldest first: appended at the tail. */
+  w->next = NULL;
+  if (!b->tail) b->tail = &b->head;
+  w->pprev = b->tail;
+  *b->tail = w;
+  b->tail = &w->next;
+  atomic_fetch_add_explicit(&b->waiters, 1, memory_order_relaxed);
+}
+
 static void unlink_waiter(ctrace__pl_bucket *b, ctrace__pl_waiter *w) {
   *w->pprev = w->next;
   if (w->next) w->next->pprev = w->pprev;
   else b->tail = w->pprev;
+  w->pprev = NULL;
   atomic_fetch_sub_explicit(&b->waiters, 1, memory_order_relaxed);
 }
 
 __thread ctrace__pl_waiter *ctrace__pl_waiting;
 
-/* A stream's key has its top bit set (io.h). */
+/* A stream's key has its top bit set (io.h), and in its low bit whether
+ * readers (1) or writers (0) wait on it: ctrace__pl_streams counts each
+ * side's entries, which the other side's calls read. */
 static bool is_stream(const void *key) { return (uintptr_t)key >> 63; }
+
+static void count_stream(const void *key, int d) {
+  if (is_stream(key))
+    atomic_fetch_add_explicit(&ctrace__pl_streams.waiters[(uintptr_t)key & 1], d,
+                              memory_order_relaxed);
+}
 
 void ctrace__pl_wait_prepare(ctrace__pl_waiter *w, const void *key) {
   w->key = key;
+  w->head = w;
+  w->n = 1;
+  w->pprev = NULL;
+  w->ticket = 0;
   atomic_store_explicit(&w->state, w->g ? CTRACE__PL_W_PREPARE : CTRACE__PL_W_SELF,
                         memory_order_relaxed);
   if (w->g) {
-    if (is_stream(key)) atomic_fetch_add_explicit(&ctrace__pl_stream_waiters, 1, memory_order_relaxed);
+    count_stream(key, 1);
     ctrace__pl_bucket *b = ctrace__pl_bucket_of(key);
     lock(b);
-    /* Oldest first: appended at the tail. */
-    w->next = NULL;
-    if (!b->tail) b->tail = &b->head;
-    w->pprev = b->tail;
-    *b->tail = w;
-    b->tail = &w->next;
-    atomic_fetch_add_explicit(&b->waiters, 1, memory_order_relaxed);
+    link_waiter(b, w);
     unlock(b);
+    /* Linked, before the retry (ctrace__pl_streams_t). */
+    if (is_stream(key)) w->ticket = atomic_fetch_add(&ctrace__pl_streams.seq, 1);
   }
   /* Once linked, not before: a handler on this thread that abandons it
    * must not take the bucket's lock while this frame holds it. */
+  w->outer = ctrace__pl_waiting;
+  ctrace__pl_waiting = w;
+}
+
+/* The entries are linked one bucket at a time, the head SELF meanwhile, so
+ * that a waker passes over a wait not wholly linked; then the head turns
+ * PREPARE, with a full fence before the caller tries its call once more.
+ * A waker that found it SELF had made the descriptor ready before (its
+ * call, then its bucket's lock, a full barrier, then the load): the try
+ * after the fence sees what it did. So a waiter between prepare and commit
+ * never needs a bucket's lock, which a waker holds while it waits for the
+ * commit (settled()). */
+void ctrace__pl_wait_prepare_n(ctrace__pl_waiter *w, const void *const *keys, unsigned n) {
+  ctrace_g *g = w->g;
+  atomic_store_explicit(&w->state, CTRACE__PL_W_SELF, memory_order_relaxed);
+  w->n = n;
+  for (unsigned i = 0; i < n; i++) {
+    w[i].key = keys[i];
+    w[i].head = w;
+    w[i].pprev = NULL;
+    if (!g) continue;
+    count_stream(keys[i], 1);
+    ctrace__pl_bucket *b = ctrace__pl_bucket_of(keys[i]);
+    lock(b);
+    link_waiter(b, &w[i]);
+    unlock(b);
+  }
+  w->ticket = 0;
+  if (g) {
+    w->ticket = atomic_fetch_add(&ctrace__pl_streams.seq, 1);
+    atomic_store_explicit(&w->state, CTRACE__PL_W_PREPARE, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+  }
   w->outer = ctrace__pl_waiting;
   ctrace__pl_waiting = w;
 }
@@ -94,29 +146,42 @@ void ctrace__pl_wait_enter(ctrace__pl_waiter *w, const void *key) {
   ctrace__pl_wait_commit(w);
 }
 
+/* A claim unlinks the entry it found, under its bucket's lock, before it
+ * stores WOKEN; a MISSED one is unlinked after its state changed, under
+ * that lock too. The waiter unlinks every other entry of its wait, or
+ * checks it is unlinked, under the same locks: the waker may still hold
+ * one, looking at the entry on this thread's stack. */
 void ctrace__pl_wait_leave(ctrace__pl_waiter *w) {
   ctrace__pl_waiting = w->outer;
   int s = atomic_load_explicit(&w->state, memory_order_acquire);
+  if (s == CTRACE__PL_W_SELF) return; /* never linked */
+  bool claimed = false;
   for (;;) {
-    if (s == CTRACE__PL_W_SELF) return; /* never entered */
-    if (s == CTRACE__PL_W_MISSED) break; /* the waker unlinked it */
+    if (s == CTRACE__PL_W_MISSED) break;
     if (s == CTRACE__PL_W_WAITING || s == CTRACE__PL_W_PREPARE) {
       if (!atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_SELF,
                                                    memory_order_acq_rel, memory_order_acquire))
         continue;
-      ctrace__pl_bucket *b = ctrace__pl_bucket_of(w->key);
-      lock(b);
-      unlink_waiter(b, w);
-      unlock(b);
       break;
     }
-    /* Claimed: the waker unlinked the entry and is writing the GoUnblock. */
+    /* Claimed: the waker unlinked the entry it found and is writing the
+     * GoUnblock. */
+    claimed = true;
     for (int spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != CTRACE__PL_W_WOKEN;
          spins++)
       if (spins > 100) sched_yield();
     break;
   }
-  if (is_stream(w->key)) atomic_fetch_sub_explicit(&ctrace__pl_stream_waiters, 1, memory_order_relaxed);
+  for (unsigned i = 0; i < w->n; i++) {
+    /* A lone entry a waker claimed was unlinked before WOKEN: no lock. */
+    if (w->n > 1 || !claimed) {
+      ctrace__pl_bucket *b = ctrace__pl_bucket_of(w[i].key);
+      lock(b);
+      if (w[i].pprev) unlink_waiter(b, &w[i]);
+      unlock(b);
+    }
+    count_stream(w[i].key, -1);
+  }
 }
 
 void ctrace__pl_wait_abandon(void) {
@@ -146,21 +211,23 @@ static int settled(ctrace__pl_waiter *w) {
   return s;
 }
 
-size_t ctrace__pl_claim(const void *key, ctrace__pl_waiter **out, size_t max) {
+size_t ctrace__pl_claim(const void *key, ctrace__pl_waiter **out, size_t max, uint64_t before) {
   ctrace__pl_bucket *b = ctrace__pl_bucket_of(key);
   size_t n = 0;
   lock(b);
   for (ctrace__pl_waiter *w = b->head, *next; w && n < max; w = next) {
     next = w->next;
     if (w->key != key) continue;
-    int s = settled(w);
+    ctrace__pl_waiter *h = w->head;
+    int s = settled(h);
+    /* The ticket was drawn before the commit, which WAITING shows. */
     if (s == CTRACE__PL_W_MISSED) {
       unlink_waiter(b, w);
-    } else if (s == CTRACE__PL_W_WAITING &&
-               atomic_compare_exchange_strong_explicit(&w->state, &s, CTRACE__PL_W_CLAIMED,
+    } else if (s == CTRACE__PL_W_WAITING && h->ticket < before &&
+               atomic_compare_exchange_strong_explicit(&h->state, &s, CTRACE__PL_W_CLAIMED,
                                                        memory_order_acq_rel, memory_order_relaxed)) {
       unlink_waiter(b, w);
-      out[n++] = w;
+      out[n++] = h;
     }
   }
   unlock(b);
@@ -176,7 +243,8 @@ void ctrace__pl_wake_fork_child(void) {
     b->head = NULL;
     b->tail = NULL;
   }
-  atomic_store(&ctrace__pl_stream_waiters, 0);
+  atomic_store(&ctrace__pl_streams.waiters[0], 0);
+  atomic_store(&ctrace__pl_streams.waiters[1], 0);
   ctrace__pl_waiting = NULL;
 }
 

@@ -913,6 +913,28 @@ void ctrace_thread_resume(void) {
   ctrace__end(t);
 }
 
+void ctrace__thread_resume_why(uintptr_t why) {
+  ctrace__thread *t0 = &ctrace__tls;
+  ctrace_g *g = ctrace__current(t0, (uintptr_t)__builtin_return_address(0));
+  if (!g && t0->home) g = t0->home;
+  if (!g) return;
+  t0->curg = g;
+  __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNING, __ATOMIC_RELAXED);
+  ctrace__thread *t = ctrace__begin();
+  if (!t) return;
+  ctrace__w w = ctrace__writer(t);
+  if (t->tcurg != g) {
+    ctrace__ensure_announced(&w, g, CTRACE__G_WAITING);
+    if (g->ctrace__tstatus == CTRACE__G_WAITING) {
+      ctrace__free_p(&w, g);
+      ctrace__unblock_event(&w, g, ctrace__pc_stack_id(t, why));
+    }
+  }
+  enter(&w, g);
+  ctrace__writer_done(&w);
+  ctrace__end(t);
+}
+
 void ctrace_thread_end(void) {
   ctrace__thread *t0 = &ctrace__tls;
   if (t0->mode != CTRACE__MODE_PLAIN) return;

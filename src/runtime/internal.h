@@ -526,6 +526,13 @@ void ctrace__proc_open(ctrace__thread *t) CTRACE__HIDDEN;
 /* close_thread, then queues t's buffer. */
 void ctrace__proc_close(ctrace__thread *t) CTRACE__HIDDEN;
 void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) CTRACE__HIDDEN;
+/* ctrace_thread_resume, for a wait of `ctrace run` that may end for a
+ * reason worth telling (src/preload/wake.c): when nobody unblocked the G,
+ * its own GoUnblock carries a stack of one frame, why, the address of a
+ * function named for the reason (a timeout, a signal, a descriptor made
+ * ready from outside the process), where a waker's carries the waker's
+ * stack. The shim's, not in the public API. */
+void ctrace__thread_resume_why(uintptr_t why) CTRACE__HIDDEN;
 /* At start: a new trace, whose first Gomaxprocs is procs. */
 void ctrace__events_reset(int64_t procs) CTRACE__HIDDEN;
 /* Ends the sweep t shows open on w's P, if any (before the P stops). */

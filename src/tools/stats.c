@@ -20,8 +20,9 @@ static void usage(FILE *f) {
           "/mmu page: GC stop-the-world, mark workers and assists); and who kept\n"
           "them waiting: the waits (but sleeps) by start function of the goroutines\n"
           "that waited and of the goroutine that ended each wait (\"no waker known\"\n"
-          "if none), with count and total/p50/p99/max wait, largest total first. Times\n"
-          "in nanoseconds in csv and json. See docs/analyse.md.\n"
+          "if none, or why the waits ended by themselves where the trace says: ctrace\n"
+          "run's event loops), with count and total/p50/p99/max wait, largest total\n"
+          "first. Times in nanoseconds in csv and json. See docs/analyse.md.\n"
           "\n"
           "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
           "bad usage.\n");
@@ -148,8 +149,10 @@ static void table(const ctrace_stats *s) {
          "waits", "total", "p50", "p99", "max");
   for (size_t i = 0; i < s->nwakers; i++) {
     const ctrace_waker_stats *w = &s->wakers[i];
-    printf("  %-32s %-32s %6" PRIu64, gname(w->woken), w->waker ? gname(w->waker) : "(no waker known)",
-           w->count);
+    char why[64];
+    if (w->why) snprintf(why, sizeof why, "(no waker: %s)", w->why);
+    printf("  %-32s %-32s %6" PRIu64, gname(w->woken),
+           w->waker ? gname(w->waker) : w->why ? why : "(no waker known)", w->count);
     ms(stdout, w->total);
     ms(stdout, w->p50);
     ms(stdout, w->p99);
@@ -204,16 +207,19 @@ static void csv(const ctrace_stats *s) {
     if (s->mmu[k] >= 0) printf("%.9f", s->mmu[k]);
     printf(",%" PRId64 "\n", s->mmu_span_ns);
   }
-  /* waker_known 0: no waker known (waker_start_function is then empty). */
+  /* waker_known 0: no waker known (waker_start_function is then empty);
+   * why: then, the reason the waits ended by themselves, if told. */
   printf("\nwoken_start_function,waker_start_function,waker_known,count,total_ns,p50_ns,p99_ns,"
-         "max_ns\n");
+         "max_ns,why\n");
   for (size_t i = 0; i < s->nwakers; i++) {
     const ctrace_waker_stats *w = &s->wakers[i];
     qstr(stdout, w->woken, CSV);
     printf(",");
     qstr(stdout, w->waker ? w->waker : "", CSV);
-    printf(",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", w->waker != NULL,
+    printf(",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", w->waker != NULL,
            w->count, w->total, w->p50, w->p99, w->max);
+    if (w->why) qstr(stdout, w->why, CSV);
+    printf("\n");
   }
 }
 
@@ -291,8 +297,13 @@ static void json(const ctrace_stats *s) {
     else
       printf("null");
     printf(", \"count\": %" PRIu64 ", \"total_ns\": %" PRId64 ", \"p50_ns\": %" PRId64
-           ", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 "}",
+           ", \"p99_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"why\": ",
            w->count, w->total, w->p50, w->p99, w->max);
+    if (w->why) /* null: a waker, or no reason told */
+      qstr(stdout, w->why, JSON);
+    else
+      printf("null");
+    printf("}");
   }
   printf("\n  ]\n}\n");
 }

@@ -4,7 +4,9 @@
 # Usage: tests/run/go122_check.sh CTRACE BINDIR OUTDIR
 #
 # `ctrace run --format=go1.22` over programs that block in system calls
-# on pipes and wait on read-write locks, and the M:N runtime example with
+# on pipes, wait on read-write locks and in event loops (whose waits that
+# end by themselves unblock with a frame that says why), and the M:N
+# runtime example with
 # CTRACE_FORMAT=go1.22 and a generation period of a minute: each trace must say
 # "go 1.22 trace", pass `ctrace check`, and serve every page of Go 1.22's
 # and Go 1.23's viewers (tests/go_compat.sh). A bad --format exits 2.
@@ -30,9 +32,9 @@ rc=0
 [ "$rc" -eq 2 ] && grep -q "go1.11 or go1.22" "$out/bad.err" || die "--format=go1.21: exit $rc, want 2 and a message"
 
 traces=()
-for c in "pipe" "wakers rwlock"; do
+for c in "pipe" "wakers rwlock" "loop timeout 20" "loop poll eventfd,pipe,socketpair,tcp 20"; do
     read -r p arg <<<"$c"
-    t=$out/${c// /_}.trace
+    t=$out/${c//[ ,]/_}.trace
     timeout 120 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_$p" $arg >"$t.out" 2>&1 ||
         die "ctrace run run_$p $arg failed: $(tail -n 3 "$t.out")"
     traces+=("$t")

@@ -5,7 +5,7 @@
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
 #            passthrough c11 closer state wakers timed make futex bash launch
-#            userns (see the case_* functions below)
+#            userns loop node memcached (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -987,6 +987,167 @@ case_futex() {
     ml=$(linked openmp "$m" GoBlockSync)
     [ "$ml" -ge 1 ] || fail "openmp: main's waits ($mb) ended by no waker"
     [ $((ml * 10)) -ge $((mb * 9)) ] || fail "openmp: $ml of main's $mb waits ended by a waker"
+}
+
+# whys NAME WOKEN WHY: waits of the goroutines started by WOKEN (any: '*')
+# that ended by themselves for the reason WHY, as ctrace stats
+# --format=csv counts them (its "who kept them waiting" rows: woken, waker,
+# waker_known, count, ..., why).
+whys() {
+    "$ctrace" stats --format=csv "$out/$1.trace" |
+        awk -F, -v wo="\"$2\"" -v why="\"$3\"" '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+            t && (wo == "\"*\"" || $1 == wo) && $3 == 0 && $NF == why { n += $4 } END { print n + 0 }'
+}
+
+# net_wakes NAME G WAKER: G's GoBlockNet waits that WAKER ended.
+net_wakes() {
+    wakers_of "$1" "$2" GoBlockNet | awk -v w="$3" '$1 == w { n++ } END { print n + 0 }'
+}
+
+# Event loops (tests/run/loop.c, src/preload/poll.c): a loop thread (main)
+# waits in poll, select or epoll; each producer writes once the loop sleeps
+# in its call, so that every wait is a block (GoBlockNet) that the
+# producer's write ends: the producer writes the loop's GoUnblock. Waits
+# that no thread ends end by themselves and say why (ctrace stats).
+case_loop() {
+    local m w call n t
+    # The issue's loop: an eventfd and a pipe, two producers, 200 writes each.
+    traced epoll 0 "$bindir/run_loop" epoll_wait eventfd,pipe 200
+    m=$(main_g epoll)
+    expect_goroutines epoll 2
+    expect epoll "GoBlockNet $m" -eq 400
+    for w in $(goroutines epoll); do
+        [ "$(net_wakes epoll "$m" "$w")" -eq 200 ] ||
+            fail "epoll: producer g $w ended $(net_wakes epoll "$m" "$w") of the loop's waits, want 200"
+    done
+    # Every call, on an eventfd, a pipe, a socketpair and a loopback TCP
+    # connection; et: epoll_wait edge-triggered. The connect is one more
+    # wait of main's, which ends by itself.
+    for call in epoll_wait epoll_pwait epoll_pwait2 poll ppoll select pselect et; do
+        traced "$call" 0 "$bindir/run_loop" "$call" eventfd,pipe,socketpair,tcp 30
+        m=$(main_g "$call")
+        expect_goroutines "$call" 4
+        expect "$call" "GoBlockNet $m" -eq 121
+        for w in $(goroutines "$call"); do
+            n=$(net_wakes "$call" "$m" "$w")
+            [ "$n" -eq 30 ] || fail "$call: producer g $w ended $n of the loop's waits, want 30"
+        done
+    done
+    # Producers that write when they like: several make the loop's
+    # descriptors ready at once, and the first ends the wait; one GoUnblock
+    # per wait (the trace is valid), nearly all by a producer (a wait
+    # linked just after a producer read the sequence, before its write,
+    # ends by itself).
+    traced race 0 "$bindir/run_loop" race eventfd,pipe,socketpair,tcp 300
+    m=$(main_g race)
+    n=$(count race GoBlockNet "$m")
+    t=$(linked race "$m" GoBlockNet)
+    [ "$n" -ge 100 ] && [ $((t * 10)) -ge $((n * 9)) ] || fail "race: $t of the loop's $n waits ended by a producer"
+    # Room in a full pipe: the reader's read of a page ends the loop's
+    # waits for output, level-triggered EPOLLOUT in epoll, then POLLOUT.
+    traced out 0 "$bindir/run_loop" out 30
+    m=$(main_g out)
+    w=$(goroutines out)
+    expect out "GoBlockNet $m" -eq 60
+    [ "$(net_wakes out "$m" "$w")" -eq 60 ] || fail "out: the reader ended $(net_wakes out "$m" "$w") of 60 waits for room"
+    # A timeout in every other round: those waits end by themselves, and
+    # say so; the others, by the producer.
+    traced timeout 0 "$bindir/run_loop" timeout 40
+    t=$(awk '$1 == "timeouts" { print $2 }' "$out/timeout.err")
+    [ -n "$t" ] && [ "$t" -ge 20 ] || fail "timeout: the program timed out $t times, want 20 or more"
+    m=$(main_g timeout)
+    w=$(goroutines timeout)
+    expect timeout "GoBlockNet $m" -eq $((20 + t))
+    [ "$(net_wakes timeout "$m" "$w")" -eq 20 ] || fail "timeout: the producer ended $(net_wakes timeout "$m" "$w") waits, want 20"
+    [ "$(whys timeout main timeout)" -eq "$t" ] || fail "timeout: $(whys timeout main timeout) waits ended by their timeout, want $t"
+    # A timerfd's expiry, a signal through a signalfd: every wait says so.
+    traced timerfd 0 "$bindir/run_loop" timerfd 20
+    m=$(main_g timerfd)
+    n=$(count timerfd GoBlockNet "$m")
+    [ "$n" -ge 1 ] && [ "$(whys timerfd main timer)" -eq "$n" ] ||
+        fail "timerfd: $(whys timerfd main timer) of $n waits ended by the timer"
+    traced signalfd 0 "$bindir/run_loop" signalfd 20
+    m=$(main_g signalfd)
+    expect signalfd "GoBlockNet $m" -eq 20
+    [ "$(whys signalfd main signal)" -eq 20 ] || fail "signalfd: $(whys signalfd main signal) of 20 waits ended by the signal"
+    # poll and select on no descriptor: sleeps.
+    traced sleep 0 "$bindir/run_loop" sleep 20
+    m=$(main_g sleep)
+    expect sleep "GoSleep $m" -eq 40
+    expect sleep "GoBlockNet $m" -eq 0
+}
+
+# start_fn NAME G: the start function of G, as ctrace stats names it.
+start_fn() {
+    "$ctrace" stats --format=csv "$out/$1.trace" |
+        awk -F, -v g="$2" '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+            t && $1 == g { gsub(/"/, "", $2); print $2; exit }'
+}
+
+# Node.js (Debian's nodejs) reading files through libuv's thread pool
+# (tests/run/readfiles.js): a pool thread ("worker") posts each request's
+# completion to the main loop with a write to an eventfd, which ends the
+# loop's wait in epoll_pwait.
+case_node() {
+    command -v node >/dev/null 2>&1 || fail "node: Node.js is not installed (make test-deps)"
+    local dir=$out/files i m waits linked w n
+    mkdir -p "$dir"
+    for i in $(seq 1 200); do head -c 4096 /dev/zero >"$dir/f$i"; done
+    # All at once (the issue's): before, 10 waits of main, of which 6 had
+    # a waker, none in epoll; now those in epoll are ended by the pool.
+    # How many there are depends on the machine (main issues the 200
+    # requests while the pool answers: on a loaded machine, none).
+    traced node_parallel 0 node "$here/readfiles.js" parallel "$dir" 200
+    has_output node_parallel '^read 200 files, 819200 bytes$'
+    m=$(main_g node_parallel)
+    waits=$(count node_parallel GoBlockNet "$m")
+    linked=$(linked node_parallel "$m" GoBlockNet)
+    [ $((linked * 10)) -ge $((waits * 9)) ] ||
+        fail "node_parallel: $linked of main's $waits waits in epoll ended by a waker"
+    # One after the other: the loop waits for most of the 4 requests of
+    # each file (open, fstat, read, close), and the pool thread that did
+    # it ends the wait.
+    traced node_chain 0 node "$here/readfiles.js" chain "$dir" 100
+    has_output node_chain '^read 100 files, 409600 bytes$'
+    m=$(main_g node_chain)
+    waits=$(count node_chain GoBlockNet "$m")
+    n=0
+    for w in $(wakers_of node_chain "$m" GoBlockNet | sort -u); do
+        [ "$w" != self ] && [ "$(start_fn node_chain "$w")" = worker ] &&
+            n=$((n + $(net_wakes node_chain "$m" "$w")))
+    done
+    [ "$waits" -ge 100 ] && [ $((n * 20)) -ge $((waits * 19)) ] ||
+        fail "node_chain: $n of main's $waits waits in epoll ended by a pool thread (worker)"
+    echo "$prog: node: parallel $linked of $(count node_parallel GoBlockNet "$(main_g node_parallel)") waits in epoll ended by a waker, chain $n of $waits by the pool"
+}
+
+# memcached (libevent, epoll): a client in another process (mcload.py)
+# opens connections one after the other. The dispatcher thread (main)
+# accepts each and hands it to a worker thread through the worker's
+# notify descriptor: main ends that worker's wait in epoll_wait. The
+# clients' requests end the workers' waits from outside, which they say.
+case_memcached() {
+    command -v memcached >/dev/null 2>&1 || fail "memcached: memcached is not installed (make test-deps)"
+    local port pid st=0 m w n=0 conns=50 user=()
+    [ "$(id -u)" -ne 0 ] || user=(-u root) # memcached refuses to run as root without it
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    timeout -k 5 "$LIMIT" "$ctrace" run -o "$out/mc.trace" -- memcached "${user[@]}" -l 127.0.0.1 \
+        -p "$port" -U 0 -t 4 >"$out/mc.out" 2>"$out/mc.err" &
+    pid=$!
+    python3 "$here/mcload.py" "$port" "$conns" 10 >"$out/mcload.out" || { kill "$pid"; fail "memcached: the client failed"; }
+    kill -TERM "$pid"
+    wait "$pid" || st=$?
+    [ "$st" -eq 0 ] || { cat "$out/mc.err"; fail "memcached: exit status $st, want 0"; }
+    decode mc
+    m=$(main_g mc)
+    for w in $(awk '$2 == "GoCreate" && $4 != "g=0" { sub("g=", "", $6); print $6 }' "$out/mc.d"); do
+        n=$((n + $(net_wakes mc "$w" "$m")))
+    done
+    [ $((n * 10)) -ge $((conns * 9)) ] ||
+        fail "memcached: $n workers' waits ended by the dispatcher, for $conns connections"
+    [ "$(whys mc '*' outside)" -ge "$conns" ] ||
+        fail "memcached: $(whys mc '*' outside) waits ended from outside, for $conns connections of 10 requests"
+    echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside"
 }
 
 "case_$case_name"
