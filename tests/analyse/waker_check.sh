@@ -288,7 +288,8 @@ fi
 # An event loop whose waits a producer ends, or their timeout: those say
 # so (the frame ctrace_wait_timeout, the reason "timeout" in ctrace stats).
 if traced loop "$bindir/run_loop" timeout 20 && check loop "$run/loop.trace"; then
-    want loop "waits of main that alternate's write ended" "$(count "$run/loop.samples" main alternate write)" -eq 10
+    w=$(other loop) # alternate
+    want loop "waits of main that $w's write ended" "$(count "$run/loop.samples" main "$w" write)" -eq 10
     t=$(awk '$1 == "timeouts" { print $2 }' "$run/loop.out")
     want loop "waits of main that ended by their timeout" \
         "$(count "$run/loop.samples" main none ctrace_wait_timeout)" -eq "${t:-0}"
