@@ -148,6 +148,8 @@ ours() {
     }' "$1"
 }
 
+go_mmu_panics=0 # traces whose /mmu Go cannot serve (go_pages)
+
 # mmu_check NAME OUT BUDGET: the minimum mutator utilization of
 # ctrace stats (OUT.csv) at 1, 10 and 100 ms against Go 1.23's /mmu page
 # (OUT.mmu, from go_pages)
@@ -161,6 +163,7 @@ ours() {
 # trace).
 mmu_check() {
     local name=$1 out=$2 budget=$3 w go ours res vals="" maxd=0
+    [ -e "$out.mmu" ] || return 0 # Go's /mmu panicked (go_pages)
     for w in $mmu_windows; do
         go=$(awk -v w=$w '$1 == w { print $2 }' "$out.mmu")
         [ -n "$go" ] || { fail "$name" "no /mmu details for $w ns"; return; }
@@ -305,9 +308,21 @@ go_pages() {
     : >"$out.mmu"
     for w in $mmu_windows; do
         v=$(curl -sf "$url/mmu?mode=details&window=$w&flags=stw%7Cbackground%7Cassist" |
-            jq -r 'if . == null or . == [] then "none" else ([.[].MutatorUtil] | min) end') \
-            || { fail "$name" "no /mmu details for $w ns"; continue; }
-        echo "$w $v" >>"$out.mmu"
+            jq -r 'if . == null or . == [] then "none" else ([.[].MutatorUtil] | min) end') && {
+            echo "$w $v" >>"$out.mmu"
+            continue
+        }
+        # Go 1.27's MMU code indexes out of range on some traces Go 1.26
+        # writes (internal/trace.MutatorUtilizationV2, index -1): Go's own
+        # bug, on Go's own trace. Nothing to compare with then; said, and
+        # counted, so that a run where every trace hits it is seen.
+        if grep -q 'MutatorUtilizationV2' "$out.http.log" 2>/dev/null; then
+            echo "$prog: $name: Go's /mmu panics on this trace (internal/trace.MutatorUtilizationV2, a bug of Go's): MMU not compared"
+            go_mmu_panics=$((go_mmu_panics + 1))
+            rm -f "$out.mmu"
+            break
+        fi
+        fail "$name" "no /mmu details for $w ns"
     done
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
@@ -477,4 +492,5 @@ else
     fail go1.27 "no Go 1.26 or 1.27 at $GO126, $GO127 (make test-deps: scripts/go-oracles.sh)"
 fi
 
+[ "$go_mmu_panics" -le 2 ] || fail all "Go's /mmu panicked on $go_mmu_panics traces: too few compared"
 finish
