@@ -898,9 +898,12 @@ void ctrace_thread_begin(ctrace_g *g) {
   ctrace_thread_resume();
 }
 
-void ctrace_thread_resume(void) {
+/* Both resumes: ret is the public function's return address (for a G
+ * seen first here), why, if not 0, the pc that names why a wait nobody
+ * ended ended (ctrace__thread_resume_why). */
+static void resume(uintptr_t ret, uintptr_t why) {
   ctrace__thread *t0 = &ctrace__tls;
-  ctrace_g *g = ctrace__current(t0, (uintptr_t)__builtin_return_address(0));
+  ctrace_g *g = ctrace__current(t0, ret);
   if (!g && t0->home) g = t0->home;
   if (!g) return;
   t0->curg = g;
@@ -908,22 +911,7 @@ void ctrace_thread_resume(void) {
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
-  enter(&w, g);
-  ctrace__writer_done(&w);
-  ctrace__end(t);
-}
-
-void ctrace__thread_resume_why(uintptr_t why) {
-  ctrace__thread *t0 = &ctrace__tls;
-  ctrace_g *g = ctrace__current(t0, (uintptr_t)__builtin_return_address(0));
-  if (!g && t0->home) g = t0->home;
-  if (!g) return;
-  t0->curg = g;
-  __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNING, __ATOMIC_RELAXED);
-  ctrace__thread *t = ctrace__begin();
-  if (!t) return;
-  ctrace__w w = ctrace__writer(t);
-  if (t->tcurg != g) {
+  if (why && t->tcurg != g) {
     ctrace__ensure_announced(&w, g, CTRACE__G_WAITING);
     if (g->ctrace__tstatus == CTRACE__G_WAITING) {
       ctrace__free_p(&w, g);
@@ -934,6 +922,10 @@ void ctrace__thread_resume_why(uintptr_t why) {
   ctrace__writer_done(&w);
   ctrace__end(t);
 }
+
+void ctrace_thread_resume(void) { resume((uintptr_t)__builtin_return_address(0), 0); }
+
+void ctrace__thread_resume_why(uintptr_t why) { resume((uintptr_t)__builtin_return_address(0), why); }
 
 void ctrace_thread_end(void) {
   ctrace__thread *t0 = &ctrace__tls;
