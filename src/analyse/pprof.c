@@ -82,6 +82,20 @@ static uint64_t pcs_key(const ctrace_frame *fr, size_t n) {
   return h | 1; /* never 0 */
 }
 
+/* c->locs: the profile's locations of the n frames fr. False when out of
+ * memory. */
+static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
+  if (n > c->caplocs) {
+    void *m = realloc(c->locs, n * sizeof *c->locs);
+    if (!m) return false;
+    c->locs = m;
+    c->caplocs = n;
+  }
+  for (size_t i = 0; i < n; i++)
+    c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+  return true;
+}
+
 /* pe is linked to an event at time ts: count the pair if it is of the
  * profile's kind (Go's buildProfile: one sample per stack id, its
  * locations the stack's frames, leaf first). */
@@ -101,26 +115,12 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
   if (ix && c->go127 && !fresh && *last != pe->stack) {
     /* The same PCs from another stack: the newest stack's frames. */
     s = &c->p->samples[*ix - 1];
-    if (n > c->caplocs) {
-      void *m = realloc(c->locs, n * sizeof *c->locs);
-      if (!m) return -1;
-      c->locs = m;
-      c->caplocs = n;
-    }
-    for (size_t i = 0; i < n; i++)
-      c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (!frame_locs(c, fr, n)) return -1;
     if (c->p->oom || !ctrace__prof_relocate(c->p, s, c->locs, n)) return -1;
   } else if (ix) {
     s = &c->p->samples[*ix - 1];
   } else {
-    if (n > c->caplocs) {
-      void *m = realloc(c->locs, n * sizeof *c->locs);
-      if (!m) return -1;
-      c->locs = m;
-      c->caplocs = n;
-    }
-    for (size_t i = 0; i < n; i++)
-      c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (!frame_locs(c, fr, n)) return -1;
     if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n))) return -1;
   }
   if (last) *last = pe->stack;
