@@ -9,14 +9,19 @@
 // "cxx20-pingpong rounds=N ns=T cpu_ns=C".
 //
 // Three threads pass a token round ROUNDS times with atomic wait and
-// notify_all, each holding it a millisecond: libstdc++ spins and yields a
-// few microseconds before its futex wait, so the others do wait, each
-// woken by the holder's notify. Then they meet at a latch main counts
-// down last; then main releases a semaphore the three take. Prints what
-// it did.
+// notify_all. libstdc++ spins and yields before its futex wait, and a
+// yield on a loaded machine can outlast any fixed hold: so the holder
+// keeps the token until the kernel says both others sleep in a futex wait
+// (asleep_in_futex), and every round has two waits, each ended by the
+// holder's notify. Then they meet at a latch main counts down last; then
+// main releases a semaphore the three take. Prints what it did.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <latch>
@@ -27,6 +32,37 @@
 static constexpr int kThreads = 3;
 static std::atomic<int> turn{0};
 static int rounds;
+static std::atomic<pid_t> tids[kThreads];
+
+// Whether thread tid sleeps in a futex wait (its state is S and the call
+// it is in is futex: /proc/self/task/TID/syscall's first field, which
+// reads "running" for a running thread) or has ended.
+static bool asleep_in_futex(pid_t tid) {
+  char path[64], buf[256];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  FILE *f = std::fopen(path, "r");
+  if (!f) return true;
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char *paren = std::strrchr(buf, ')'); // comm may hold spaces
+  if (!paren || paren[1] != ' ' || paren[2] != 'S') return false;
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+  if (!(f = std::fopen(path, "r"))) return false;
+  long nr = -1;
+  int got = std::fscanf(f, "%ld", &nr);
+  std::fclose(f);
+  return got == 1 && nr == SYS_futex;
+}
+
+// Waits (ten seconds at most: a hang would hide what went wrong) until
+// every thread of the ring but me sleeps in a futex wait, on the token or
+// at the latch past the ring's end.
+static void others_asleep(int me) {
+  for (int i = 0; i < kThreads; i++)
+    for (int tries = 0; i != me && tries < 100000 && !asleep_in_futex(tids[i].load()); tries++)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
 
 static long long clock_ns(clockid_t c) {
   timespec ts;
@@ -69,9 +105,12 @@ int main(int argc, char **argv) {
   std::vector<std::thread> ts;
   for (int me = 0; me < kThreads; me++)
     ts.emplace_back([me, &ready, &sem, &taken] {
+      tids[me] = gettid();
+      tids[me].notify_all();
+      for (int i = 0; i < kThreads; i++) tids[i].wait(0);
       for (int r = 0; r < rounds; r++) {
         for (int t = turn.load(); t != me; t = turn.load()) turn.wait(t);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        others_asleep(me);
         turn.store((me + 1) % kThreads);
         turn.notify_all();
       }
