@@ -6,9 +6,10 @@
  * window: four threads log "seq N" (N from one counter, each log's time
  * noted before it and its completion after) while the main thread takes
  * a snapshot every 150 ms from 0.7 s on, 200 ms of min_age, 20 ms
- * generations (CTRACE_GEN_MS). For each snapshot DIR/snap.K.trace it writes
+ * generations (CTRACE_GEN_MS), and a cap the window never meets. For each snapshot DIR/snap.K.trace it writes
  * DIR/snap.K.req, the numbers of the logs completed before the call and
- * begun at least 1 ms inside min_age, which the snapshot must hold, and
+ * begun at least 1 ms inside min_age of its return, which the snapshot
+ * must hold, and
  * DIR/snap.K.old, those begun more than min_age plus two generations
  * and 30 ms of slack before it, which it must not. Two more threads take
  * snapshots at once meanwhile: each gets 0 or CTRACE_EBUSY, never
@@ -50,6 +51,12 @@
  * streamed trace with no event at all is one generation stating an idle
  * P, for Go reads no trace without one: DIR/quiet.none.trace.
  *
+ * late: a snapshot taken by a thread the scheduler keeps waiting (one
+ * CPU, SCHED_IDLE, beside a thread that spins there) over 1 ms
+ * generations: while it waits for the generation it ended, the next
+ * ones begin and are kept, after the time of its call. Its log, made
+ * just before the call, is in DIR/late.trace.
+ *
  * fork (with FLIGHT_FORK=1; the plain build's test: ASan's allocator is
  * not fork-safe with threads): the child of a recording process has no
  * recorder (a snapshot is CTRACE_ENOTRACE) and can start its own, whose
@@ -57,6 +64,7 @@
 #include <ctrace/ctrace.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -143,11 +151,21 @@ static void snapshot(const char *dir, int k) {
     return;
   }
   /* The window is the successful call's: a racer's snapshot in between
-   * may drop what an earlier time would still need. */
-  uint64_t t;
+   * may drop what an earlier time would still need. The call takes its
+   * time somewhere between t and t_end, which a loaded machine may set
+   * milliseconds apart: what it must hold is what completed before t and
+   * began inside min_age of t_end; what it must not, older than min_age
+   * (and more) before t. A call that took more than 50 ms, which would
+   * leave too few logs to check, is made again. */
+  uint64_t t, t_end;
   int err;
-  while (t = now_ns(), (err = ctrace_flight_write(fd)) == CTRACE_EBUSY)
-    nanosleep(&(struct timespec){0, 100000}, NULL);
+  for (int tries = 0;; tries++) {
+    while (t = now_ns(), (err = ctrace_flight_write(fd)) == CTRACE_EBUSY)
+      nanosleep(&(struct timespec){0, 100000}, NULL);
+    t_end = now_ns();
+    if (err || t_end - t < 50000000u || tries == 20) break;
+    if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)) break;
+  }
   close(fd);
   CHECK(err == 0, "snapshot %d: %s", k, ctrace_strerror(err));
   uint32_t n = atomic_load(&seq);
@@ -160,7 +178,7 @@ static void snapshot(const char *dir, int k) {
     CHECK(0, "%s: %s", path, strerror(errno));
     return;
   }
-  uint64_t need_from = t - (MIN_AGE_MS - 1) * 1000000ull;
+  uint64_t need_from = t_end - (MIN_AGE_MS - 1) * 1000000ull;
   uint64_t too_old = t - (MIN_AGE_MS + 2 * GEN_MS + 30) * 1000000ull;
   int nreq = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -189,7 +207,12 @@ static int window(const char *dir) {
   atomic_store(&stop_logging, false);
   atomic_store(&seq, 0);
   atomic_store(&logged, 0);
-  ctrace_flight_options fo = {.min_age_ms = MIN_AGE_MS};
+  /* The racers end a generation every few milliseconds, each kept as
+   * whole 64 KiB buffers, four threads' and their strings': 0.8 MiB a
+   * generation, past the default 64 MiB cap in 200 ms on a quick
+   * machine, which then drops generations younger than min_age. The cap
+   * has its own case (cap): here min_age is what decides. */
+  ctrace_flight_options fo = {.min_age_ms = MIN_AGE_MS, .max_bytes = 512u << 20};
   int err = ctrace_flight_start(&fo);
   CHECK(err == 0, "ctrace_flight_start: %s", ctrace_strerror(err));
   if (err) return 1;
@@ -216,6 +239,8 @@ static int window(const char *dir) {
          (unsigned long long)st.snapshots, atomic_load(&racer_ok), atomic_load(&busy_count),
          atomic_load(&early_empty));
   CHECK(st.snapshots >= 4, "snapshots counted: %llu", (unsigned long long)st.snapshots);
+  CHECK(st.dropped_young == 0, "window: %llu generations dropped young at the cap",
+        (unsigned long long)st.dropped_young);
   err = ctrace_flight_stop();
   CHECK(err == 0, "ctrace_flight_stop: %s", ctrace_strerror(err));
   ctrace_flight_stats_get(&st);
@@ -524,6 +549,55 @@ static void quiet(const char *dir) {
   printf("quiet: a trace and a snapshot of a log after 30 ms of silence, a trace and a snapshot of nothing\n");
 }
 
+static _Atomic bool late_done;
+
+static void *late_spin(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&late_done, memory_order_relaxed)) {
+  }
+  return NULL;
+}
+
+static void *late_snapshot(void *arg) {
+  const char *dir = arg;
+  struct sched_param sp = {0};
+  CHECK(pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0, "late: SCHED_IDLE");
+  ctrace_log(0, "late", "asked");
+  int fd = create(dir, "late.trace");
+  int err = ctrace_flight_write(fd);
+  close(fd);
+  CHECK(err == 0, "late: the snapshot: %s", ctrace_strerror(err));
+  return NULL;
+}
+
+static void late(const char *dir) {
+  setenv("CTRACE_GEN_MS", "1", 1);
+  cpu_set_t all, one;
+  CHECK(sched_getaffinity(0, sizeof all, &all) == 0, "late: sched_getaffinity");
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  /* The threads made from here on, the recorder's too, share one CPU. */
+  sched_setaffinity(0, sizeof one, &one);
+  int err = ctrace_flight_start(NULL);
+  CHECK(err == 0, "late: ctrace_flight_start: %s", ctrace_strerror(err));
+  if (!err) {
+    atomic_store(&late_done, false);
+    pthread_t spinner, snapper;
+    pthread_create(&spinner, NULL, late_spin, NULL);
+    pthread_create(&snapper, NULL, late_snapshot, (void *)dir);
+    pthread_join(snapper, NULL);
+    atomic_store(&late_done, true);
+    pthread_join(spinner, NULL);
+    ctrace_flight_stop();
+  }
+  sched_setaffinity(0, sizeof all, &all);
+  printf("late: a snapshot the scheduler kept waiting over 1 ms generations\n");
+}
+
 static void fork_case(const char *dir) {
   ctrace_flight_start(NULL);
   ctrace_log(0, "fork", "parent");
@@ -565,6 +639,7 @@ int main(int argc, char **argv) {
   gc(argv[1]);
   stw(argv[1]);
   quiet(argv[1]);
+  late(argv[1]);
   if (getenv("FLIGHT_FORK")) fork_case(argv[1]);
   if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
   return fails ? 1 : 0;

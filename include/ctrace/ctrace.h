@@ -137,7 +137,10 @@ int ctrace_flight_start(const ctrace_flight_options *opts);
  * when not one event was recorded (nothing is written: Go reads no trace
  * without an event), CTRACE_EIO when a write fails. A stop-the-world
  * open at the call (ctrace_gc_stw_start) is waited for, up to 2 s: no
- * generation ends inside one. */
+ * generation ends inside one. Else the call waits for the recorder's
+ * thread to end the generation, however long a loaded machine makes it,
+ * up to 30 s (a thread stopped in the middle of an event, by a debugger,
+ * holds it open): the snapshot then lacks the generation. */
 int ctrace_flight_write(int fd);
 
 /* Stops recording and frees what was kept; CTRACE_ENOTRACE if not on.

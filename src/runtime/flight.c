@@ -88,13 +88,15 @@ static void drop_oldest(void) {
 }
 
 /* Under fl.mu: drops what the window and the cap let go, for snapshots
- * taken at now or later. The oldest goes once the next one began min_age
- * before now: all of it is older than they need, and the rest cover
- * min_age. Past the cap it goes anyway, while there is more than one. */
+ * taken at now or later. The oldest goes once it was sealed min_age
+ * before now: every event in it is older than they need (a generation's
+ * events may be written until its seal, after the next one began), and
+ * the rest cover min_age. Past the cap it goes anyway, while there is
+ * more than one. A snapshot's now is when it was asked for: generations
+ * sealed since, while it waited, are younger. */
 static void trim(uint64_t now) {
   while (fl.n > 1) {
-    kept *second = &fl.ring[(fl.head + 1) % MAX_KEPT];
-    bool aged = now - second->info.began_ns >= fl.min_age_ns;
+    bool aged = fl.ring[fl.head].info.ended_ns + fl.min_age_ns <= now;
     if (!aged && fl.bytes <= fl.max_bytes) break;
     if (!aged) fl.dropped_young++;
     drop_oldest();
@@ -327,8 +329,12 @@ int ctrace__flight_write(int fd, bool force) {
     return CTRACE_ENOTRACE;
   }
   /* The generation being written now ends, and is kept, first; tracing
-   * paused at the cap (no generation is being written) ends none, so the
-   * wait is bounded. */
+   * paused at the cap (no generation is being written) ends none. The
+   * wait is for the recorder's thread, which a loaded machine may keep
+   * off a core for seconds: it is cut short only inside a stop-the-world
+   * (after 2 s, as documented: no generation ends there), or after 30 s
+   * should a thread stop in the middle of an event (a debugger's
+   * breakpoint) and hold the generation open. */
   uint64_t want = atomic_load_explicit(&ctrace__state, memory_order_relaxed) >> 1;
   uint64_t now = fl.snap_ns = ctrace__mono_ns();
   pthread_mutex_unlock(&fl.mu);
@@ -336,9 +342,12 @@ int ctrace__flight_write(int fd, bool force) {
   pthread_mutex_lock(&fl.mu);
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += 2;
-  while (fl.last_gen < want && !fl.ended)
-    if (pthread_cond_timedwait(&fl.cv, &fl.mu, &until) == ETIMEDOUT) break;
+  until.tv_sec += 1;
+  for (int waited = 0; fl.last_gen < want && !fl.ended;) {
+    if (pthread_cond_timedwait(&fl.cv, &fl.mu, &until) != ETIMEDOUT) continue;
+    if (++waited >= 30 || (waited >= 2 && ctrace__stw_shown())) break;
+    until.tv_sec += 1;
+  }
   fl.snap_ns = 0;
   trim(now);
   int err = fl.n ? write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN) : CTRACE_EEMPTY;

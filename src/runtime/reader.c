@@ -75,6 +75,10 @@ static bool advance_now, advance_force;
 /* Of each generation, by parity: when it began to be written, and what
  * ctrace__gc_seal said at its seal. */
 static uint64_t began[2], began_ticks[2], gc_unstated[2];
+/* By parity: when each generation was sealed, its last event written
+ * (a thread that saw it before the next began may write into it until
+ * then). */
+static uint64_t ended[2];
 /* By parity, the last generation a batch of events was queued for. */
 static uint64_t event_gen[2];
 
@@ -137,7 +141,7 @@ void ctrace__reader_seal(uint64_t gen, uint64_t gc) {
   pthread_mutex_lock(&mu);
   sealed = gen;
   gc_unstated[gen & 1] = gc;
-  gen_ns = ctrace__mono_ns();
+  gen_ns = ended[gen & 1] = ctrace__mono_ns();
   gen_bytes[(gen + 1) & 1] = 0;
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);
@@ -307,7 +311,7 @@ static const void *next(size_t *len, ctrace__buf **take, ctrace__gen_info *info)
         rgen++; /* the next generation's turn */
         if (!take) continue;
         uint64_t g = rgen - 1;
-        *info = (ctrace__gen_info){g, began[g & 1], began_ticks[g & 1], gc_unstated[g & 1]};
+        *info = (ctrace__gen_info){g, began[g & 1], began_ticks[g & 1], ended[g & 1], gc_unstated[g & 1]};
         out = END_OF_GEN;
         break;
       }

@@ -21,6 +21,7 @@ void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) CTRACE__HID
 typedef struct ctrace__gen_info {
   uint64_t gen;
   uint64_t began_ns, began_ticks; /* when it began to be written */
+  uint64_t ended_ns;              /* sealed: every event in it written */
   uint64_t gc_unstated;           /* ctrace__gc_seal's, at its seal */
 } ctrace__gen_info;
 /* The flight recorder's read: 1 and *b, a full buffer, the caller's to
