@@ -15,7 +15,7 @@
  *
  * A snapshot first ends the generation being written, so that it holds
  * events up to the call, waits until that generation is kept, then
- * writes the header and every kept generation. The kept list is locked
+ * writes the header and every kept generation up to that one. The kept list is locked
  * meanwhile; the recorder's thread, which takes the lock at every
  * buffer, waits for the write to end (and the reader's queue grows
  * meanwhile, up to max_pending). One snapshot at a time: a second caller
@@ -88,14 +88,14 @@ static void drop_oldest(void) {
 }
 
 /* Under fl.mu: drops what the window and the cap let go, for snapshots
- * taken at now or later. The oldest goes once it was sealed min_age
- * before now: every event in it is older than they need (a generation's
- * events may be written until its seal, after the next one began), and
- * the rest cover min_age. Past the cap it goes anyway, while there is
- * more than one. A snapshot's now is when it was asked for: generations
- * sealed since, while it waited, are younger. */
-static void trim(uint64_t now) {
-  while (fl.n > 1) {
+ * taken at now or later, never the generation keep (nor later ones). The
+ * oldest goes once its threads were last in it min_age before now:
+ * every event in it is older than they need (a thread that saw it before
+ * the next one began may write into it a little after), and the rest
+ * cover min_age. Past the cap it goes anyway, while there is more than
+ * one. */
+static void trim(uint64_t now, uint64_t keep) {
+  while (fl.n > 1 && fl.ring[fl.head].info.gen < keep) {
     bool aged = fl.ring[fl.head].info.ended_ns + fl.min_age_ns <= now;
     if (!aged && fl.bytes <= fl.max_bytes) break;
     if (!aged) fl.dropped_young++;
@@ -112,7 +112,7 @@ static void keep(kept *cur, const ctrace__gen_info *info) {
   cur->info = *info;
   fl.ring[(fl.head + fl.n) % MAX_KEPT] = *cur;
   fl.n++;
-  if (!fl.snap_ns) trim(ctrace__mono_ns());
+  if (!fl.snap_ns) trim(ctrace__mono_ns(), UINT64_MAX);
 }
 
 static void *flight_main(void *arg) {
@@ -349,10 +349,16 @@ int ctrace__flight_write(int fd, bool force) {
     until.tv_sec += 1;
   }
   fl.snap_ns = 0;
-  trim(now);
-  int err = fl.n ? write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN) : CTRACE_EEMPTY;
-  if (!err && fl.n && fl.ring[fl.head].info.gc_unstated) err = write_gc_active(fd, &fl.ring[fl.head].info);
-  for (size_t i = 0; i < fl.n && !err; i++)
+  /* Up to the generation the call ended, which the cap does not drop for
+   * later ones: those kept while the call waited began after it. (Should
+   * that generation have been left out, with no event, all are.) */
+  trim(now, want);
+  size_t n = 0;
+  while (n < fl.n && fl.ring[(fl.head + n) % MAX_KEPT].info.gen <= want) n++;
+  if (!n) n = fl.n;
+  int err = n ? write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN) : CTRACE_EEMPTY;
+  if (!err && n && fl.ring[fl.head].info.gc_unstated) err = write_gc_active(fd, &fl.ring[fl.head].info);
+  for (size_t i = 0; i < n && !err; i++)
     for (ctrace__buf *b = fl.ring[(fl.head + i) % MAX_KEPT].first; b && !err; b = b->link)
       err = write_all(fd, b->data, (size_t)(b->pos - b->data));
   fl.snapshots++;

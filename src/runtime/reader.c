@@ -75,9 +75,8 @@ static bool advance_now, advance_force;
 /* Of each generation, by parity: when it began to be written, and what
  * ctrace__gc_seal said at its seal. */
 static uint64_t began[2], began_ticks[2], gc_unstated[2];
-/* By parity: when each generation was sealed, its last event written
- * (a thread that saw it before the next began may write into it until
- * then). */
+/* By parity: when each generation's threads were last in it (a thread
+ * that saw it before the next began may write into it until then). */
 static uint64_t ended[2];
 /* By parity, the last generation a batch of events was queued for. */
 static uint64_t event_gen[2];
@@ -137,11 +136,12 @@ bool ctrace__reader_has_events(uint64_t gen) {
   return has;
 }
 
-void ctrace__reader_seal(uint64_t gen, uint64_t gc) {
+void ctrace__reader_seal(uint64_t gen, uint64_t gc, uint64_t quiet_ns) {
   pthread_mutex_lock(&mu);
   sealed = gen;
   gc_unstated[gen & 1] = gc;
-  gen_ns = ended[gen & 1] = ctrace__mono_ns();
+  ended[gen & 1] = quiet_ns;
+  gen_ns = ctrace__mono_ns();
   gen_bytes[(gen + 1) & 1] = 0;
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);

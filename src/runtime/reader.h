@@ -21,7 +21,7 @@ void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) CTRACE__HID
 typedef struct ctrace__gen_info {
   uint64_t gen;
   uint64_t began_ns, began_ticks; /* when it began to be written */
-  uint64_t ended_ns;              /* sealed: every event in it written */
+  uint64_t ended_ns;              /* when its threads were last in it */
   uint64_t gc_unstated;           /* ctrace__gc_seal's, at its seal */
 } ctrace__gen_info;
 /* The flight recorder's read: 1 and *b, a full buffer, the caller's to
@@ -31,8 +31,9 @@ int ctrace__read_flight(ctrace__buf **b, ctrace__gen_info *info) CTRACE__HIDDEN;
 /* Whether a batch of gen's events has been queued. */
 bool ctrace__reader_has_events(uint64_t gen) CTRACE__HIDDEN;
 /* Generation format: every buffer of gen is queued; the reader may hand
- * out the next generation's once gen's are out. */
-void ctrace__reader_seal(uint64_t gen, uint64_t gc_unstated) CTRACE__HIDDEN;
+ * out the next generation's once gen's are out. quiet_ns: when the
+ * threads were last in gen (the sealer's statuses come after). */
+void ctrace__reader_seal(uint64_t gen, uint64_t gc_unstated, uint64_t quiet_ns) CTRACE__HIDDEN;
 /* Ends the current generation if no start or stop is under way (the
  * reader's, between reads), and no stop-the-world is open, unless force.
  * False if it could not: the reader tries again. */

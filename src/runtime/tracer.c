@@ -424,6 +424,7 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
   if (!atomic_compare_exchange_strong(&ctrace__state, &cur, ns) && (ns & 1)) gap = true;
   if (ns & 1) ctrace__cut_unlock();
   quiesce_wait();
+  uint64_t quiet_ns = ctrace__mono_ns(); /* no thread writes into gen from here */
   if (gap) {
     close_all(s);
     gap_gen = gen;
@@ -471,7 +472,7 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
       ctrace__queue_full(b);
     }
   }
-  ctrace__reader_seal(gen, ctrace__gc_seal(gen));
+  ctrace__reader_seal(gen, ctrace__gc_seal(gen), quiet_ns);
 }
 
 /* Generation format, past the cap (reader.c): tracing went off at once
