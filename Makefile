@@ -110,7 +110,7 @@ FUZZ_SEED ?= 0
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
-FUZZ_SRCS = $(wildcard src/parse/*.c src/parse/go122/*.c) src/format.c fuzz/fuzz_reader.c
+FUZZ_SRCS = $(wildcard src/parse/*.c src/parse/classic/*.c src/parse/go122/*.c) src/format.c fuzz/fuzz_reader.c
 
 .PHONY: fuzz fuzz-ci fuzz-seeds
 

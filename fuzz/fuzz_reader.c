@@ -13,7 +13,9 @@
  * fail where check failed, with the same error. Every input is also
  * salvaged (ctrace_reader_salvage): what it keeps must check, with the
  * summary salvage gave, and what it keeps whole must be what check
- * accepts. Both formats are fuzzed: the corpus holds traces of each.
+ * accepts. The event model the analyses read (src/parse/model.h) is
+ * read through twice as well. Both formats are fuzzed: the corpus holds
+ * traces of each.
  *
  * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
  * fuzz/README.md. */
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "ctrace/parse.h"
+#include "parse/model.h"
 
 #define FAIL(...)                                                                   \
   do {                                                                              \
@@ -203,6 +206,30 @@ static int salvage(const uint8_t *data, size_t size) {
   return s.whole;
 }
 
+/* The event model the analyses and exporters read (src/parse/model.h),
+ * twice: every stack and string its events name must resolve, and a
+ * second pass, after a rewind, must be the first again. */
+static void model_pass(ctrace_reader *r) {
+  uint64_t n[2] = {0, 0}, sum[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    ctrace__model_rewind(r);
+    ctrace_event ev;
+    while (ctrace__model_next(r, &ev) == 1) {
+      n[k]++;
+      sum[k] += ev.type + ev.g + (uint64_t)ev.ts + ev.stack + ev.args[0];
+      const ctrace_frame *fr = NULL;
+      size_t nf = ctrace__model_stack(r, ev.stack, &fr);
+      if (nf && !fr) FAIL("model stack %llu: %zu frames, NULL array", (unsigned long long)ev.stack, nf);
+      for (size_t i = 0; i < nf; i++) touch(fr[i].func), touch(fr[i].file);
+      touch(ctrace__model_string(r, ev.args[0]));
+    }
+    if (ctrace__model_oom(r)) return;
+  }
+  if (n[0] != n[1] || sum[0] != sum[1])
+    FAIL("the model's second pass differs: %llu events vs %llu", (unsigned long long)n[1],
+         (unsigned long long)n[0]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctrace_reader *r = NULL;
   ctrace_parse_error err;
@@ -256,6 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (n2 != n1 || sum2 != sum1)
     FAIL("second pass differs: %llu events vs %llu", (unsigned long long)n2,
          (unsigned long long)n1);
+  model_pass(r);
   ctrace_reader_close(r);
   return 0;
 }

@@ -9,64 +9,7 @@
 
 #include "ctrace/analyse.h"
 #include "parse/map.h"
-
-/* The classic event model for every trace (classic.c): what the analyses
- * read instead of ctrace_reader_next. For a trace before Go 1.22 it is the
- * reader's stream; for a Go 1.22+ trace, each event turned into the classic
- * events Go 1.23's oldtrace.go would turn back into it. Besides the classic
- * meaning of fields, on a 1.22+ trace:
- *   - GoCreate args[2] is 1 for a goroutine first met in a status event
- *     (there before, with no creation in the trace), args[3] then the
- *     status (CTRACE_GS_*);
- *   - GoBlock carries Go's reason in sargs[0] when no classic kind names it;
- *   - GoCreate args[2] is 2 for Go's GoCreateBlocked (the GoBlock that
- *     follows is the same transition, not a block of its own);
- *   - tstack is the stack Go 1.23's summary names a goroutine from;
- *   - CTRACE__AN_GoStatusStack (format 1) follows the classic events of
- *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
- *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
- *     reads it as a transition with a stack);
- *   - CTRACE__AN_Transition (format 1, go 1.25+ traces) before the
- *     classic events of each goroutine state transition;
- *   - CTRACE_EV122_Sync (format 1) passes at each generation's end (go
- *     1.22, 1.23; at each one's start and the trace's end for go 1.25+), and
- *     CTRACE__AN_GoLabel and CTRACE__AN_RangeActive (format 1) for what
- *     Go's MMU reads of labels and ranges under way;
- *   - the first event is a Gomaxprocs of procs 0, the adapter's own (the
- *     analyses date goroutines there before the trace from it); those of
- *     the trace's ProcsChange follow, with their counts.
- * Stack and string ids are the adapter's, the same for the whole trace:
- * resolve them with ctrace__an_stack and ctrace__an_string. 1 with *ev
- * set, 0 at the end (or out of memory: ctrace__an_oom). */
-int ctrace__an_next(ctrace_reader *r, ctrace_event *ev);
-/* Types neither format uses (classic types end below 64, 1.22's at 136,
- * its Sync is 255), so that analyses which switch on classic types pass
- * them by. */
-#define CTRACE__AN_GoStatusStack 254
-/* A 1.22+ trace's GoLabel (format 1): g and p the event's, sargs[0] the
- * label ("GC (dedicated)", ...: a classic trace has it in GoStartLabel).
- * Go's MMU counts the goroutine as a background mark worker. */
-#define CTRACE__AN_GoLabel 253
-/* A 1.22+ trace's GCMarkAssistActive or GCSweepActive (format 1): a range
- * under way when its generation began. args[1] the CTRACE_EV122_* type,
- * args[0] the goroutine in the assist or the P sweeping; g and p the
- * event's. Go's MMU counts those of the first generation. */
-#define CTRACE__AN_RangeActive 252
-/* A go 1.25+ trace's goroutine state transition, as Go 1.27's
- * Event.StateTransition gives it (format 1), before the classic events of
- * the event it comes from: args[0] the goroutine, args[1] and args[2] its
- * old and new state (Go's GoState: 0 undetermined, 1 not existing, 2
- * runnable, 3 running, 4 waiting, 5 in a syscall), sargs[0] the reason,
- * stack the event's (Go's Event.Stack, the adapter's id; 0 for none). Go
- * 1.27's profiles count every transition, stack or not, which the
- * classic events do not all show (a status that changes nothing, a
- * syscall's end, a start). */
-#define CTRACE__AN_Transition 251
-/* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
-void ctrace__an_rewind(ctrace_reader *r);
-size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
-const char *ctrace__an_string(const ctrace_reader *r, uint64_t id);
-bool ctrace__an_oom(const ctrace_reader *r);
+#include "parse/model.h"
 
 /* A goroutine stops running to wait: GoSleep, GoBlock and its kinds
  * (send, receive, select, sync, cond, network, GC). Not GoStop, which Go

@@ -28,8 +28,8 @@ static int64_t estimate_period(ctrace_reader *r) {
   int64_t *gaps = NULL;
   size_t n = 0, cap = 0;
   ctrace_event ev;
-  ctrace__an_rewind(r);
-  while (ctrace__an_next(r, &ev)) {
+  ctrace__model_rewind(r);
+  while (ctrace__model_next(r, &ev)) {
     if (ev.type != CTRACE_EV_CPUSample || ev.g == 0) continue;
     bool fresh;
     uint64_t *t = ctrace__map_put(&last, ev.g, &fresh);
@@ -64,12 +64,12 @@ int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile 
   uint64_t *locs = NULL;
   size_t caplocs = 0;
   ctrace_event ev;
-  ctrace__an_rewind(r);
-  while (ctrace__an_next(r, &ev)) {
+  ctrace__model_rewind(r);
+  while (ctrace__model_next(r, &ev)) {
     if (ev.type != CTRACE_EV_CPUSample || ev.stack == 0) continue;
     if (ctrace__an_overlap(f, ev.g, ev.ts, ev.ts + 1) <= 0) continue;
     const ctrace_frame *fr;
-    size_t n = ctrace__an_stack(r, ev.stack, &fr);
+    size_t n = ctrace__model_stack(r, ev.stack, &fr);
     if (n == 0) continue;
     prof_sample *s;
     uint64_t *ix = ctrace__map_get(&p->sample_ids, ev.stack);

@@ -20,13 +20,13 @@
 
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack) {
   const ctrace_frame *fr;
-  if (ctrace__an_stack(r, create_stack, &fr) == 0) return "";
+  if (ctrace__model_stack(r, create_stack, &fr) == 0) return "";
   return fr[0].func ? fr[0].func : "";
 }
 
 const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack) {
   const ctrace_frame *fr;
-  size_t n = ctrace__an_stack(r, stack, &fr);
+  size_t n = ctrace__model_stack(r, stack, &fr);
   return n && fr[n - 1].func ? fr[n - 1].func : "";
 }
 
@@ -100,16 +100,16 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
   bool oom = false;
 
   bool v122 = ctrace_reader_version(r) >= 1022;
-  ctrace__an_rewind(r);
+  ctrace__model_rewind(r);
   ctrace_event ev;
   int64_t last = 0;
-  while (ctrace__an_next(r, &ev) && !oom) {
+  while (ctrace__model_next(r, &ev) && !oom) {
     last = ev.ts;
     uint64_t g = ev.g;
     if (ev.type == CTRACE_EV_GoCreate) g = ev.args[0];
     /* Go 1.27 names a goroutine from a status' stack too (go 1.25+: the
      * adapter gives it as tstack). */
-    if (ev.type == CTRACE__AN_GoStatusStack) g = ev.args[0];
+    if (ev.type == CTRACE__MODEL_GoStatusStack) g = ev.args[0];
     gdesc *d = NULL;
     if (g && (ev.type == CTRACE_EV_GoCreate || ev.type == CTRACE_EV_GoStart ||
               ev.type == CTRACE_EV_GoStartLabel || ev.type == CTRACE_EV_GoEnd ||
@@ -135,7 +135,7 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
       }
       d = &gs[*ix - 1];
     }
-    if (d && v122 && !d->name[0]) /* a creation's tstack is args[1] (classic.c) */
+    if (d && v122 && !d->name[0]) /* a creation's tstack is args[1] (the model, src/parse/model.c) */
       d->name = ctrace__an_root_func(r, ev.type == CTRACE_EV_GoCreate ? ev.args[1] : ev.tstack);
     switch (ev.type) {
     case CTRACE_EV_GoCreate:

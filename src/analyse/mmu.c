@@ -310,10 +310,10 @@ bool ctrace__an_mmu_event(an_mmu *m, const ctrace_event *ev) {
         if (b) *b = begin ? *b | G_IN_GC : *b & ~(uint64_t)G_IN_GC;
       }
       break;
-    case CTRACE__AN_GoLabel:
+    case CTRACE__MODEL_GoLabel:
       label(m, ev, ev->sargs[0]);
       break;
-    case CTRACE__AN_RangeActive:
+    case CTRACE__MODEL_RangeActive:
       commit(m); /* it rewrites the points so far */
       range_active(m, ev);
       break;

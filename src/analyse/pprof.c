@@ -102,7 +102,7 @@ static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
 static int linked(ctx *c, const pending *pe, int64_t ts) {
   if ((!c->go123 && !counted(c->kind, pe->type)) || (pe->stack == 0 && !c->go127)) return 0;
   const ctrace_frame *fr = NULL;
-  size_t n = pe->stack ? ctrace__an_stack(c->r, pe->stack, &fr) : 0;
+  size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
   if (n == 0 && !c->go127) return 0; /* Go 1.27 counts it under the empty stack */
   int64_t d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
   if (d <= 0) return 0;
@@ -133,8 +133,8 @@ static int go_profile(ctx *c) {
   pstate s = {0};
   int rc = 0;
   ctrace_event ev;
-  ctrace__an_rewind(c->r);
-  while (rc == 0 && ctrace__an_next(c->r, &ev)) {
+  ctrace__model_rewind(c->r);
+  while (rc == 0 && ctrace__model_next(c->r, &ev)) {
     pending *pe;
     switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_GoCreate:
@@ -196,7 +196,7 @@ typedef struct transition {
   const char *reason;
 } transition;
 
-/* Go's reason for the classic kind the adapter gave a GoBlock (classic.c's
+/* Go's reason for the classic kind the adapter gave a GoBlock (src/parse/model.c's
  * block_kind, the other way round). */
 static const char *block_reason(const ctrace_event *ev) {
   switch (ev->type) {
@@ -240,7 +240,7 @@ static bool transition_of(const ctrace_event *ev, transition *t) {
     t->state = TS_WAITING;
     t->reason = block_reason(ev);
     return true;
-  case CTRACE__AN_GoStatusStack:
+  case CTRACE__MODEL_GoStatusStack:
     if (ev->format != 1) return false;
     t->g = ev->args[0];
     t->state = ev->args[2] == CTRACE_GS_RUNNABLE ? TS_RUNNABLE
@@ -280,8 +280,8 @@ static int go123_profile(ctx *c) {
   int rc = 0;
   ctrace_event ev;
   transition t;
-  ctrace__an_rewind(c->r);
-  while (rc == 0 && ctrace__an_next(c->r, &ev)) {
+  ctrace__model_rewind(c->r);
+  while (rc == 0 && ctrace__model_next(c->r, &ev)) {
     if (!transition_of(&ev, &t)) continue;
     pending *pe = pend_of(&s, t.g);
     if (!pe) {
@@ -309,7 +309,7 @@ static int go123_profile(ctx *c) {
  * another state ends it (a start ends a sched interval, a syscall's end a
  * syscall one), and an interval whose first transition had no stack is
  * counted under the empty stack. The adapter passes the transitions on as
- * CTRACE__AN_Transition. */
+ * CTRACE__MODEL_Transition. */
 static int go127_profile(ctx *c) {
   static const int state_of[] = {[CTRACE_PROFILE_NET] = 4, /* Go's GoState: waiting */
                                  [CTRACE_PROFILE_SYNC] = 4,
@@ -320,9 +320,9 @@ static int go127_profile(ctx *c) {
   pstate s = {0};
   int rc = 0;
   ctrace_event ev;
-  ctrace__an_rewind(c->r);
-  while (rc == 0 && ctrace__an_next(c->r, &ev)) {
-    if (ev.type != CTRACE__AN_Transition || ev.format != 1) continue;
+  ctrace__model_rewind(c->r);
+  while (rc == 0 && ctrace__model_next(c->r, &ev)) {
+    if (ev.type != CTRACE__MODEL_Transition || ev.format != 1) continue;
     pending *pe = pend_of(&s, ev.args[0]);
     if (!pe) {
       rc = -1;

@@ -200,7 +200,7 @@ static int block_reason(uint8_t type) {
 }
 
 /* A block's reason: its kind's, or for a GoBlock of a 1.22+ trace the
- * reason Go wrote (classic.c), by name. */
+ * reason Go wrote (the model, src/parse/model.c), by name. */
 static int block_reason_of(const ctrace_event *ev) {
   int br = block_reason(ev->type);
   if (br == CTRACE_BLOCK_OTHER && ev->sargs[0])
@@ -317,9 +317,9 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) c->sync_ts = ev->ts;
   gst *g;
   /* Go 1.23 names a goroutine from the first stack a change of its
-   * state gives (1.22+ traces: tstack, classic.c). */
+   * state gives (1.22+ traces: tstack, src/parse/model.c). */
   if (ev->tstack && ev->type != CTRACE_EV_GoCreate &&
-      (g = gfind(c, ev->type == CTRACE__AN_GoStatusStack ? ev->args[0] : ev->g, false)))
+      (g = gfind(c, ev->type == CTRACE__MODEL_GoStatusStack ? ev->args[0] : ev->g, false)))
     name_from(c, g, ev->tstack);
   /* A pending GoSysCall is decided by the goroutine's next event. */
   if (ev->g && (g = gfind(c, ev->g, false)) && g->sys_pending) {
@@ -368,7 +368,7 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       g->preinit = true; /* there before the trace: its status comes later */
       break;
     }
-    g->s.creation = ev->args[2] ? c->sync_ts : ev->ts; /* args[2]: there before (classic.c) */
+    g->s.creation = ev->args[2] ? c->sync_ts : ev->ts; /* args[2]: there before (the model, src/parse/model.c) */
     g->state = G_NONE;
     name_from(c, g, ev->args[1]);
     if (c->go127 && ev->args[2] == 1) { /* a status: in its state since the Sync */
@@ -586,9 +586,9 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   if (!st || !mmu) goto oom;
   st->info = *info;
 
-  ctrace__an_rewind(r);
+  ctrace__model_rewind(r);
   ctrace_event ev;
-  while (ctrace__an_next(r, &ev))
+  while (ctrace__model_next(r, &ev))
     if (!observe(&c, &ev, mmu)) goto oom;
   finish_goroutines(&c);
   if (!collect_goroutines(&c)) goto oom;

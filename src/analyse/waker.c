@@ -43,7 +43,7 @@ uint64_t ctrace__an_waker_of(const ctrace_event *ev) {
 
 const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev) {
   const ctrace_frame *fr;
-  if (ctrace__an_waker_of(ev) || !ev->stack || ctrace__an_stack(r, ev->stack, &fr) != 1 ||
+  if (ctrace__an_waker_of(ev) || !ev->stack || ctrace__model_stack(r, ev->stack, &fr) != 1 ||
       !fr[0].func || strncmp(fr[0].func, WHY_PREFIX, sizeof WHY_PREFIX - 1) != 0 ||
       !fr[0].func[sizeof WHY_PREFIX - 1])
     return NULL;
@@ -87,7 +87,7 @@ static void name_from(wctx *c, uint64_t g, uint64_t stack) {
   const ctrace_frame *fr;
   size_t n;
   wgo *w = go_of(c, g);
-  if (!w || w->name[0] || !stack || !(n = ctrace__an_stack(c->r, stack, &fr))) return;
+  if (!w || w->name[0] || !stack || !(n = ctrace__model_stack(c->r, stack, &fr))) return;
   if (fr[n - 1].func) w->name = fr[n - 1].func;
 }
 
@@ -99,8 +99,8 @@ static void name_from(wctx *c, uint64_t g, uint64_t stack) {
 static void names(wctx *c) {
   bool preinit = true;
   ctrace_event ev;
-  ctrace__an_rewind(c->r);
-  while (!c->oom && ctrace__an_next(c->r, &ev)) {
+  ctrace__model_rewind(c->r);
+  while (!c->oom && ctrace__model_next(c->r, &ev)) {
     switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_Gomaxprocs:
       preinit = false;
@@ -148,7 +148,7 @@ static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
     s = &c->p->samples[*ix - 1];
   } else {
     const ctrace_frame *fr = NULL;
-    size_t n = wk || why ? ctrace__an_stack(c->r, ev->stack, &fr) : 0;
+    size_t n = wk || why ? ctrace__model_stack(c->r, ev->stack, &fr) : 0;
     if (n > c->caplocs || c->caplocs == 0) {
       size_t cap = n ? n : 1;
       void *m = realloc(c->locs, cap * sizeof *c->locs);
@@ -185,11 +185,11 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
   c.no_waker_loc = ctrace__prof_synthetic(p, "[no waker known]");
   c.no_stack_loc = ctrace__prof_synthetic(p, "[no stack]");
   names(&c);
-  ctrace__an_rewind(r);
+  ctrace__model_rewind(r);
   ctrace_event ev;
   wgo *w;
   int64_t last = 0;
-  while (!c.oom && !p->oom && ctrace__an_next(r, &ev)) {
+  while (!c.oom && !p->oom && ctrace__model_next(r, &ev)) {
     last = ev.ts;
     switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_GoBlock: /* and every other block, sleeps too */

@@ -27,7 +27,7 @@ enum {
   S_SEND, S_RECV, S_SELECT, S_SYNC, S_COND, S_NET, S_SLEEP, S_GC, S_BLOCK, S_UNKNOWN,
   S_COUNT,
   /* Past S_COUNT: "waiting: REASON" for the reasons of a Go 1.22+ trace's
-   * blocks that no classic kind names (classic.c keeps Go's reason), one
+   * blocks that no classic kind names (the model keeps Go's reason), one
    * state each, as Go 1.23's goroutine pages count them. */
   S_MAX = 256
 };
@@ -97,7 +97,7 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
     s = &c->p->samples[*ix - 1];
   } else {
     const ctrace_frame *fr;
-    size_t n = ctrace__an_stack(c->r, stack, &fr);
+    size_t n = ctrace__model_stack(c->r, stack, &fr);
     if (n + 1 > c->caplocs) {
       void *m = realloc(c->locs, (n + 1) * sizeof *c->locs);
       if (!m) goto oom;
@@ -172,10 +172,10 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
   c.key_g = ctrace__prof_string(p, "goroutine");
   for (int i = 0; i < S_COUNT; i++) name_state(&c, i, state_names[i]);
   c.nstates = S_COUNT;
-  ctrace__an_rewind(r);
+  ctrace__model_rewind(r);
   ctrace_event ev;
   int64_t last = 0;
-  while (!c.oom && !p->oom && ctrace__an_next(r, &ev)) {
+  while (!c.oom && !p->oom && ctrace__model_next(r, &ev)) {
     last = ev.ts;
     gwall *gw;
     int w;

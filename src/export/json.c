@@ -131,7 +131,7 @@ static uint64_t tid(const ex_rec *r) {
 
 static void stack(js *j, uint64_t id) {
   const ctrace_frame *fr;
-  size_t n = ctrace__an_stack(j->s->r, id, &fr);
+  size_t n = ctrace__model_stack(j->s->r, id, &fr);
   lit(j, "\"stack\":[");
   for (size_t i = 0; i < n; i++) {
     if (i) lit(j, ",");

@@ -166,7 +166,7 @@ static uint64_t intern_stack(pf *p, uint64_t stack) {
   }
   if (!fresh) return *v == 1 ? stack : 0;
   const ctrace_frame *fr;
-  size_t n = ctrace__an_stack(p->s->r, stack, &fr);
+  size_t n = ctrace__model_stack(p->s->r, stack, &fr);
   *v = n ? 1 : 2;
   if (!n) return 0;
   /* The frames' iids first (each may intern its own), then the callstack,

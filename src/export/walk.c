@@ -67,7 +67,7 @@ static void end(walk *w, int64_t ts, int kind, uint64_t id) {
 
 /* The type of a task of value v. */
 static const char *task_type(walk *w, uint64_t v) {
-  return v >> T_SHIFT ? ctrace__an_string(w->s->r, v >> T_SHIFT) : "";
+  return v >> T_SHIFT ? ctrace__model_string(w->s->r, v >> T_SHIFT) : "";
 }
 
 /* The task's value, its track described on first sight. NULL if out of
@@ -97,7 +97,7 @@ static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
     /* Named by start function and id, as Go's viewer names goroutines. */
     const ctrace_frame *fr;
     const char *fn = "";
-    if (create_stack && ctrace__an_stack(w->s->r, create_stack, &fr)) fn = fr[0].func ? fr[0].func : "";
+    if (create_stack && ctrace__model_stack(w->s->r, create_stack, &fr)) fn = fr[0].func ? fr[0].func : "";
     char name[512];
     snprintf(name, sizeof name, "%s%sG%llu", fn, fn[0] ? " " : "", (unsigned long long)g);
     track(w, EX_GOROUTINE, g, name);
@@ -346,7 +346,7 @@ static void event(walk *w, const ctrace_event *ev) {
   default:
     if ((wname = wait_name(ev->type))) {
       /* A Go 1.22+ block whose reason no classic kind names carries Go's
-       * reason (classic.c), as Go 1.23's pages name the wait. */
+       * reason (the model, src/parse/model.c), as Go 1.23's pages name the wait. */
       if (ev->type == CTRACE_EV_GoBlock && ev->sargs[0] && ev->sargs[0][0]) {
         snprintf(w->reason_name, sizeof w->reason_name, "waiting: %s", ev->sargs[0]);
         wname = w->reason_name;
@@ -366,10 +366,10 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   walk w = {.s = s, .e = e, .flow_base = (uint64_t)(s->index + 1) << 40};
   e->begin(e, s);
   track(&w, EX_PROCESS, 0, s->name);
-  ctrace__an_rewind(s->r);
+  ctrace__model_rewind(s->r);
   ctrace_event ev;
   int64_t last = 0;
-  while (!w.oom && !e->oom && !e->werr && ctrace__an_next(s->r, &ev)) {
+  while (!w.oom && !e->oom && !e->werr && ctrace__model_next(s->r, &ev)) {
     last = ev.ts;
     event(&w, &ev);
   }

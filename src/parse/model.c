@@ -1,5 +1,5 @@
 /* The classic event model for every trace: what the analyses and the
- * exporter read.
+ * exporters read (model.h).
  *
  * The analyses interpret the events of the formats before Go 1.22
  * (GoCreate, GoStart, GoBlock*, GoSysCall ...). A Go 1.22+ trace has
@@ -17,14 +17,14 @@
  * the end of the pass, in the exporter's interning). The simplest correct
  * answer is to copy: each stack, by its frames, gets one id for the whole
  * trace, its frames and strings copied once into tables here, which live as
- * long as the reader (freed by ctrace_reader_close through r->an_free).
+ * long as the reader (freed by ctrace_reader_close through r->model_free).
  * The same stack in two generations gets the same id, which is also what
  * Go's pprof does when it merges stacks by their PCs. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse.h"
-#include "parse/reader.h"
+#include "model.h"
+#include "reader.h"
 
 /* Go's GoState and ProcState, as the reader puts the old state after a
  * status event's arguments (src/parse/go122/order.c). */
@@ -48,7 +48,7 @@ typedef struct an_regions { /* a goroutine's open regions: their starts' seq */
   size_t n, cap;
 } an_regions;
 
-typedef struct an_classic {
+typedef struct model {
   /* For the whole trace: interned strings and stacks, by content hash. */
   u64map str_ix; /* hash -> id; collisions probe hash + 1 */
   an_str *strs;  /* id - 1 */
@@ -72,7 +72,7 @@ typedef struct an_classic {
   size_t nregs, capregs;
   bool oom;
   bool go127; /* a go 1.25+ trace: Go 1.27's transitions passed on */
-} an_classic;
+} model;
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
@@ -82,7 +82,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 
 /* The id (1-based) of string s of n bytes, copied on first sight; 0 if out
  * of memory. */
-static uint64_t intern_str(an_classic *a, const char *s, size_t n) {
+static uint64_t intern_str(model *a, const char *s, size_t n) {
   if (!s) s = "", n = 0;
   uint64_t h = fnv(14695981039346656037ull, s, n);
   for (;; h++) {
@@ -117,7 +117,7 @@ static uint64_t intern_str(an_classic *a, const char *s, size_t n) {
 static size_t flen(const char *s, uint32_t len) { return len ? len : s ? strlen(s) : 0; }
 
 /* Our id for the frames of one of the generation's stacks (0 for none). */
-static uint64_t intern_stack(an_classic *a, uint64_t gen_id, const ctrace_frame *fr, uint32_t n) {
+static uint64_t intern_stack(model *a, uint64_t gen_id, const ctrace_frame *fr, uint32_t n) {
   if (!gen_id || !n) return 0;
   uint64_t *known = ctrace__map_get(&a->gen_stk, gen_id);
   if (known) return *known;
@@ -183,8 +183,8 @@ oom:
   return 0;
 }
 
-static void an_free(void *p) {
-  an_classic *a = p;
+static void model_free(void *p) {
+  model *a = p;
   if (!a) return;
   for (size_t i = 0; i < a->nstrs; i++) free(a->strs[i].s);
   free(a->strs);
@@ -201,19 +201,19 @@ static void an_free(void *p) {
 
 /* The adapter of a 1.22+ reader, made on first use; NULL for the older
  * formats (read as they are) or when out of memory. */
-static an_classic *adapter(ctrace_reader *r) {
+static model *adapter(ctrace_reader *r) {
   if (!r->g2) return NULL;
-  if (!r->an) {
-    an_classic *a = r->an = calloc(1, sizeof(an_classic));
-    r->an_free = an_free;
+  if (!r->model) {
+    model *a = r->model = calloc(1, sizeof(model));
+    r->model_free = model_free;
     if (a) a->go127 = r->ver >= 1025;
   }
-  return r->an;
+  return r->model;
 }
 
 /* Forgets the pass's state, keeps the tables (ids stay the same from one
  * pass to the next, which the filters' two passes rely on). */
-static void pass_reset(an_classic *a) {
+static void pass_reset(model *a) {
   a->qhead = a->qlen = 0;
   a->seq = 0;
   a->started = false;
@@ -225,24 +225,24 @@ static void pass_reset(an_classic *a) {
   ctrace__map_free(&a->reg_ix);
 }
 
-void ctrace__an_rewind(ctrace_reader *r) {
-  an_classic *a = adapter(r);
+void ctrace__model_rewind(ctrace_reader *r) {
+  model *a = adapter(r);
   if (a) pass_reset(a);
   ctrace_reader_rewind(r);
 }
 
-size_t ctrace__an_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames) {
+size_t ctrace__model_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames) {
   if (!r->g2) return ctrace_reader_stack(r, id, frames);
-  const an_classic *a = r->an;
+  const model *a = r->model;
   *frames = NULL;
   if (!a || id == 0 || id > a->nstks) return 0;
   *frames = a->stks[id - 1].fr;
   return a->stks[id - 1].n;
 }
 
-const char *ctrace__an_string(const ctrace_reader *r, uint64_t id) {
+const char *ctrace__model_string(const ctrace_reader *r, uint64_t id) {
   if (!r->g2) return ctrace_reader_string(r, id);
-  const an_classic *a = r->an;
+  const model *a = r->model;
   if (!a || id == 0 || id > a->nstrs) return "";
   return a->strs[id - 1].s;
 }
@@ -251,7 +251,7 @@ const char *ctrace__an_string(const ctrace_reader *r, uint64_t id) {
 
 static uint64_t gid(uint64_t g) { return (int64_t)g < 0 ? 0 : g; }
 
-static ctrace_event *emit(an_classic *a, const ctrace_event *src, uint8_t type, uint64_t g) {
+static ctrace_event *emit(model *a, const ctrace_event *src, uint8_t type, uint64_t g) {
   ctrace_event *e = &a->q[(a->qhead + a->qlen++) % QMAX];
   memset(e, 0, sizeof *e);
   e->seq = a->seq++;
@@ -265,22 +265,22 @@ static ctrace_event *emit(an_classic *a, const ctrace_event *src, uint8_t type, 
   return e;
 }
 
-static uint64_t stk(an_classic *a, const ctrace_event *ev) {
+static uint64_t stk(model *a, const ctrace_event *ev) {
   return ev->has_stack ? intern_stack(a, ev->stack, ev->frames, ev->nframes) : 0;
 }
 
 /* Go 1.23's transition stack (the one that names a goroutine in Go's
  * summary), in tstack of the classic event that changes its state. */
-static uint64_t tstk(an_classic *a, const ctrace_event *ev) {
+static uint64_t tstk(model *a, const ctrace_event *ev) {
   return ev->has_tstack ? intern_stack(a, ev->tstack, ev->tframes, ev->ntframes) : 0;
 }
 
 /* A GoStatusStack, whose stack no classic event has room for, passed on
- * as CTRACE__AN_GoStatusStack (analyse.h): Go 1.23's pprof reads it as a
+ * as CTRACE__MODEL_GoStatusStack (analyse.h): Go 1.23's pprof reads it as a
  * transition with a stack, which begins a syscall or sched interval. */
-static void status_stack(an_classic *a, const ctrace_event *ev) {
+static void status_stack(model *a, const ctrace_event *ev) {
   if (ev->type != CTRACE_EV122_GoStatusStack) return;
-  ctrace_event *e = emit(a, ev, CTRACE__AN_GoStatusStack, 0);
+  ctrace_event *e = emit(a, ev, CTRACE__MODEL_GoStatusStack, 0);
   e->format = 1;
   e->args[0] = ev->args[0];
   e->args[2] = ev->args[2];
@@ -288,7 +288,7 @@ static void status_stack(an_classic *a, const ctrace_event *ev) {
   e->tstack = tstk(a, ev); /* go 1.25+: Go 1.27 names a goroutine from it */
 }
 
-static an_regions *regions_of(an_classic *a, uint64_t g) {
+static an_regions *regions_of(model *a, uint64_t g) {
   bool fresh;
   an_regions *rs = ctrace__map_slot(&a->reg_ix, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
   if (!rs) a->oom = true;
@@ -313,8 +313,8 @@ static uint8_t block_kind(const char *s) {
 }
 
 /* Go 1.27's Event.StateTransition of a goroutine (format.c's transition,
- * for goroutines): CTRACE__AN_Transition, for Go 1.27's profiles. */
-static void transition(an_classic *a, const ctrace_event *ev) {
+ * for goroutines): CTRACE__MODEL_Transition, for Go 1.27's profiles. */
+static void transition(model *a, const ctrace_event *ev) {
   static const uint8_t state_of[5] = {GS_UNDETERMINED, GS_RUNNABLE, GS_RUNNING, GS_SYSCALL, GS_WAITING};
   const uint64_t *x = ev->args;
   uint64_t id = gid(ev->g), from, to;
@@ -343,7 +343,7 @@ static void transition(an_classic *a, const ctrace_event *ev) {
     break;
   default: return;
   }
-  ctrace_event *e = emit(a, ev, CTRACE__AN_Transition, id);
+  ctrace_event *e = emit(a, ev, CTRACE__MODEL_Transition, id);
   e->format = 1;
   e->args[0] = id;
   e->args[1] = from;
@@ -354,7 +354,7 @@ static void transition(an_classic *a, const ctrace_event *ev) {
   e->stack = stk(a, ev);
 }
 
-static void convert(an_classic *a, const ctrace_event *ev) {
+static void convert(model *a, const ctrace_event *ev) {
   ctrace_event *e;
   uint64_t g = gid(ev->g);
   if (!a->started) {
@@ -614,7 +614,7 @@ static void convert(an_classic *a, const ctrace_event *ev) {
   case CTRACE_EV122_GoLabel: {
     /* No classic kind (a classic trace puts it in GoStartLabel): passed
      * on, for Go's MMU, which counts labelled mark workers. */
-    e = emit(a, ev, CTRACE__AN_GoLabel, g);
+    e = emit(a, ev, CTRACE__MODEL_GoLabel, g);
     e->format = 1;
     uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
     e->sargs[0] = s ? a->strs[s - 1].s : "";
@@ -625,7 +625,7 @@ static void convert(an_classic *a, const ctrace_event *ev) {
   case CTRACE_EV122_GCSweepActive:
     /* Ranges under way at a generation's start: no classic kind, passed on
      * for Go's MMU, which counts those of the first generation. */
-    e = emit(a, ev, CTRACE__AN_RangeActive, g);
+    e = emit(a, ev, CTRACE__MODEL_RangeActive, g);
     e->format = 1;
     e->args[0] = ev->args[0];
     e->args[1] = ev->type;
@@ -635,8 +635,8 @@ static void convert(an_classic *a, const ctrace_event *ev) {
   }
 }
 
-int ctrace__an_next(ctrace_reader *r, ctrace_event *ev) {
-  an_classic *a = adapter(r);
+int ctrace__model_next(ctrace_reader *r, ctrace_event *ev) {
+  model *a = adapter(r);
   if (!r->g2) return ctrace_reader_next(r, ev);
   if (!a) return 0;
   while (a->qlen == 0) {
@@ -655,7 +655,7 @@ int ctrace__an_next(ctrace_reader *r, ctrace_event *ev) {
   return 1;
 }
 
-bool ctrace__an_oom(const ctrace_reader *r) {
-  const an_classic *a = r->g2 ? r->an : NULL;
+bool ctrace__model_oom(const ctrace_reader *r) {
+  const model *a = r->g2 ? r->model : NULL;
   return r->g2 && (!a || a->oom);
 }

@@ -140,7 +140,7 @@ void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, u
 
 void ctrace_reader_close(ctrace_reader *r) {
   if (!r) return;
-  if (r->an_free) r->an_free(r->an);
+  if (r->model_free) r->model_free(r->model);
   ctrace__g2_free(r->g2);
   ctrace__order_free(r);
   ctrace__state_free(r);

@@ -1,16 +1,25 @@
-/* Internals of the reader (src/parse/). Passes over the trace:
+/* Internals of the reader (src/parse/). One folder per format family,
+ * and what joins them:
  *
- *   scan.c    pass 1, in file order: framing of every event (Go's
- *             readTrace), argument counts and stacks (parseEvents), the
- *             string dictionary, the frequency, and the batch index.
- *   order.c   the ordered stream: per-P cursors decode events lazily from
- *             the mapped file and a frontier merge orders them on
- *             per-goroutine sequence numbers (1.7 and later), or a sort on
- *             global sequence numbers (1.5); syscall exit times applied.
- *   state.c   Go's postProcessTrace: the goroutine/P/GC/region state
- *             machine, the fake Ps and the links between events.
- *   reader.c  the public API; check runs order + state to the end once,
- *             then next() replays them.
+ *   classic/  Go's formats before 1.22 (go 1.5 to 1.21), in passes over
+ *             the mapped file:
+ *     scan.c    pass 1, in file order: framing of every event (Go's
+ *               readTrace), argument counts and stacks (parseEvents), the
+ *               string dictionary, the frequency, and the batch index.
+ *     order.c   the ordered stream: per-P cursors decode events lazily
+ *               from the mapped file and a frontier merge orders them on
+ *               per-goroutine sequence numbers (1.7 and later), or a sort
+ *               on global sequence numbers (1.5); syscall exit times
+ *               applied.
+ *     state.c   Go's postProcessTrace: the goroutine/P/GC/region state
+ *               machine, the fake Ps and the links between events.
+ *     format_event.c  an event as `go tool trace -d` prints it.
+ *   go122/    Go's current format (go 1.22 and later), one generation at
+ *             a time (go122.h).
+ *   reader.c  the public API over both; check runs the ordering and state
+ *             passes to the end once, then next() replays them.
+ *   model.c   the one event model the analyses and exporters read, for
+ *             every format (model.h).
  */
 #ifndef CTRACE_PARSE_READER_H
 #define CTRACE_PARSE_READER_H
@@ -203,11 +212,11 @@ struct ctrace_reader {
   void *progress_arg;
   uint64_t progress_next;
   g2reader *g2; /* Go 1.22+ traces: the streaming reader (go122/) */
-  /* The analyses' state kept with the reader (src/analyse/classic.c: their
-   * classic view of a Go 1.22+ trace, whose stacks must outlive the
-   * reader's generations), freed by ctrace_reader_close. */
-  void *an;
-  void (*an_free)(void *);
+  /* The event model's state kept with the reader (model.c: its classic
+   * view of a Go 1.22+ trace, whose stacks must outlive the reader's
+   * generations), freed by ctrace_reader_close. */
+  void *model;
+  void (*model_free)(void *);
 };
 
 /* Writes an error into err (printf-style), and its code: CTRACE_ENOMEM

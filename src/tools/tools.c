@@ -30,7 +30,7 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
 }
 
 ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctrace_trace_info *info) {
-  (void)cmd; /* every format is analysed now (src/analyse/classic.c) */
+  (void)cmd; /* every format is analysed now (src/parse/model.c) */
   return ctrace__tool_open_info(path, info);
 }
 

@@ -4,8 +4,8 @@
  * most of its time. */
 #include <string.h>
 
-#include "out.h"
-#include "reader.h"
+#include "../out.h"
+#include "../reader.h"
 
 
 /* " name=" for each space-separated name, then the value. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader.h"
+#include "../reader.h"
 
 int ctrace__perr(ctrace_parse_error *err, uint64_t off, const char *fmt, ...) {
   if (err) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader.h"
+#include "../reader.h"
 
 enum { G_DEAD, G_RUNNABLE, G_RUNNING, G_WAITING };
 
