@@ -102,6 +102,25 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Waits (10 s at most) until an event was written since a count of
+ * events0: on a loaded machine the threads a case has just made may not
+ * have run yet when its first snapshot is due, and a snapshot of no
+ * event is CTRACE_EEMPTY. */
+static void await_events(uint64_t events0) {
+  for (int i = 0; i < 10000; i++) {
+    ctrace_stats st;
+    ctrace_stats_get(&st);
+    if (st.events > events0) return;
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+}
+
+static uint64_t events_now(void) {
+  ctrace_stats st;
+  ctrace_stats_get(&st);
+  return st.events;
+}
+
 static void *logger(void *arg) {
   long pause_ns = (long)(intptr_t)arg;
   while (!atomic_load(&stop_logging)) {
@@ -349,10 +368,12 @@ static void cycles(const char *dir) {
   pthread_create(&th[8], NULL, snapper, NULL);
   for (int k = 0; k < 5; k++) {
     ctrace_flight_options fo = {.min_age_ms = 100, .max_bytes = 8u << 20};
+    uint64_t e0 = events_now();
     int err = ctrace_flight_start(&fo);
     CHECK(err == 0, "cycle %d: ctrace_flight_start: %s", k, ctrace_strerror(err));
     for (int s = 0; s < 4; s++) {
       nanosleep(&(struct timespec){0, 40000000}, NULL);
+      if (!s) await_events(e0);
       char path[4096];
       snprintf(path, sizeof path, "%s/cycle.%d.trace", dir, k);
       int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -390,6 +411,7 @@ static void gc(const char *dir) {
   setenv("CTRACE_GEN_MS", "5", 1);
   atomic_store(&stop_logging, false);
   ctrace_flight_options fo = {.min_age_ms = 20};
+  uint64_t e0 = events_now();
   int err = ctrace_flight_start(&fo);
   CHECK(err == 0, "gc: ctrace_flight_start: %s", ctrace_strerror(err));
   if (err) return;
@@ -398,6 +420,7 @@ static void gc(const char *dir) {
   for (int k = 0; k < 12; k++) {
     /* 13 ms apart: the snapshots fall all over the GC's 25 ms. */
     nanosleep(&(struct timespec){0, 13000000}, NULL);
+    if (!k) await_events(e0);
     char path[4096];
     snprintf(path, sizeof path, "%s/gc.%d.trace", dir, k);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -464,6 +487,7 @@ static void stw(const char *dir) {
       /* 12 ms into each: the window is the last generation, which began
        * after the stop-the-world did had it been cut on time. */
       nanosleep(&(struct timespec){0, k ? 27000000 : 12000000}, NULL);
+      if (!k) await_events(before.events);
       char name[64];
       snprintf(name, sizeof name, "stw.%d.trace", k);
       int sfd = create(dir, name);
