@@ -25,7 +25,8 @@
  *                             other round: the other rounds' waits time
  *                             out
  *   run_loop timerfd N        epoll_wait without a timeout on a timerfd
- *                             that expires every 2 ms, N times
+ *                             armed 2 ms on each round, until N calls
+ *                             began before it expired
  *   run_loop signalfd N       epoll_wait on a signalfd of SIGUSR1, which
  *                             a thread sends to the process N times
  *   run_loop out N            the loop waits for room in a full pipe, N
@@ -370,19 +371,30 @@ static int loop_timeout(void) {
   return events == rounds / 2 ? 0 : 1;
 }
 
+/* A timer that expired before the call is no wait: on a loaded machine a
+ * round may take longer than the timer's period. So each round arms the
+ * timer anew, 2 ms on, and rounds go on until ROUNDS calls began before
+ * their expiry (waited; 100 times as many rounds at most). */
 static int loop_timerfd(void) {
   int t = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-  struct itimerspec its = {{0, 2000000}, {0, 2000000}};
-  if (t < 0 || timerfd_settime(t, 0, &its, NULL) != 0) die("timerfd");
+  if (t < 0) die("timerfd");
   epfd = epoll_create1(0);
   epoll_add(t, 0, EPOLLIN);
-  long expiries = 0;
-  while (expiries < rounds) {
+  long waited = 0;
+  for (long r = 0; waited < rounds && r < 100 * rounds; r++) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    struct itimerspec its = {{0, 0}, {now.tv_sec, now.tv_nsec + 2000000}};
+    if (its.it_value.tv_nsec >= 1000000000) its.it_value.tv_sec++, its.it_value.tv_nsec -= 1000000000;
+    if (timerfd_settime(t, TFD_TIMER_ABSTIME, &its, NULL) != 0) die("timerfd_settime");
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    bool early = now.tv_sec < its.it_value.tv_sec ||
+                 (now.tv_sec == its.it_value.tv_sec && now.tv_nsec < its.it_value.tv_nsec);
     struct epoll_event ev;
     if (epoll_wait(epfd, &ev, 1, 10000) != 1) die("epoll_wait timerfd");
     uint64_t n;
     if (read(t, &n, sizeof n) != sizeof n) die("read timerfd");
-    expiries += (long)n;
+    waited += early;
   }
   printf("loop timerfd rounds=%ld\n", rounds);
   return 0;

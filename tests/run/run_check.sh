@@ -1139,7 +1139,10 @@ case_node() {
         [ "$w" != self ] && is_start node_chain "$w" worker &&
             n=$((n + $(net_wakes node_chain "$m" "$w")))
     done
-    [ "$waits" -ge 100 ] && [ $((n * 2)) -ge "$waits" ] ||
+    # How many of the 400 requests main waits for depends on the load (a
+    # request done before main's epoll_wait is no wait): 94 in a loaded
+    # ASan run. Ten are enough to tell who ended them.
+    [ "$waits" -ge 10 ] && [ $((n * 2)) -ge "$waits" ] ||
         fail "node_chain: $n of main's $waits waits in epoll ended by a pool thread (worker)"
     echo "$prog: node: parallel $linked of $(count node_parallel GoBlockNet "$(main_g node_parallel)") waits in epoll ended by a waker, chain $n of $waits by the pool"
 }
