@@ -8,12 +8,13 @@
 # accepts it, ctrace dump prints exactly the events the library counted,
 # and every Go version opens it (tests/go_compat.sh, parse only).
 # With CTRACE_FORMAT=go1.22 the trace has gaps instead (test_cap.c): Go
-# 1.22 and 1.23 open it, and it holds the log of each gap that tracing
+# 1.22 and 1.27 open it, and it holds the log of each gap that tracing
 # went on after (all but, perhaps, the last).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/go_paths.sh"
 [ $# -eq 3 ] || { echo "usage: $prog TEST_CAP CTRACE DIR" >&2; exit 2; }
 test_cap=$1
 ctrace=$2
@@ -39,7 +40,7 @@ if [ "${CTRACE_FORMAT:-}" = go1.22 ]; then
     logs=$("$ctrace" dump "$dir/cap.trace" | grep -c 'tracing paused for .* the reader fell max_pending' || true)
     [ "$logs" -ge $((gaps - 1)) ] && [ "$logs" -le "$gaps" ] ||
         { echo "$prog: $logs logs of a gap in the trace, for $gaps gaps" >&2; exit 1; }
-    GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" GO_COMPAT_PARSE_ONLY=1 \
+    GO_COMPAT_GOS="$GO_CURRENT_EDGES" GO_COMPAT_PARSE_ONLY=1 \
         bash "$here/go_compat.sh" "$dir/cap.trace"
     echo "$prog: a trace with $gaps gaps at the cap is whole: $got events"
 else

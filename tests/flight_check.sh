@@ -7,7 +7,7 @@
 # Runs TEST_FLIGHT DIR (tests/test_flight.c), then holds each snapshot
 # DIR/snap.K.trace to the logs the program noted: ctrace check accepts
 # it, every number in DIR/snap.K.req is in it and none in DIR/snap.K.old.
-# Go 1.22 and 1.23 parse every snapshot, the one taken under the cap and
+# Go 1.22 and 1.27 parse every snapshot, the one taken under the cap and
 # the last of each start-stop cycle, those taken amid GC cycles, in long
 # stop-the-worlds and after a silence, and serve every page of the
 # window's (tests/go_compat.sh). The streamed trace of those
@@ -16,6 +16,7 @@
 set -euo pipefail
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/go_paths.sh"
 [ $# -eq 3 ] || { echo "usage: $prog TEST_FLIGHT CTRACE DIR" >&2; exit 2; }
 test_flight=$1
 ctrace=$2
@@ -46,7 +47,7 @@ for t in "${snaps[@]}"; do
         { echo "$prog: $t holds $stale logs older than min_age and two generations" >&2; exit 1; }
     echo "$prog: $t: $(wc -l <"$base.got") logs, all $(wc -l <"$base.req") of the window"
 done
-gos="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go"
+gos="$GO_CURRENT_EDGES"
 GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" --parse-only "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace \
     "$dir"/gc.*.trace "$dir"/quiet.*trace "$dir"/stw.*trace
 GO_COMPAT_GOS=$gos bash "$here/go_compat.sh" "${snaps[@]}"

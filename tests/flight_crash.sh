@@ -15,6 +15,7 @@
 set -uo pipefail
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/go_paths.sh"
 [ $# -eq 3 ] || { echo "usage: $prog TEST_FLIGHT_CRASH CTRACE DIR" >&2; exit 2; }
 bin=$1
 ctrace=$2
@@ -45,6 +46,6 @@ for how in segv abort handler stw; do
     echo "$prog: $how: exit status $got as without the recorder; the crash file holds seq $(head -1 "$dir/$how.seqs") to $(tail -1 "$dir/$how.seqs")"
     files+=("$dir/$how.crash")
 done
-GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" bash "$here/go_compat.sh" --parse-only "${files[@]}" ||
+GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/go_compat.sh" --parse-only "${files[@]}" ||
     fail "Go does not parse a crash file"
 rm -rf "$dir"

@@ -33,9 +33,10 @@ for t in "${traces[@]}"; do
     "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
 done
 here=$(cd "$(dirname "$0")" && pwd)
-GO_COMPAT_GOS=/usr/lib/go-1.23/bin/go bash "$here/go_compat.sh" --parse-only "${traces[@]}" >/dev/null ||
-    die "Go 1.23 refuses a trace (kept in $dir)"
-GO_COMPAT_GOS=/usr/lib/go-1.22/bin/go bash "$here/go_compat.sh" --parse-only "$dir/child-00.trace" \
+. "$here/go_paths.sh"
+GO_COMPAT_GOS=$GO127 bash "$here/go_compat.sh" --parse-only "${traces[@]}" >/dev/null ||
+    die "Go 1.27 refuses a trace (kept in $dir)"
+GO_COMPAT_GOS=$GO122 bash "$here/go_compat.sh" --parse-only "$dir/child-00.trace" \
     >/dev/null || die "Go 1.22 refuses a trace (kept in $dir)"
 echo "$prog: ${#traces[@]} traces in Go's current format, read by ctrace and Go"
 rm -rf "$dir"

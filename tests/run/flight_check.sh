@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # flight_check.sh - ctrace run --flight: snapshots on a signal, on a crash
-# and at exit, each a trace that ctrace and Go 1.22 and 1.23 open.
+# and at exit, each a trace that ctrace and Go 1.22 and 1.27 open.
 #
 # Usage: tests/run/flight_check.sh CTRACE BINDIR DIR
 #
@@ -15,6 +15,7 @@
 set -uo pipefail
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../go_paths.sh"
 [ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR DIR" >&2; exit 2; }
 ctrace=$1
 bin=$2/run_flight
@@ -77,8 +78,8 @@ for bad in "--flight=abc" "--flight --format=go1.11" "--flight --flight-signal=S
     [ $? -eq 2 ] || fail "'ctrace run $bad' is not refused"
 done
 
-GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" bash "$here/../go_compat.sh" --parse-only "${valid[@]}" ||
+GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/../go_compat.sh" --parse-only "${valid[@]}" ||
     fail "Go does not parse a snapshot"
-GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" bash "$here/../go_compat.sh" "$dir/c.trace.crash" ||
+GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/../go_compat.sh" "$dir/c.trace.crash" ||
     fail "Go does not serve the crash file"
 rm -rf "$dir"

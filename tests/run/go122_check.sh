@@ -18,6 +18,7 @@ set -euo pipefail
 
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../go_paths.sh"
 [ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
 ctrace=$1 bindir=$2 out=$3
 die() {
@@ -70,7 +71,7 @@ for t in "${traces[@]}"; do
     [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
     "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
 done
-GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" bash "$here/../go_compat.sh" "${traces[@]}" ||
+GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/../go_compat.sh" "${traces[@]}" ||
     die "Go's viewers refuse a trace (kept in $out)"
-echo "$prog: ${#traces[@]} traces in Go's current format served by Go 1.22 and 1.23"
+echo "$prog: ${#traces[@]} traces in Go's current format served by Go 1.22 and 1.27"
 rm -rf "$out"
