@@ -68,7 +68,7 @@ for ex in mn_runtime; do
 done
 for t in "${traces[@]}"; do
     [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
-    "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
+    "$ctrace" check --strict "$t" >/dev/null || die "$t: ctrace check failed"
 done
 GO_COMPAT_GOS="/usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go" bash "$here/../go_compat.sh" "${traces[@]}" ||
     die "Go's viewers refuse a trace (kept in $out)"
