@@ -45,7 +45,7 @@ cd "$work"
 # first once its stacks are symbolized; more megabytes until it has them.
 T=$work/t.trace
 n=0
-for mb in 1 2 4 8 16 32; do
+for mb in 0.25 0.5 1 2 4 8 16 32; do
     CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=5 "$gen" "$T" "$mb" >/dev/null 2>"$work/gen.err" ||
         { indent "$work/gen.err"; die "bench_gen_trace failed"; }
     sum=$("$ctrace" check --strict "$T") || die "ctrace check --strict refuses the trace bench_gen_trace wrote"
