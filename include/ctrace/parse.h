@@ -224,9 +224,10 @@ const void *ctrace_reader_bytes(const ctrace_reader *r, size_t *len);
  * Anything else stays an error where the reader meets it: bytes that are
  * no batch, a whole generation that does not read, events of the last
  * generation that do not order. A trace cut inside its first generation
- * has nothing whole to read: check and read fail with CTRACE_EFORMAT, the
- * offset where the torn batch begins, and a message saying it was cut.
- * A trace cut exactly between two generations reads as whole: nothing in
+ * has nothing whole to read: check and read fail with CTRACE_EFORMAT, at
+ * the offset where the torn batch begins with a message saying it was
+ * cut short, or (cut between two batches) with the generation's own
+ * error, such as "no frequency event found". A trace cut exactly between two generations reads as whole: nothing in
  * it says that more was to come. The classic formats (go 1.5 to 1.21)
  * are read as without it. Off by default: Go's reader refuses such a
  * trace, and ctrace_reader_check gives Go's verdict. */
