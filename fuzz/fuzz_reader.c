@@ -13,8 +13,12 @@
  * fail where check failed, with the same error. Every input is also
  * salvaged (ctrace_reader_salvage): what it keeps must check, with the
  * summary salvage gave, and what it keeps whole must be what check
- * accepts. The event model the analyses read (src/parse/model.h) is
- * read through twice as well. Both formats are fuzzed: the corpus holds
+ * accepts. A Go 1.22+ input is also read as a trace that may be cut
+ * short (ctrace_reader_allow_cut), checked and streamed: both end alike,
+ * what they read cut short is what salvage keeps, and an input check
+ * reads whole is read whole. The event model the analyses read
+ * (src/parse/model.h) is read through twice as well. Both formats are
+ * fuzzed: the corpus holds
  * traces of each.
  *
  * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
@@ -156,16 +160,81 @@ static uint64_t stream(const uint8_t *data, size_t size, int *failed, ctrace_par
   return n;
 }
 
+/* A Go 1.22+ input read as a trace that may be cut short
+ * (ctrace_reader_allow_cut), checked and then streamed on a reader of its
+ * own: a check that fails fails the stream too, with the same error; one
+ * that passes gives the events the stream gives, and if it read the input
+ * cut short, the prefix it names is exactly what salvage keeps (sk, sn:
+ * its bytes and generations, or sk 0 if salvage kept nothing) and checks
+ * as a whole trace with the same summary. Read whole, it is what check
+ * without a cut gives (strict_ok, strict_events). */
+static void cut_read(const uint8_t *data, size_t size, uint64_t sk, uint64_t sn, int strict_ok,
+                     uint64_t strict_events) {
+  ctrace_reader *r = NULL, *q = NULL;
+  ctrace_parse_error err, serr;
+  if (ctrace_reader_open_mem(data, size, &r, &err) != 0) FAIL("cut: open failed after it worked");
+  ctrace_reader_allow_cut(r, 1);
+  ctrace_trace_info in;
+  memset(&err, 0xAA, sizeof err);
+  int rc = ctrace_reader_check(r, &in, &err);
+  if (rc != 0) check_error(&err);
+  ctrace_salvage_info c;
+  memset(&c, 0xAA, sizeof c);
+  int cut = rc == 0 && ctrace_reader_cut(r, &c);
+  if (rc == 0 && strict_ok && (cut || in.events != strict_events))
+    FAIL("cut: read %s, %llu events, of an input check reads whole (%llu events)", cut ? "cut" : "whole",
+         (unsigned long long)in.events, (unsigned long long)strict_events);
+  if (rc != 0 && strict_ok) FAIL("cut: check fails (%s) on an input check reads whole", err.message);
+  /* The stream, on a reader of its own, ends as the check did. */
+  if (ctrace_reader_open_mem(data, size, &q, &serr) != 0) FAIL("cut: open failed after it worked");
+  ctrace_reader_allow_cut(q, 1);
+  ctrace_event ev;
+  uint64_t n = 0;
+  int src;
+  while ((src = ctrace_reader_read(q, &ev, &serr)) == 1) n++;
+  if (src < 0) check_error(&serr);
+  if ((src < 0) != (rc != 0) ||
+      (rc != 0 && (serr.offset != err.offset || strcmp(serr.message, err.message) != 0)) ||
+      (rc == 0 && n != in.events))
+    FAIL("cut: check %s (%s), the stream %s after %llu events", rc ? "failed" : "passed", rc ? err.message : "",
+         src < 0 ? serr.message : "ended", (unsigned long long)n);
+  ctrace_salvage_info c2;
+  if (rc == 0 && ctrace_reader_cut(q, &c2) != cut) FAIL("cut: the stream and the check disagree on a cut");
+  ctrace_reader_close(q);
+  if (cut) {
+    check_error(&c.cut);
+    check_error(&c.error);
+    if (c.keep != sk || c.generations != sn || c.generations != in.generations || c.dropped == 0 || c.whole)
+      FAIL("cut: read %llu bytes, %llu generations (info %llu); salvage keeps %llu bytes, %llu generations",
+           (unsigned long long)c.keep, (unsigned long long)c.generations, (unsigned long long)in.generations,
+           (unsigned long long)sk, (unsigned long long)sn);
+    uint8_t *p = malloc(c.keep);
+    if (!p) abort();
+    memcpy(p, data, c.keep);
+    ctrace_trace_info pin;
+    if (ctrace_reader_open_mem(p, c.keep, &q, &err) != 0 || ctrace_reader_check(q, &pin, &err) != 0)
+      FAIL("cut: the %llu bytes read do not check: %s", (unsigned long long)c.keep, err.message);
+    if (pin.events != in.events || pin.generations != in.generations || pin.duration_ns != in.duration_ns)
+      FAIL("cut: the prefix checks as %llu events, the cut read %llu", (unsigned long long)pin.events,
+           (unsigned long long)in.events);
+    ctrace_reader_close(q);
+    free(p);
+  }
+  ctrace_reader_close(r);
+}
+
 /* Salvage (ctrace_reader_salvage) of the input, on a reader of its own:
  * what it keeps is a prefix that checks, with the summary salvage gave;
- * kept whole means all of it. Returns whether it was kept whole. */
-static int salvage(const uint8_t *data, size_t size) {
+ * kept whole means all of it. Returns whether it was kept whole; *keep
+ * and *gens what it kept (0 if nothing). */
+static int salvage(const uint8_t *data, size_t size, uint64_t *keep, uint64_t *gens) {
   ctrace_reader *r = NULL;
   ctrace_parse_error err;
   if (ctrace_reader_open_mem(data, size, &r, &err) != 0) FAIL("salvage: open failed after it worked");
   ctrace_salvage_info s;
   memset(&err, 0xAA, sizeof err);
   memset(&s, 0xAA, sizeof s);
+  *keep = *gens = 0;
   int rc = ctrace_reader_salvage(r, &s, &err);
   if (rc != 0) {
     check_error(&err);
@@ -203,6 +272,8 @@ static int salvage(const uint8_t *data, size_t size) {
   ctrace_reader_close(q);
   free(p);
   ctrace_reader_close(r);
+  *keep = s.keep;
+  *gens = s.generations;
   return s.whole;
 }
 
@@ -248,7 +319,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   touch_stack(r, 0);
   touch_stack(r, UINT64_MAX);
 
-  int whole = salvage(data, size);
+  uint64_t sk, sn;
+  int whole = salvage(data, size, &sk, &sn);
   int failed = 0;
   uint64_t streamed = 0;
   ctrace_parse_error serr;
@@ -258,6 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&err, 0xAA, sizeof err);
   if (ctrace_reader_check(r, &info, &err) != 0) {
     check_error(&err);
+    if (ctrace_reader_version(r) >= 1022) cut_read(data, size, sk, sn, 0, 0);
     if (whole) FAIL("salvage kept it whole, check rejects it: %s", err.message);
     if (ctrace_reader_version(r) >= 1022 &&
         (!failed || serr.offset != err.offset || strcmp(serr.message, err.message) != 0))
@@ -270,6 +343,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
          (unsigned long long)streamed, failed ? " and failed" : "");
   if (info.bytes != size)
     FAIL("info.bytes %llu for a %zu-byte input", (unsigned long long)info.bytes, size);
+  if (ctrace_reader_version(r) >= 1022) cut_read(data, size, sk, sn, 1, info.events);
 
   uint64_t sum1, sum2;
   uint64_t n1 = pass(r, &info, &sum1);

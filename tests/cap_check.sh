@@ -24,7 +24,7 @@ mkdir -p "$dir"
 "$test_cap" "$dir" >"$dir/out" || { cat "$dir/out"; echo "$prog: test_cap failed" >&2; exit 1; }
 cat "$dir/out"
 want=$(sed -n 's/^events=//p' "$dir/out")
-"$ctrace" check "$dir/cap.trace" >"$dir/check" || { echo "$prog: ctrace check rejects the trace" >&2; exit 1; }
+"$ctrace" check --strict "$dir/cap.trace" >"$dir/check" || { echo "$prog: ctrace check rejects the trace" >&2; exit 1; }
 cat "$dir/check"
 if [ "${CTRACE_FORMAT:-}" = go1.22 ]; then
     # One line per event, stacks on lines of their own; and one Sync

@@ -38,7 +38,7 @@ for how in segv abort handler stw; do
         grep -q "own handler" "$dir/$how.err" || fail "handler: the program's own handler did not run"
     fi
     [ -s "$dir/$how.crash" ] || fail "$how: no crash file"
-    "$ctrace" check "$dir/$how.crash" >/dev/null || fail "$how: ctrace check rejects the crash file"
+    "$ctrace" check --strict "$dir/$how.crash" >/dev/null || fail "$how: ctrace check rejects the crash file"
     "$ctrace" dump "$dir/$how.crash" | sed -n 's/.*"seq \([0-9]*\)".*/\1/p' | sort -n >"$dir/$how.seqs"
     for n in $(seq 900 999); do
         grep -qx "$n" "$dir/$how.seqs" || fail "$how: the crash file lacks seq $n"

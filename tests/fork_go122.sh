@@ -30,7 +30,7 @@ traces=("$dir"/*.trace)
 [ "${#traces[@]}" -ge 21 ] || die "expected 21 traces, found ${#traces[@]}"
 for t in "${traces[@]}"; do
     [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
-    "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
+    "$ctrace" check --strict "$t" >/dev/null || die "$t: ctrace check failed"
 done
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/go_paths.sh"

@@ -45,7 +45,7 @@ CTRACE_FORMAT=go1.22 CTRACE_GEN_MS=$gen_ms STRESS_GAPS=$gaps STRESS_CYCLES=${STR
 # check_one NNN WANT: "NNN GENERATIONS" on success, else a message.
 check_one() {
     local n=$1 want=$2 f=$dir/trace-$1.trace out gens got
-    out=$("$ctrace" check "$f" 2>&1) || { echo "FAIL $n: ctrace check: $out"; return; }
+    out=$("$ctrace" check --strict "$f" 2>&1) || { echo "FAIL $n: ctrace check: $out"; return; }
     gens=$(grep -o '[0-9]* generations' <<<"$out" | cut -d' ' -f1)
     got=$(grep -o '[0-9]* events' <<<"$out" | cut -d' ' -f1)
     [ "$got" = $((want + gens)) ] ||

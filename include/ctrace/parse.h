@@ -209,6 +209,40 @@ int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse
  * until it closes: a salvaged trace is the first keep of them. */
 const void *ctrace_reader_bytes(const ctrace_reader *r, size_t *len);
 
+/* Reading a Go 1.22+ trace cut short as it stands, without a salvaged
+ * copy. With allow nonzero, set before ctrace_reader_check or the first
+ * ctrace_reader_read, the reader reads such a trace up to its last whole
+ * generation, and ctrace_reader_cut says what it left out. A trace is cut
+ * short, and its last generation begun left out, when
+ *   - the file ends inside a batch (its writer was killed in a write):
+ *     every generation that a batch of the next one follows is read (the
+ *     torn batch counts once its header has its generation); or
+ *   - the file ends between two batches, and the last generation begun
+ *     does not read as a generation (Go's readGeneration fails on it: no
+ *     frequency, as Go's writer and ctrace's write it when the generation
+ *     ends); or (go 1.26) it has no EndOfGeneration.
+ * Anything else stays an error where the reader meets it: bytes that are
+ * no batch, a whole generation that does not read, events of the last
+ * generation that do not order. A trace cut inside its first generation
+ * has nothing whole to read: check and read fail with CTRACE_EFORMAT, at
+ * the offset where the torn batch begins with a message saying it was
+ * cut short, or (cut between two batches) with the generation's own
+ * error, such as "no frequency event found". A trace cut exactly between two generations reads as whole: nothing in
+ * it says that more was to come. The classic formats (go 1.5 to 1.21)
+ * are read as without it. Off by default: Go's reader refuses such a
+ * trace, and ctrace_reader_check gives Go's verdict. */
+void ctrace_reader_allow_cut(ctrace_reader *r, int allow);
+/* After a check, or a read to the end, of a reader that allows a cut:
+ * 1 with *s set if the trace was read cut short, 0 if it was read whole
+ * (or was not read so far). *s is what ctrace_reader_salvage gives for
+ * the part read: keep is where the generation left out begins, the bytes
+ * read are [0, keep); generations those read, dropped 1; cut and torn
+ * where the whole batches end and why (cut.message "" when the file ends
+ * between two batches), error why the last generation does not read (""
+ * when the file ends inside a batch); info the check's, if there was
+ * one, with bytes = keep. */
+int ctrace_reader_cut(const ctrace_reader *r, ctrace_salvage_info *s);
+
 /* The string of an id ("" for 0 or unknown), and the frames of a stack
  * (0 frames for 0 or unknown). Valid until the reader closes. */
 const char *ctrace_reader_string(const ctrace_reader *r, uint64_t id);

@@ -272,7 +272,31 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
   return 0;
 }
 
+/* Before the first check or read of a reader that allows a cut: its
+ * plan; a failure fails every read after it, as the stream's own do. */
+static int plan_cut(ctrace_reader *r, ctrace_parse_error *err) {
+  if (!r->allow_cut || r->cut_planned || !r->g2) return 0;
+  if (ctrace__cut_plan(r, err) == 0) return 0;
+  r->g2->failed = true;
+  r->g2->error = *err;
+  return -1;
+}
+
+void ctrace_reader_allow_cut(ctrace_reader *r, int allow) {
+  if (!r->cut_planned) r->allow_cut = allow != 0;
+}
+
+int ctrace_reader_cut(const ctrace_reader *r, ctrace_salvage_info *s) {
+  if (!r->cut_planned || !r->g2 || !(r->cut_known || r->g2->cut_hit)) return 0;
+  *s = r->cut;
+  if (r->g2->cut_hit) s->error = r->g2->cut_error;
+  if (r->checked) s->info = r->info;
+  s->info.bytes = s->keep;
+  return 1;
+}
+
 int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  if (plan_cut(r, err)) return ctrace__pfail(-1, err);
   if (r->g2) return ctrace__pfail(ctrace__g2_next(r->g2, ev, err), err);
   if (!r->checked) {
     ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
@@ -294,7 +318,7 @@ static int reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
     return 0;
   }
   if (r->g2) {
-    if (check_g2(r, err)) return -1;
+    if (plan_cut(r, err) || check_g2(r, err)) return -1;
     if (info) *info = r->info;
     return 0;
   }

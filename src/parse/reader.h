@@ -212,6 +212,14 @@ struct ctrace_reader {
   void *progress_arg;
   uint64_t progress_next;
   g2reader *g2; /* Go 1.22+ traces: the streaming reader (go122/) */
+  /* A Go 1.22+ trace read cut short (ctrace_reader_allow_cut): planned
+   * once, before the first check or read (ctrace__cut_plan, salvage.c).
+   * cut_known: the plan alone found the cut (a torn batch, go 1.26's
+   * missing end), g2 then reads the first cut.keep bytes; otherwise
+   * g2->cut_at names the last generation begun, left out only if it does
+   * not read (g2->cut_hit). */
+  bool allow_cut, cut_planned, cut_known;
+  ctrace_salvage_info cut;
   /* The event model's state kept with the reader (model.c: its classic
    * view of a Go 1.22+ trace, whose stacks must outlive the reader's
    * generations), freed by ctrace_reader_close. */
@@ -258,6 +266,10 @@ void ctrace__state_free(ctrace_reader *r);
 /* Applies ev (seq is its position) to the state machine: fake Ps, links.
  * 0, or -1 with *err. */
 int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err);
+
+/* Plans the reading of a trace that may be cut short (salvage.c): 0, or
+ * -1 with *err if nothing whole is left to read. */
+int ctrace__cut_plan(ctrace_reader *r, ctrace_parse_error *err);
 
 /* Go's removeFutile, as a pass over the ordered stream that records in
  * r->ss.futile_set the offsets of the events later passes drop. */

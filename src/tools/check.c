@@ -2,6 +2,7 @@
  * with --salvage, writes what of a trace cut short still reads
  * (ctrace_reader_salvage). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,15 +17,20 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace check TRACE\n"
+          "usage: ctrace check [--strict] TRACE\n"
           "       ctrace check --salvage [-o OUT] TRACE\n"
           "\n"
           "Reads, orders and validates TRACE as Go's reader does and prints one line:\n"
           "its version, events, goroutines, Ps and duration; or the error with its byte\n"
-          "offset, in Go's words where Go rejects the trace. Of a Go 1.22+ trace cut\n"
-          "short (its writer killed), also the byte where it is cut and what --salvage\n"
-          "keeps of it.\n"
+          "offset, in Go's words where Go rejects the trace.\n"
+          "A Go 1.22+ trace cut short (its writer killed) is read, as by every ctrace\n"
+          "command, up to its last whole generation: the line sums those up, and a\n"
+          "warning on stderr says where it was cut and what was left out. Go's tools\n"
+          "do not open it as it stands; --salvage writes what was read to a file they\n"
+          "open.\n"
           "\n"
+          "  --strict   a trace cut short is an error, as Go's reader sees it; the\n"
+          "             message then says where it is cut and what --salvage keeps\n"
           "  --salvage  write to OUT the longest prefix of TRACE made of whole\n"
           "             generations that reads (TRACE whole if it reads as it is), say\n"
           "             on stderr what was kept and dropped, and print OUT's line\n"
@@ -36,8 +42,9 @@ static void usage(FILE *f) {
           "is dropped unless it ended (docs/reader.md, \"Salvage\"). A go 1.25+ trace\n"
           "also says when its clock read what on the wall and monotonic clocks: check\n"
           "prints that on a second line (\"clock: ...\").\n"
-          "Exit status 0 if the trace is valid (with --salvage: if OUT was written),\n"
-          "1 if not (nothing to salvage), 2 on bad usage.\n");
+          "Exit status 0 if the trace is valid or was read cut short (with --strict:\n"
+          "if it is valid; with --salvage: if OUT was written), 1 if not (nothing\n"
+          "whole to read or salvage), 2 on bad usage.\n");
 }
 
 static void summary(const char *name, const ctrace_trace_info *in) {
@@ -228,7 +235,7 @@ static int salvage(const char *path, const char *out) {
 
 int ctrace__cmd_check(int argc, char **argv) {
   const char *path = NULL, *out = NULL;
-  bool salv = false;
+  bool salv = false, strict = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -237,6 +244,8 @@ int ctrace__cmd_check(int argc, char **argv) {
     }
     if (strcmp(a, "--salvage") == 0) {
       salv = true;
+    } else if (strcmp(a, "--strict") == 0) {
+      strict = true;
     } else if (strcmp(a, "-o") == 0) {
       if (++i == argc) {
         fprintf(stderr, "ctrace check: -o needs a file name\n");
@@ -253,6 +262,10 @@ int ctrace__cmd_check(int argc, char **argv) {
   }
   if (out && !salv) {
     fprintf(stderr, "ctrace check: -o goes with --salvage\n");
+    return 2;
+  }
+  if (strict && salv) {
+    fprintf(stderr, "ctrace check: --strict and --salvage do not go together\n");
     return 2;
   }
   if (salv) {
@@ -273,13 +286,22 @@ int ctrace__cmd_check(int argc, char **argv) {
     ctrace__tool_error(path, &err);
     return 1;
   }
+  /* A trace cut short is read as every command reads it, and the exit
+   * status says that it was read: the warning says what was left out,
+   * and how to make a file Go's tools open. */
+  if (!strict) ctrace_reader_allow_cut(r, 1);
   ctrace_trace_info in;
   if (ctrace__tool_check(path, r, &in, &err) != 0) {
     ctrace__tool_error(path, &err);
-    if (ctrace_reader_version(r) >= 1022) hint(path, r);
+    /* Not after the reader's own "cut short" (inside the first
+     * generation), which says what the hint would. */
+    if (ctrace_reader_version(r) >= 1022 && strncmp(err.message, "cut short", 9) != 0) hint(path, r);
     ctrace_reader_close(r);
     return 1;
   }
+  char more[64 + 2 * PATH_MAX];
+  snprintf(more, sizeof more, "; `ctrace check --salvage %s` writes them to a file Go's tools open", path);
+  ctrace__tool_cut_warning(path, r, more);
   summary(path, &in);
   clock_line(path, r);
   ctrace_reader_close(r);

@@ -11,7 +11,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace dump FILE\n"
+          "usage: ctrace dump [--strict] FILE\n"
           "\n"
           "Prints every event of the trace FILE in order, one line each, exactly as\n"
           "`go tool trace -d FILE` prints them, so the two can be diffed. Reads every\n"
@@ -20,7 +20,12 @@ static void usage(FILE *f) {
           "Traces of Go's current format print streamed (on an error, the events\n"
           "before it, then the error): those of headers go 1.22 and 1.23 (Go 1.22\n"
           "to 1.24) as Go 1.23's `go tool trace -d=1` prints them, those of go 1.25\n"
-          "and 1.26 (Go 1.25 to 1.27) as Go 1.27's `go tool trace -d=parsed` does.\n");
+          "and 1.26 (Go 1.25 to 1.27) as Go 1.27's `go tool trace -d=parsed` does.\n"
+          "Such a trace cut short (its writer killed) prints up to its last whole\n"
+          "generation, with a warning on stderr that says where it was cut (exit\n"
+          "status 0); cut inside its first generation, it is an error. With\n"
+          "--strict, a trace cut short is an error, as it is to Go's tool: what\n"
+          "this prints and its exit status are then Go's.\n");
 }
 
 static int write_all(const char *p, size_t n) {
@@ -41,11 +46,13 @@ static int flush(char *buf, size_t *at) {
 }
 
 int ctrace__cmd_dump(int argc, char **argv) {
+  bool strict = argc == 3 && strcmp(argv[1], "--strict") == 0;
+  if (strict) argv++, argc--;
   int rc = ctrace__tool_file_arg(argc, argv, usage);
   if (rc >= 0) return rc;
   /* A Go 1.22+ trace streams in one pass, printed as read, and an error
    * ends it as it ends Go's output; older ones are checked first. */
-  ctrace_reader *r = ctrace__tool_open_stream(argv[1]);
+  ctrace_reader *r = ctrace__tool_open_stream(argv[1], !strict);
   if (!r) return 1;
   ctrace_parse_error err;
   /* Lines are formatted straight into one big buffer, written out when it
@@ -84,6 +91,7 @@ int ctrace__cmd_dump(int argc, char **argv) {
     ctrace__tool_error(argv[1], &err);
     rc = 1;
   }
+  if (rc == 0) ctrace__tool_cut_warning(argv[1], r, NULL);
   ctrace_reader_close(r);
   return rc;
 }

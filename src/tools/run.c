@@ -79,7 +79,7 @@ static void usage(FILE *f) {
           "                          reads) or go1.22 (Go's current format, for Go 1.22\n"
           "                          and later: cut into self-contained generations, so\n"
           "                          that a trace cut short keeps all but its last one;\n"
-          "                          no --cpu yet)\n"
+          "                          no --cpu yet); without it, $CTRACE_FORMAT if set\n"
           "  --flight[=DURATION]     flight recorder: keep the trace in memory, at least\n"
           "                          its last DURATION (default 10s; ms, s or m), in Go's\n"
           "                          current format, and write it out only when asked:\n"
@@ -326,6 +326,22 @@ int ctrace__cmd_run(int argc, char **argv) {
     return 2;
   }
 
+  /* CTRACE_FORMAT picks the format as it does for ctrace_start with no
+   * format (an empty value is the default); --format wins over it. A
+   * flight recorder records Go's current format whatever it says, as
+   * ctrace_flight_start does. */
+  const char *format_from = "--format";
+  if (!format && !flight_ms) {
+    const char *f = getenv("CTRACE_FORMAT");
+    if (f && *f) {
+      if (strcmp(f, "go1.11") != 0 && strcmp(f, "go1.22") != 0) {
+        fprintf(stderr, "ctrace run: CTRACE_FORMAT is go1.11 or go1.22, not '%s'\n", f);
+        return 2;
+      }
+      format = f;
+      format_from = "CTRACE_FORMAT";
+    }
+  }
   if ((flight_max_mb || flight_sig || flight_at_exit) && !flight_ms) {
     fprintf(stderr, "ctrace run: --flight-max, --flight-signal and --flight-at-exit go with --flight\n");
     return 2;
@@ -381,7 +397,8 @@ int ctrace__cmd_run(int argc, char **argv) {
   else
     unsetenv("CTRACE_FORMAT");
   if (format && cpu_hz && strcmp(format, "go1.22") == 0) {
-    fprintf(stderr, "ctrace run: --cpu is not yet written in --format=go1.22\n");
+    fprintf(stderr, "ctrace run: --cpu is not yet written in Go's current format (go1.22, from %s)\n",
+            format_from);
     return 2;
   }
   if (follow_forks)

@@ -19,10 +19,42 @@ static void show(void *arg, uint64_t done, uint64_t total) {
 
 static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trace_info *info);
 
+/* Every command reads a trace cut short (its writer killed) up to its
+ * last whole generation, and says so once. */
+static int open_cut(const char *path, ctrace_reader **r, ctrace_parse_error *err) {
+  int rc = ctrace_reader_open(path, r, err);
+  if (rc == 0) ctrace_reader_allow_cut(*r, 1);
+  return rc;
+}
+
+void ctrace__tool_cut_warning(const char *path, const ctrace_reader *r, const char *more) {
+  ctrace_salvage_info s;
+  if (!ctrace_reader_cut(r, &s)) return;
+  size_t len;
+  ctrace_reader_bytes(r, &len);
+  char why[700];
+  /* The reader's words name the batch at the offset "there". */
+  const char *there = strstr(s.cut.message, " there");
+  if (s.cut.message[0] && there)
+    snprintf(why, sizeof why, "%.*s at byte %llu%.400s", (int)(there - s.cut.message), s.cut.message,
+             (unsigned long long)s.cut.offset, there + 6);
+  else if (s.cut.message[0])
+    snprintf(why, sizeof why, "at byte %llu: %.512s", (unsigned long long)s.cut.offset, s.cut.message);
+  else if (s.error.message[0])
+    snprintf(why, sizeof why, "it ends with the file, between two batches, and does not read: %.512s", s.error.message);
+  else
+    snprintf(why, sizeof why, "it has no end of generation");
+  fprintf(stderr,
+          "ctrace: warning: %s: cut short at byte %llu of %zu (its writer was killed?): read the %llu whole "
+          "generation%s before it, left out the last, incomplete one (%s)%s\n",
+          path, (unsigned long long)s.keep, len, (unsigned long long)s.generations, s.generations == 1 ? "" : "s",
+          why, more ? more : "");
+}
+
 ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info) {
   ctrace_parse_error err;
   ctrace_reader *r;
-  if (ctrace_reader_open(path, &r, &err) != 0) {
+  if (open_cut(path, &r, &err) != 0) {
     ctrace__tool_error(path, &err);
     return NULL;
   }
@@ -63,7 +95,10 @@ static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trac
   ctrace_parse_error err;
   ctrace_trace_info tmp;
   if (!info) info = &tmp;
-  if (ctrace__tool_check(path, r, info, &err) == 0) return r;
+  if (ctrace__tool_check(path, r, info, &err) == 0) {
+    ctrace__tool_cut_warning(path, r, NULL);
+    return r;
+  }
   ctrace_reader_close(r);
   ctrace__tool_error(path, &err);
   return NULL;
@@ -77,10 +112,10 @@ void ctrace__tool_error(const char *path, const ctrace_parse_error *err) {
     fprintf(stderr, "ctrace: %s: offset %llu: %s\n", path, (unsigned long long)err->offset, err->message);
 }
 
-ctrace_reader *ctrace__tool_open_stream(const char *path) {
+ctrace_reader *ctrace__tool_open_stream(const char *path, bool allow_cut) {
   ctrace_parse_error err;
   ctrace_reader *r;
-  if (ctrace_reader_open(path, &r, &err) != 0) {
+  if (allow_cut ? open_cut(path, &r, &err) : ctrace_reader_open(path, &r, &err)) {
     ctrace__tool_error(path, &err);
     return NULL;
   }

@@ -10,7 +10,9 @@
 
 /* Opens and checks a trace; on failure prints "ctrace: FILE: offset N:
  * message" to stderr and returns NULL. On a terminal, shows progress on
- * stderr for traces over 50 MB. info may be NULL. */
+ * stderr for traces over 50 MB. info may be NULL. A Go 1.22+ trace cut
+ * short is read up to its last whole generation (ctrace_reader_allow_cut),
+ * with the warning of ctrace__tool_cut_warning. */
 ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info);
 #define ctrace__tool_open(path) ctrace__tool_open_info(path, NULL)
 /* The same for the analyses (cmd's), which read the events of the formats
@@ -27,8 +29,17 @@ void ctrace__tool_progress_off(ctrace_reader *r, bool on);
 
 /* Opens a trace without checking it, for a command that streams a Go
  * 1.22+ trace (ctrace_reader_read); older formats are checked as by
- * ctrace__tool_open. */
-ctrace_reader *ctrace__tool_open_stream(const char *path);
+ * ctrace__tool_open. With allow_cut, a cut is allowed as there: the
+ * caller says so with ctrace__tool_cut_warning once the stream has
+ * ended. */
+ctrace_reader *ctrace__tool_open_stream(const char *path, bool allow_cut);
+
+/* If r read a trace cut short, one line on stderr: "ctrace: warning:
+ * FILE: cut short at byte N of M (its writer was killed?): read the K
+ * whole generations before it, left out the last, incomplete one (why)",
+ * and more, if not NULL, before its end. N is where the generation left
+ * out begins, M the file's size. */
+void ctrace__tool_cut_warning(const char *path, const ctrace_reader *r, const char *more);
 
 /* Prints "ctrace: FILE: offset N: message" (or without an offset for a
  * file that cannot be opened). */

@@ -118,7 +118,8 @@ oracle_cached() {
 # compare NAME FILE [MUST_ACCEPT]: ctrace check and dump against the oracle.
 # check: accepted (exit 0) exactly when Go's reader accepts; dump: the
 # oracle's output, byte for byte, and exit status, unless Go's printing
-# panicked (exit 2), where only what it printed before is compared.
+# panicked (exit 2), where only what it printed before is compared. Both
+# --strict: Go's verdict on a trace cut short, not ctrace's reading of it.
 compare() {
     local name=$1 file=$2 must=${3:-} q p crc=0 drc=0 out=$run/cmp h
     h=$(hash_of "$file")
@@ -127,8 +128,8 @@ compare() {
     checked=$((checked + 1))
     local f0=$failed goq
     goq=$(cat "$q.rc")
-    "$ctrace" check "$file" >"$out.check" 2>"$out.check.err" || crc=$?
-    "$ctrace" dump "$file" >"$out.dump" 2>"$out.dump.err" || drc=$?
+    "$ctrace" check --strict "$file" >"$out.check" 2>"$out.check.err" || crc=$?
+    "$ctrace" dump --strict "$file" >"$out.dump" 2>"$out.dump.err" || drc=$?
     if [ "$goq" -eq 0 ] && [ "$crc" -ne 0 ]; then
         fail "$name" "Go accepts it, 'ctrace check' exited $crc"
         indent "$out.check.err"
@@ -191,7 +192,7 @@ for t in "$testdata"/tests/*.test; do
     f0=$failed
     compare "$name" "$bin"
     crc=0
-    "$ctrace" check "$bin" >/dev/null 2>"$run/tests/$name.check.err" || crc=$?
+    "$ctrace" check --strict "$bin" >/dev/null 2>"$run/tests/$name.check.err" || crc=$?
     case $expect in
     SUCCESS)
         [ "$crc" -eq 0 ] || { fail "$name" "expected SUCCESS, 'ctrace check' exited $crc"; indent "$run/tests/$name.check.err"; }

@@ -79,14 +79,15 @@ go_cached() {
 
 # compare NAME FILE [MUST_ACCEPT]: ctrace check and dump against Go 1.27.
 # check: accepted exactly when Go accepts, and in Go's words where not;
-# dump: Go's output byte for byte, and its exit status.
+# dump: Go's output byte for byte, and its exit status. Both --strict:
+# Go's verdict on a trace cut short, not ctrace's reading of it.
 compare() {
     local name=$1 file=$2 must=${3:-} g grc crc=0 drc=0 out=$run/cmp f0=$failed
     g=$(go_cached "$file")
     grc=$(cat "$g.rc")
     checked=$((checked + 1))
-    "$ctrace" check "$file" >"$out.check" 2>"$out.check.err" || crc=$?
-    "$ctrace" dump "$file" >"$out.dump" 2>"$out.dump.err" || drc=$?
+    "$ctrace" check --strict "$file" >"$out.check" 2>"$out.check.err" || crc=$?
+    "$ctrace" dump --strict "$file" >"$out.dump" 2>"$out.dump.err" || drc=$?
     if [ "$grc" -eq 2 ]; then
         # Go panicked while printing (a mutant's status out of its table):
         # what it printed before must be what ctrace prints first.
@@ -142,7 +143,7 @@ for t in "$testdata"/tests/*.test; do
     ncases=$((ncases + 1))
     compare "$name" "$bin"
     crc=0
-    "$ctrace" check "$bin" >/dev/null 2>"$run/tests/$name.check.err" || crc=$?
+    "$ctrace" check --strict "$bin" >/dev/null 2>"$run/tests/$name.check.err" || crc=$?
     case $expect in
     SUCCESS)
         [ "$crc" -eq 0 ] || { fail "$name" "expected SUCCESS, 'ctrace check' exited $crc"; indent "$run/tests/$name.check.err"; }

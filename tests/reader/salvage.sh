@@ -32,8 +32,10 @@
 #      of outcome, and the header): `ctrace check --salvage -o OUT` exits 0
 #      with OUT exactly the kept bytes, the report and OUT's summary line,
 #      or exits 1 with a byte offset and no file, no temporary one either;
-#      `ctrace check` on a cut inside a batch says the byte where it is cut
-#      and, when something is left, suggests --salvage.
+#      `ctrace check --strict` on a cut inside a batch says the byte where
+#      it is cut and, when something is left, suggests --salvage; `ctrace
+#      check` reads what --salvage kept (one warning, exit 0, and `ctrace
+#      dump` prints its events), or refuses with an offset if nothing.
 # Then a few cases by hand: a corrupt generation before the cut (the ones
 # before it are kept), zeros after whole generations, the output over the
 # input, the default output name, bad usage, and the older formats (a Go
@@ -128,11 +130,28 @@ cli() {
     fi
     if [ "$torn" -ge 0 ]; then
         rc=0
-        "$ctrace" check "$cut" >/dev/null 2>"$run/cli/check.err" || rc=$?
+        "$ctrace" check --strict "$cut" >/dev/null 2>"$run/cli/check.err" || rc=$?
         if [ "$rc" -ne 1 ] || ! grep -q "^ctrace: $cut: cut at byte $torn: " "$run/cli/check.err"; then
-            fail "$name" "'ctrace check' (exit $rc) does not say it is cut at byte $torn"; indent "$run/cli/check.err"
+            fail "$name" "'ctrace check --strict' (exit $rc) does not say it is cut at byte $torn"; indent "$run/cli/check.err"
         elif [ "$xrc" -eq 0 ] && ! grep -q -- "--salvage $cut\` keeps its first $n generation" "$run/cli/check.err"; then
-            fail "$name" "'ctrace check' does not suggest --salvage"; indent "$run/cli/check.err"
+            fail "$name" "'ctrace check --strict' does not suggest --salvage"; indent "$run/cli/check.err"
+        fi
+        # Without --strict, check and dump read it as --salvage keeps it,
+        # with one warning, or (nothing whole) refuse it with an offset.
+        rc=0
+        "$ctrace" check "$cut" >"$run/cli/lenient" 2>"$run/cli/lenient.err" || rc=$?
+        if [ "$xrc" -eq 1 ]; then
+            [ "$rc" -eq 1 ] && grep -q "^ctrace: $cut: offset [0-9]*: " "$run/cli/lenient.err" \
+                || { fail "$name" "'ctrace check' of nothing whole exited $rc"; indent "$run/cli/lenient.err"; }
+        elif [ "$rc" -ne 0 ]; then
+            fail "$name" "'ctrace check' exited $rc on a cut --salvage keeps $n generation(s) of"; indent "$run/cli/lenient.err"
+        elif [ "$(wc -l <"$run/cli/lenient.err")" -ne 1 ] \
+            || ! grep -q "^ctrace: warning: $cut: cut short at byte $keep of $c (its writer was killed?): read the $n whole generations\? before it" "$run/cli/lenient.err"; then
+            fail "$name" "'ctrace check' does not warn once of the cut at byte $keep"; indent "$run/cli/lenient.err"
+        elif ! grep -q "^$cut: go 1.2[23] trace, .* $n generations," "$run/cli/lenient"; then
+            fail "$name" "'ctrace check' sums up other than $n generations: $(cat "$run/cli/lenient")"
+        elif ! cmp -s <("$ctrace" dump "$cut" 2>/dev/null) <("$ctrace" dump "$out"); then
+            fail "$name" "'ctrace dump' of the cut prints other events than of what --salvage kept"
         fi
     fi
 }
@@ -209,6 +228,12 @@ rc=0
 if [ "$rc" -ne 0 ] || ! cmp -s "$run/corrupt.out" <(head -c "$g2" "$T") || ! grep -q "generation 2 does not read" "$run/corrupt.err"; then
     fail corrupt "expected generation 1 kept and generation 2 said not to read (exit $rc)"; indent "$run/corrupt.err"
 fi
+# Read as it stands, that is corruption, not a cut: an error at its offset.
+rc=0
+"$ctrace" check "$f" >/dev/null 2>"$run/corrupt.err" || rc=$?
+if [ "$rc" -ne 1 ] || ! grep -q "^ctrace: $f: offset $g2: no frequency event found" "$run/corrupt.err"; then
+    fail corrupt "'ctrace check' exited $rc, expected 1 and generation 2's error"; indent "$run/corrupt.err"
+fi
 
 # Zeros after three whole generations (a file extended past what was
 # written): the batches end there; the last generation begun is dropped.
@@ -218,6 +243,11 @@ rc=0
 "$ctrace" check --salvage -o "$run/zeros.out" "$f" >/dev/null 2>"$run/zeros.err" || rc=$?
 if [ "$rc" -ne 0 ] || ! cmp -s "$run/zeros.out" <(head -c "$g3" "$T") || ! grep -q "its batches end at byte $g4: expected batch event, got 0" "$run/zeros.err"; then
     fail zeros "expected 2 generations kept and the batches said to end at byte $g4 (exit $rc)"; indent "$run/zeros.err"
+fi
+rc=0
+"$ctrace" check "$f" >/dev/null 2>"$run/zeros.err" || rc=$?
+if [ "$rc" -ne 1 ] || ! grep -q "^ctrace: $f: offset $g4: expected batch event, got" "$run/zeros.err"; then
+    fail zeros "'ctrace check' exited $rc, expected 1 and the bytes at $g4 said to be no batch"; indent "$run/zeros.err"
 fi
 
 # In place, and the default name.

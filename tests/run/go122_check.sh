@@ -8,8 +8,10 @@
 # end by themselves unblock with a frame that says why), and the M:N
 # runtime example with
 # CTRACE_FORMAT=go1.22 and a generation period of a minute: each trace must say
-# "go 1.22 trace", pass `ctrace check`, and serve every page of Go 1.22's
-# and Go 1.23's viewers (tests/go_compat.sh). A bad --format exits 2.
+# "go 1.22 trace", pass `ctrace check --strict`, and serve every page of
+# Go 1.22's and Go 1.23's viewers (tests/go_compat.sh). A bad --format or
+# CTRACE_FORMAT exits 2; run_pipe's format comes from CTRACE_FORMAT, and
+# --format wins over it.
 # And run_pingpong into a FIFO read at about 300 kB/s under a 1 MiB
 # CTRACE_MAX_PENDING_MB: its trace pauses at the cap, `ctrace run` says so
 # on stderr (gaps, time not traced), and the trace opens as the others.
@@ -31,12 +33,24 @@ mkdir -p "$out"
 rc=0
 "$ctrace" run --format=go1.21 -- /bin/true 2>"$out/bad.err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "go1.11 or go1.22" "$out/bad.err" || die "--format=go1.21: exit $rc, want 2 and a message"
+# CTRACE_FORMAT picks the format as it does for the library, --format
+# wins over it, and a bad one exits 2 (ctrace run once ignored it).
+rc=0
+CTRACE_FORMAT=go1.21 "$ctrace" run -- /bin/true 2>"$out/bad.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "CTRACE_FORMAT is go1.11 or go1.22" "$out/bad.err" ||
+    die "CTRACE_FORMAT=go1.21: exit $rc, want 2 and a message"
+CTRACE_FORMAT=go1.22 "$ctrace" run --format=go1.11 -o "$out/over.trace" -- /bin/true ||
+    die "ctrace run --format=go1.11 with CTRACE_FORMAT=go1.22 failed"
+[ "$(head -c 13 "$out/over.trace")" = "go 1.11 trace" ] || die "--format=go1.11 did not win over CTRACE_FORMAT=go1.22"
 
 traces=()
 for c in "pipe" "wakers rwlock" "loop timeout 20" "loop poll eventfd,pipe,socketpair,tcp 20"; do
     read -r p arg <<<"$c"
     t=$out/${c//[ ,]/_}.trace
-    timeout 120 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_$p" $arg >"$t.out" 2>&1 ||
+    # run_pipe's format comes from the environment (checked below).
+    fmt=--format=go1.22
+    [ "$p" != pipe ] || fmt=
+    CTRACE_FORMAT=go1.22 timeout 120 "$ctrace" run $fmt -o "$t" -- "$bindir/run_$p" $arg >"$t.out" 2>&1 ||
         die "ctrace run run_$p $arg failed: $(tail -n 3 "$t.out")"
     traces+=("$t")
 done
@@ -69,7 +83,7 @@ for ex in mn_runtime; do
 done
 for t in "${traces[@]}"; do
     [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
-    "$ctrace" check "$t" >/dev/null || die "$t: ctrace check failed"
+    "$ctrace" check --strict "$t" >/dev/null || die "$t: ctrace check failed"
 done
 GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/../go_compat.sh" "${traces[@]}" ||
     die "Go's viewers refuse a trace (kept in $out)"

@@ -6,10 +6,12 @@
 # Runs a busy program (run_compute: threads hashing and locking) under
 # `ctrace run --format=go1.22` with a generation every 50 ms, and kills it
 # with SIGKILL at five points, 0 to 0.6 s after its trace passed 1500
-# bytes (several generations), so the trace is cut wherever its writer was. `ctrace check` must refuse each cut trace with a
-# hint to salvage it (or accept it, cut between two generations), and
-# `ctrace check --salvage` trim it to a trace that `ctrace check`, Go 1.22
-# and Go 1.23 all read, holding at least two generations.
+# bytes (several generations), so the trace is cut wherever its writer
+# was. `ctrace check` must read each cut trace up to its last whole
+# generation, warning of the cut with a hint to salvage it (or read it
+# whole, cut between two generations: then without a warning), exactly
+# as `ctrace check --salvage` trims it, to a trace that `ctrace check`,
+# Go 1.22 and Go 1.23 all read, holding at least two generations.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
 
@@ -40,14 +42,25 @@ for ms in 0 150 300 450 600; do
     wait "$runner" 2>/dev/null || true
     [ -s "$t" ] || die "$t: no trace"
     # The writer writes whole buffers and a generation's tables last: a
-    # cut between two generations leaves a valid trace, any other cut
-    # one that check refuses, pointing at --salvage.
-    if ! "$ctrace" check "$t" >"$t.check" 2>&1; then
-        grep -q -- "--salvage" "$t.check" || die "$t: check does not suggest --salvage: $(cat "$t.check")"
+    # cut between two generations leaves a valid trace, any other cut one
+    # that check reads up to its last whole generation, with a warning
+    # pointing at --salvage, and that check --strict refuses.
+    "$ctrace" check "$t" >"$t.check" 2>"$t.check.err" || die "$t: check refuses it: $(cat "$t.check.err")"
+    strict=0
+    "$ctrace" check --strict "$t" >/dev/null 2>&1 || strict=$?
+    if [ -s "$t.check.err" ]; then
+        grep -q "^ctrace: warning: $t: cut short at byte .*--salvage" "$t.check.err" ||
+            die "$t: check's warning does not say where it was cut or suggest --salvage: $(cat "$t.check.err")"
+        [ "$strict" -eq 1 ] || die "$t: check --strict exited $strict on a trace check says was cut"
+    else
+        [ "$strict" -eq 0 ] || die "$t: check --strict exited $strict on a trace check read whole"
     fi
     "$ctrace" check --salvage -o "$t.salvaged" "$t" >"$t.salvage" 2>&1 ||
         die "$t: salvage failed: $(cat "$t.salvage")"
     sum=$("$ctrace" check "$t.salvaged") || die "$t.salvaged: check failed"
+    # What check read is what --salvage kept.
+    [ "$(sed 's/^[^:]*: //' "$t.check")" = "$(sed 's/^[^:]*: //' <<<"$sum")" ] ||
+        die "$t: check read $(cat "$t.check"), --salvage kept $sum"
     gens=$(grep -o '[0-9]* generations' <<<"$sum" | cut -d' ' -f1)
     [ "$gens" -ge 2 ] || die "$t.salvaged: $gens generation(s) kept of a trace killed $ms ms after 1500 bytes"
     for go in /usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go; do

@@ -215,6 +215,14 @@ typedef struct g2reader {
   int64_t first_ts;
   bool have_first;
   uint64_t batches_done; /* batches read to their end, for trimming */
+  /* A trace that may be cut short (ctrace_reader_allow_cut): the offset
+   * of the last generation begun, which ends the trace cleanly, and is
+   * left out, if it does not read as a generation (0: no such rule).
+   * cut_hit says it did not (kept across rewinds: the file is the same),
+   * cut_error why. */
+  uint64_t cut_at;
+  bool cut_hit;
+  ctrace_parse_error cut_error;
 } g2reader;
 
 /* gen.c */

@@ -211,6 +211,82 @@ static void prefix_info(ctrace_reader *r, uint64_t keep, ctrace_trace_info *info
   ctrace_reader_close(q);
 }
 
+/* Step 1 on r's trace: 0, or -1 out of memory (w freed). */
+static int walk_trace(ctrace_reader *r, walk *w) {
+  memset(w, 0, sizeof *w);
+  w->eog = r->ver >= 1026;
+  g2reader *all = ctrace__g2_new(r->data, r->len, r->mapped, r->ver);
+  int rc = all ? do_walk(all, w) : -1;
+  if (all) ctrace__g2_release(all, 16, r->len); /* what the walk left */
+  ctrace__g2_free(all);
+  if (rc) {
+    free(w->start);
+    free(w->gen);
+  }
+  return rc;
+}
+
+/* Generations the rule keeps: every one a batch of the next follows (or,
+ * go 1.26, that ended), and those begun, the torn batch's included. */
+static uint64_t whole_of(const walk *w) {
+  return w->n == 0 ? 0 : w->n - 1 + (w->eog ? !w->open : w->torn && w->torn_new);
+}
+static uint64_t begun_of(const walk *w) { return w->n + (w->torn && w->torn_new); }
+
+int ctrace__cut_plan(ctrace_reader *r, ctrace_parse_error *err) {
+  r->cut_planned = true;
+  if (!r->g2) return 0;
+  walk w;
+  if (walk_trace(r, &w)) return ctrace__perr(err, 0, "out of memory");
+  const bool fills = w.end == r->len;
+  const uint64_t whole = whole_of(&w);
+  ctrace_salvage_info *c = &r->cut;
+  memset(c, 0, sizeof *c);
+  c->info.version = r->ver;
+  c->cut.offset = r->len;
+  int ret = 0;
+  if (!fills && !w.torn) {
+    /* Bytes that are no batch: not a cut, an error where the reader
+     * meets them. */
+  } else if (fills && !(w.eog && w.open)) {
+    /* Between two batches: the last generation begun is left out only if
+     * it does not read (stream.c, cut_here). One generation has nothing
+     * before it to keep. */
+    if (w.n >= 2) {
+      r->g2->cut_at = w.start[w.n - 1];
+      c->keep = w.start[w.n - 1];
+      c->generations = w.n - 1;
+      c->dropped = 1;
+    }
+  } else if (whole == 0) {
+    ret = ctrace__perr(err, w.end,
+                       "cut short inside its first generation (begun at byte %llu; the file has %zu bytes): "
+                       "%s; no whole generation to read (a generation is whole once %s)",
+                       (unsigned long long)(w.n ? w.start[0] : 16), r->len,
+                       fills ? "it has no end of generation" : w.why.message,
+                       w.eog ? "its end is read" : "a batch of the next one begins after it");
+  } else {
+    /* Torn, or (go 1.26) without its end: read up to where the generation
+     * left out begins. */
+    c->keep = whole < w.n ? w.start[whole] : w.end;
+    c->generations = whole;
+    c->dropped = begun_of(&w) - whole;
+    if (!fills) c->cut = w.why;
+    c->torn = w.torn;
+    g2reader *g = ctrace__g2_new(r->data, c->keep, r->mapped, r->ver);
+    if (!g) {
+      ret = ctrace__perr(err, 0, "out of memory");
+    } else {
+      ctrace__g2_free(r->g2);
+      r->g2 = g;
+      r->cut_known = true;
+    }
+  }
+  free(w.start);
+  free(w.gen);
+  return ret;
+}
+
 static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err);
 
 int ctrace_reader_salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error *err) {
@@ -223,19 +299,10 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
   s->cut.offset = r->len;
   if (r->ver < 1022) return salvage_classic(r, s, err);
 
-  walk w = {0};
-  w.eog = r->ver >= 1026;
-  g2reader *all = ctrace__g2_new(r->data, r->len, r->mapped, r->ver);
-  int rc = all ? do_walk(all, &w) : -1;
-  if (all) ctrace__g2_release(all, 16, r->len); /* what the walk left */
-  ctrace__g2_free(all);
-  if (rc) {
-    free(w.start);
-    free(w.gen);
-    return ctrace__perr(err, 0, "out of memory");
-  }
+  walk w;
+  if (walk_trace(r, &w)) return ctrace__perr(err, 0, "out of memory");
   const bool fills = w.end == r->len;
-  uint64_t whole_gens = w.n == 0 ? 0 : w.n - 1 + (w.eog ? !w.open : w.torn && w.torn_new);
+  uint64_t whole_gens = whole_of(&w);
   if (!fills) {
     s->cut = w.why;
     s->torn = w.torn;
@@ -253,6 +320,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
   ctrace_event ev;
   ctrace_parse_error e;
   uint64_t events = 0, syncs = 0, begun_syncs = 0;
+  int rc;
   double freq = 0;
   bool to_end = false;
   for (;;) {
@@ -295,7 +363,7 @@ static int salvage(ctrace_reader *r, ctrace_salvage_info *s, ctrace_parse_error 
     ctrace__g2_info(g, events, freq, &s->info);
   } else {
     uint64_t kept = syncs < whole_gens ? syncs : whole_gens;
-    uint64_t begun = w.n + (w.torn && w.torn_new);
+    uint64_t begun = begun_of(&w);
     s->generations = kept;
     s->dropped = begun - kept;
     s->keep = kept == 0 ? 0 : kept < w.n ? w.start[kept] : w.end;

@@ -217,8 +217,21 @@ static int fail(g2reader *r, ctrace_parse_error *err) {
 
 static int install(g2reader *r, ctrace_parse_error *err);
 
+/* The generation at offset at did not read as one (err): if it is the
+ * last one begun of a trace that may be cut short, that is where it was
+ * cut, and the trace ends cleanly before it. */
+static bool cut_here(g2reader *r, uint64_t at, const ctrace_parse_error *err) {
+  if (!r->cut_at || at != r->cut_at) return false;
+  r->cut_hit = true;
+  r->cut_error = *err;
+  r->have_gen = false;
+  r->nfront = 0;
+  return true;
+}
+
 static int new_gen(g2reader *r, ctrace_parse_error *err) {
   uint64_t from = r->gen.start, to = r->gen.end;
+  uint64_t at = r->have_spill ? r->spill_off : r->off;
   bool had = r->have_gen;
   int rc = ctrace__g2_read_gen(r, err);
   if (had) ctrace__g2_release(r, from, to);
@@ -226,8 +239,13 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
     r->done = true;
     return 0;
   }
-  if (rc < 0) return fail(r, err);
-  if (install(r, err) < 0) return -1;
+  if (rc >= 0) rc = install(r, err);
+  if (rc < 0) {
+    if (!cut_here(r, at, err)) return fail(r, err);
+    r->failed = false;
+    r->done = true;
+    return 0;
+  }
   r->emitted_sync = false;
   return 1;
 }
@@ -298,6 +316,7 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     return sync_event(r, ev, false, err);
   }
   uint64_t from = g->start, to = g->end;
+  uint64_t at = r->have_spill ? r->spill_off : r->off;
   bool had = r->have_gen;
   int rc = ctrace__g2_read_gen(r, err);
   if (had) ctrace__g2_release(r, from, to);
@@ -306,14 +325,21 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     r->done = true;
     return sync_event(r, ev, false, err);
   }
+  if (rc > 0 && install(r, err) < 0) {
+    if (!cut_here(r, at, err)) return -1;
+    r->failed = false;
+    rc = -2; /* ends as below, cleanly */
+  }
   if (rc < 0) {
+    /* A cut there ends the trace as Go's io.EOF does: its Sync, then
+     * nothing. */
+    bool cut = rc != -2 && cut_here(r, at, err);
     r->have_gen = false;
     r->spill_err = r->spill_err_sync = true;
-    r->spill_eof = rc == -2;
+    r->spill_eof = rc == -2 || cut;
     r->spill_error = *err;
     return sync_event(r, ev, false, err);
   }
-  if (install(r, err) < 0) return -1;
   return sync_event(r, ev, true, err);
 }
 
