@@ -62,6 +62,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfinfo.h"
@@ -701,8 +702,11 @@ static void start(uintptr_t main_pc) {
   if (ctrace__elf_info_read(cfg.shim, &shim_info))
     snprintf(cfg.shim_asan, sizeof cfg.shim_asan, "%s", shim_info.asan);
   /* A followed exec: the previous image's finished trace moves aside
-   * (a flight recorder's snapshots are numbered as they come). */
-  if (cfg.image > 0 && !cfg.flight_ms) {
+   * (a flight recorder's snapshots are numbered as they come); a trace
+   * written to a device (-o /dev/null) stays where it is, and so does the
+   * device. */
+  struct stat st;
+  if (cfg.image > 0 && !cfg.flight_ms && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
     char prev[PATH_MAX + 16];
     snprintf(prev, sizeof prev, "%s.%d", path, cfg.image);
     rename(path, prev);

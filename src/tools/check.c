@@ -133,46 +133,31 @@ static int put(int fd, const char *src, const void *data, size_t n) {
   return 0;
 }
 
-/* Writes the first n bytes of the trace src (data) to out through a
- * temporary file in out's directory, renamed over it once whole and
- * synced. */
+/* Writes the first n bytes of the trace src (data) to out, whole or not
+ * at all (ctrace__tool_out_open), synced. */
 static int write_out(const char *out, const char *src, const void *data, size_t n) {
-  const char *slash = strrchr(out, '/');
-  int dirlen = slash ? (int)(slash - out + 1) : 0;
-  size_t cap = strlen(out) + 32;
-  char *tmp = malloc(cap);
-  if (!tmp) {
-    fprintf(stderr, "ctrace: out of memory\n");
-    return -1;
-  }
-  snprintf(tmp, cap, "%.*s.%s.salvage-XXXXXX", dirlen, out, out + dirlen);
   struct sigaction sa = {0}, old_int, old_term, old_hup;
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
-  int fd = mkostemp(tmp, O_CLOEXEC);
+  ctrace__tool_out o;
+  int fd = ctrace__tool_out_open(&o, out);
   const char *what = "create";
-  int e = 0;
+  int e = fd < 0 ? errno : 0;
   if (fd >= 0) {
-    tmp_path = tmp;
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) e = errno, what = "set the mode of";
-    if (!e && (e = put(fd, src, data, n)) != 0) what = "write";
-    if (!e && fsync(fd) != 0) e = errno, what = "write";
-    if (close(fd) != 0 && !e) e = errno, what = "write";
-    if (!e && rename(tmp, out) != 0) e = errno, what = "rename to";
-    if (e) unlink(tmp);
-    tmp_path = NULL;
-  } else {
-    e = errno;
+    tmp_path = o.tmp;
+    if ((e = put(fd, src, data, n)) != 0) what = "write";
+    /* A device written in place (/dev/null) need not, and may not, sync. */
+    if (!e && o.tmp && fsync(fd) != 0) e = errno, what = "write";
+    tmp_path = NULL; /* freed below: the handler may not unlink it after */
+    int c = ctrace__tool_out_close(&o, !e);
+    if (!e && c) e = c, what = "write";
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGHUP, &old_hup, NULL);
-  if (e) fprintf(stderr, "ctrace: cannot %s %s: %s\n", what, strcmp(what, "rename to") ? tmp : out, strerror(e));
-  free(tmp);
+  if (e) fprintf(stderr, "ctrace: cannot %s %s: %s\n", what, out, strerror(e));
   return e ? -1 : 0;
 }
 

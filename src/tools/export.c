@@ -92,22 +92,16 @@ int ctrace__cmd_export(int argc, char **argv) {
   rc = 1;
   if (!ctrace__tool_export_open("export", files, n, traces)) goto done;
   FILE *f = stdout;
-  char *tmp = NULL;
+  ctrace__tool_out o;
   if (out) {
-    /* Written beside the target and renamed: no half export under its name. */
-    size_t len = strlen(out) + 16;
-    tmp = malloc(len);
-    int fd = -1;
-    if (tmp) {
-      snprintf(tmp, len, "%s.tmpXXXXXX", out);
-      fd = mkstemp(tmp);
-    }
+    /* No half export under its name (ctrace__tool_out_open). */
+    int fd = ctrace__tool_out_open(&o, out);
     if (fd < 0 || !(f = fdopen(fd, "wb"))) {
       fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(errno));
-      if (fd >= 0) close(fd), unlink(tmp);
-      free(tmp);
+      if (fd >= 0) ctrace__tool_out_close(&o, false);
       goto done;
     }
+    o.fd = -1; /* fclose closes it */
   }
   char err[512];
   if (ctrace_export(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, f, err, sizeof err) == 0)
@@ -115,16 +109,12 @@ int ctrace__cmd_export(int argc, char **argv) {
   else
     fprintf(stderr, "ctrace export: %s\n", err);
   if (out) {
-    if (fclose(f) && rc == 0) {
-      fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(errno));
+    int e = fclose(f) ? errno : 0;
+    int c = ctrace__tool_out_close(&o, rc == 0 && !e);
+    if (rc == 0 && (e || c)) {
+      fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(e ? e : c));
       rc = 1;
     }
-    if (rc == 0 && rename(tmp, out)) {
-      fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(errno));
-      rc = 1;
-    }
-    if (rc) unlink(tmp);
-    free(tmp);
   }
 done:
   if (traces) ctrace__tool_export_close(traces, n);

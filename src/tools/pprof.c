@@ -64,36 +64,25 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
 }
 
 static int write_file(const char *path, const unsigned char *d, size_t n) {
-  FILE *f = stdout;
-  char *tmp = NULL;
-  if (path) {
-    /* Written beside the target and renamed: no half profile under its name. */
-    size_t len = strlen(path) + 16;
-    tmp = malloc(len);
-    if (!tmp) return -1;
-    snprintf(tmp, len, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
-      fprintf(stderr, "ctrace pprof: %s: %s\n", path, strerror(errno));
-      if (fd >= 0) close(fd), unlink(tmp);
-      free(tmp);
-      return -1;
-    }
-  }
-  int rc = fwrite(d, 1, n, f) == n ? 0 : -1;
-  if (fflush(f)) rc = -1;
-  if (path) {
-    if (fclose(f)) rc = -1;
-    if (rc == 0 && rename(tmp, path)) rc = -1;
-    if (rc) {
-      fprintf(stderr, "ctrace pprof: %s: %s\n", path, strerror(errno));
-      unlink(tmp);
-    }
-    free(tmp);
-  } else if (rc) {
+  if (!path) {
+    if (fwrite(d, 1, n, stdout) == n && fflush(stdout) == 0) return 0;
     fprintf(stderr, "ctrace pprof: stdout: %s\n", strerror(errno));
+    return -1;
   }
-  return rc;
+  /* No half profile under its name (ctrace__tool_out_open). */
+  ctrace__tool_out o;
+  int fd = ctrace__tool_out_open(&o, path), e = fd < 0 ? errno : 0;
+  for (size_t done = 0; !e && done < n;) {
+    ssize_t k = write(fd, d + done, n - done);
+    if (k < 0 && errno != EINTR) e = errno;
+    if (k > 0) done += (size_t)k;
+  }
+  if (fd >= 0) {
+    int c = ctrace__tool_out_close(&o, !e);
+    if (!e) e = c;
+  }
+  if (e) fprintf(stderr, "ctrace pprof: %s: %s\n", path, strerror(e));
+  return e ? -1 : 0;
 }
 
 int ctrace__cmd_pprof(int argc, char **argv) {

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Traces smaller than this read in a second or so: no progress shown. */
@@ -184,4 +186,48 @@ bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctr
 void ctrace__tool_export_close(ctrace_export_trace *t, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (t[i].reader) ctrace_reader_close(t[i].reader), t[i].reader = NULL;
+}
+
+int ctrace__tool_out_open(ctrace__tool_out *o, const char *path) {
+  *o = (ctrace__tool_out){.path = path, .fd = -1};
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    o->fd = open(path, O_WRONLY | O_CLOEXEC);
+    return o->fd;
+  }
+  const char *base = strrchr(path, '/');
+  int dirlen = base ? (int)(base - path + 1) : 0;
+  size_t cap = strlen(path) + 32;
+  if (!(o->tmp = malloc(cap))) {
+    errno = ENOMEM;
+    return -1;
+  }
+  snprintf(o->tmp, cap, "%.*s.%s.ctrace-XXXXXX", dirlen, path, path + dirlen);
+  o->fd = mkostemp(o->tmp, O_CLOEXEC);
+  mode_t mask = umask(0);
+  umask(mask);
+  if (o->fd >= 0 && fchmod(o->fd, 0666 & ~mask) != 0) {
+    int e = errno;
+    ctrace__tool_out_close(o, false);
+    errno = e;
+    return -1;
+  }
+  if (o->fd < 0) {
+    free(o->tmp);
+    o->tmp = NULL;
+  }
+  return o->fd;
+}
+
+int ctrace__tool_out_close(ctrace__tool_out *o, bool ok) {
+  int e = 0;
+  if (o->fd >= 0 && close(o->fd) != 0) e = errno;
+  o->fd = -1;
+  if (o->tmp) {
+    if (ok && !e && rename(o->tmp, o->path) != 0) e = errno;
+    if (!ok || e) unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+  }
+  return e;
 }

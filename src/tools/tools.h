@@ -64,4 +64,22 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
 bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t);
 void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
 
+/* An output file a command writes whole or not at all (-o FILE). A
+ * regular file, or a new one, is written beside its name (DIR/.NAME.
+ * ctrace-XXXXXX, with the mode a plain create would give) and renamed over
+ * it once complete (ctrace__tool_out_close): no half file lies under its
+ * name. Anything else, /dev/null, a FIFO, a terminal, is written where it
+ * is: a rename would replace the device itself. */
+typedef struct ctrace__tool_out {
+  const char *path;
+  char *tmp; /* the file beside path; NULL when written in place */
+  int fd;
+} ctrace__tool_out;
+/* The descriptor to write to, or -1 with errno (and nothing to close). */
+int ctrace__tool_out_open(ctrace__tool_out *o, const char *path);
+/* Closes o (fd, unless the caller closed it already: -1): with ok, puts
+ * the file in place (rename); without, removes what was written beside.
+ * 0, or an errno value. */
+int ctrace__tool_out_close(ctrace__tool_out *o, bool ok);
+
 #endif
