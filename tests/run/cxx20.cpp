@@ -13,8 +13,10 @@
 // yield on a loaded machine can outlast any fixed hold: so the holder
 // keeps the token until the kernel says both others sleep in a futex wait
 // (asleep_in_futex), and every round has two waits, each ended by the
-// holder's notify. Then they meet at a latch main counts down last; then
-// main releases a semaphore the three take. Prints what it did.
+// holder's notify. Main waits at a latch from the start (the first holder
+// begins once main sleeps there) until the last of the three arrives past
+// the ring; then main releases a semaphore the three take. Prints what it
+// did.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@ static constexpr int kThreads = 3;
 static std::atomic<int> turn{0};
 static int rounds;
 static std::atomic<pid_t> tids[kThreads];
+static pid_t main_tid;
 
 // Whether thread tid sleeps in a futex wait (its state is S and the call
 // it is in is futex: /proc/self/task/TID/syscall's first field, which
@@ -56,12 +59,17 @@ static bool asleep_in_futex(pid_t tid) {
 }
 
 // Waits (ten seconds at most: a hang would hide what went wrong) until
-// every thread of the ring but me sleeps in a futex wait, on the token or
-// at the latch past the ring's end.
+// thread tid sleeps in a futex wait or has ended.
+static void await_asleep(pid_t tid) {
+  for (int tries = 0; tries < 100000 && !asleep_in_futex(tid); tries++)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+
+// Until every thread of the ring but me sleeps in a futex wait, on the
+// token or at the latch past the ring's end.
 static void others_asleep(int me) {
   for (int i = 0; i < kThreads; i++)
-    for (int tries = 0; i != me && tries < 100000 && !asleep_in_futex(tids[i].load()); tries++)
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (i != me) await_asleep(tids[i].load());
 }
 
 static long long clock_ns(clockid_t c) {
@@ -99,6 +107,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   rounds = std::atoi(argv[1]);
+  main_tid = gettid();
   std::latch ready(kThreads + 1);
   std::counting_semaphore<kThreads> sem(0);
   std::atomic<int> taken{0};
@@ -108,6 +117,7 @@ int main(int argc, char **argv) {
       tids[me] = gettid();
       tids[me].notify_all();
       for (int i = 0; i < kThreads; i++) tids[i].wait(0);
+      if (me == 0) await_asleep(main_tid);
       for (int r = 0; r < rounds; r++) {
         for (int t = turn.load(); t != me; t = turn.load()) turn.wait(t);
         others_asleep(me);
@@ -118,9 +128,8 @@ int main(int argc, char **argv) {
       sem.acquire();
       taken++;
     });
-  // The threads are at the latch (or on their way) when main arrives.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ready.count_down();
+  ready.arrive_and_wait();
+  // The three are at the semaphore (or on their way) when main releases it.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   sem.release(kThreads);
   for (auto &t : ts) t.join();
