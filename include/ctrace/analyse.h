@@ -108,12 +108,17 @@ typedef struct ctrace_gtimes {
 typedef struct ctrace_goroutine_stats {
   uint64_t id;
   const char *name; /* start function; valid while the reader is open */
+  /* its thread's name, the last the trace gives it ("" for none: a
+   * thread never named, or Go's goroutines); valid as name */
+  const char *thread;
   int64_t creation, end; /* end -1: alive at the trace's end */
   ctrace_gtimes t;
 } ctrace_goroutine_stats;
 
+/* Goroutines of one thread name and start function. */
 typedef struct ctrace_group_stats {
-  const char *name;
+  const char *name;   /* start function */
+  const char *thread; /* thread name, "" for none */
   uint64_t count;
   ctrace_gtimes t; /* sums over the group */
 } ctrace_group_stats;

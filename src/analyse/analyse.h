@@ -145,6 +145,12 @@ const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack)
  * name in Go 1.23's summary, from the first stack a change of its state
  * carries. */
 const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack);
+/* The thread name an event gives its goroutine (g): the label of a
+ * GoStartLabel or CTRACE__AN_GoLabel ("" for a name taken away), which is
+ * how ctrace writes a thread's name; NULL for any other event, and for
+ * the labels Go's runtime gives its GC workers ("GC (dedicated)", ...),
+ * which name no thread. Valid while the reader is open. */
+const char *ctrace__an_thread_name(const ctrace_event *ev);
 
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,

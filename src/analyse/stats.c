@@ -100,6 +100,7 @@ static gst *gfind(sctx *c, uint64_t g, bool create) {
     memset(&c->gs[c->ngs], 0, sizeof c->gs[0]);
     c->gs[c->ngs].s.id = g;
     c->gs[c->ngs].s.name = "";
+    c->gs[c->ngs].s.thread = "";
     c->gs[c->ngs].s.end = -1;
     *ix = ++c->ngs;
   }
@@ -291,7 +292,8 @@ static int cmp_gid(const void *a, const void *b) {
 static int cmp_group(const void *a, const void *b) {
   const ctrace_group_stats *x = a, *y = b;
   if (x->t.exec != y->t.exec) return x->t.exec > y->t.exec ? -1 : 1;
-  return strcmp(x->name, y->name);
+  int d = strcmp(x->name, y->name);
+  return d ? d : strcmp(x->thread, y->thread);
 }
 
 static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
@@ -514,6 +516,9 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       to(c, g, G_WAITING, ev->ts, br, ev->stack);
     break;
   }
+  /* A thread's name: the last one given (names.c writes it at each start). */
+  const char *tn = ctrace__an_thread_name(ev);
+  if (tn && ev->g && (g = gfind(c, ev->g, false))) g->s.thread = tn;
   return !c->oom;
 }
 
@@ -559,8 +564,14 @@ static bool collect_goroutines(sctx *c) {
   for (size_t i = 0; i < ng; i++) {
     ctrace_goroutine_stats *g = &st->goroutines[i];
     size_t k = 0;
-    while (k < st->ngroups && strcmp(st->groups[k].name, g->name) != 0) k++;
-    if (k == st->ngroups) st->groups[st->ngroups++].name = g->name;
+    while (k < st->ngroups &&
+           (strcmp(st->groups[k].name, g->name) != 0 || strcmp(st->groups[k].thread, g->thread) != 0))
+      k++;
+    if (k == st->ngroups) {
+      st->groups[k].name = g->name;
+      st->groups[k].thread = g->thread;
+      st->ngroups++;
+    }
     st->groups[k].count++;
     add_times(&st->groups[k].t, &g->t);
   }
