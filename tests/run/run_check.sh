@@ -979,6 +979,13 @@ case_futex() {
     # linked is the floor.
     traced rust 0 "$out/run_rust_sync" "$rounds"
     futex_ring rust $((3 * rounds)) $((3 * rounds / 2))
+    # std::thread::Builder::name: each ring thread names itself as it
+    # starts (prctl's PR_SET_NAME, through pthread_setname_np).
+    local rn
+    rn=$("$ctrace" stats --format=csv "$out/rust.trace" |
+        awk -F, '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 } t && $NF ~ /^"ring-[0-9]+"$/ { print $NF }' |
+        sort -u | wc -l)
+    [ "$rn" -eq 3 ] || fail "rust: $rn ring threads named ring-N in ctrace stats, want 3"
     # mpsc: main received each message, most of them waiting.
     [ "$(linked rust "$m" GoBlockSync)" -ge $((rounds / 2)) ] ||
         fail "rust: $(linked rust "$m" GoBlockSync) of main's receives ended by the sender"
@@ -1172,7 +1179,14 @@ case_memcached() {
         fail "memcached: $n workers' waits ended by the dispatcher, for $conns connections"
     [ "$(whys mc '*' outside)" -ge "$conns" ] ||
         fail "memcached: $(whys mc '*' outside) waits ended from outside, for $conns connections of 10 requests"
-    echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside"
+    # Its worker threads by the name memcached gives each (its creator's
+    # pthread_setname_np of the new thread), in ctrace stats: Debian's
+    # binary is stripped, so their start functions tell nothing.
+    local named
+    named=$("$ctrace" stats --format=csv "$out/mc.trace" |
+        awk -F, '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 } t && $NF == "\"mc-worker\"" { k++ } END { print k + 0 }')
+    [ "$named" -eq 4 ] || fail "memcached: $named threads named mc-worker in ctrace stats, want 4 (-t 4)"
+    echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside, $named mc-workers"
 }
 
 "case_$case_name"

@@ -1,0 +1,128 @@
+/* names: threads named every way a program names them, for names_check.sh.
+ *
+ *   pre-start  named before the trace began (a library constructor's
+ *              thread, names_pre.c), seen at its first traced call
+ *   worker-a   pthread_setname_np of itself
+ *   worker-p   prctl(PR_SET_NAME)
+ *   worker-c   a write to /proc/thread-self/comm
+ *   worker-o   pthread_setname_np by main, of another thread
+ *   worker-t   a write by main to /proc/self/task/TID/comm
+ *   rename-1, then rename-2: a rename while it runs
+ *   (unnamed)  a thread that keeps the name it inherited
+ *   main       keeps the process's name: unnamed in the trace
+ *
+ * Each named thread sleeps a little once named, so that it shows its name
+ * at a start of its own, then ends. Threads run one after the other.
+ * Prints "names ok" when every rename succeeded. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+int names_pre_join(void);
+
+static int failures;
+
+static void nap(void) { usleep(2000); }
+
+static void comm_write(const char *path, const char *name) {
+  int fd = open(path, O_WRONLY);
+  if (fd < 0 || write(fd, name, strlen(name)) != (ssize_t)strlen(name)) failures++;
+  if (fd >= 0) close(fd);
+}
+
+static void *self_setname(void *arg) {
+  (void)arg;
+  if (pthread_setname_np(pthread_self(), "worker-a") != 0) failures++;
+  nap();
+  return NULL;
+}
+
+static void *self_prctl(void *arg) {
+  (void)arg;
+  if (prctl(PR_SET_NAME, "worker-p", 0, 0, 0) != 0) failures++;
+  nap();
+  return NULL;
+}
+
+static void *self_comm(void *arg) {
+  (void)arg;
+  comm_write("/proc/thread-self/comm", "worker-c");
+  nap();
+  return NULL;
+}
+
+static void *renamer(void *arg) {
+  (void)arg;
+  if (pthread_setname_np(pthread_self(), "rename-1") != 0) failures++;
+  nap();
+  if (pthread_setname_np(pthread_self(), "rename-2") != 0) failures++;
+  return NULL;
+}
+
+static void *unnamed(void *arg) {
+  (void)arg;
+  nap();
+  return NULL;
+}
+
+/* Named by main: it says it is there (a traced call, so that the tracer
+ * knows it), waits until main has named it, then sleeps. */
+static int ready[2], named[2];
+
+static void *by_other(void *arg) {
+  pid_t *tid = arg;
+  *tid = gettid();
+  char c = 1;
+  if (write(ready[1], &c, 1) != 1 || read(named[0], &c, 1) != 1) failures++;
+  nap();
+  return NULL;
+}
+
+static void run(void *(*fn)(void *)) {
+  pthread_t th;
+  if (pthread_create(&th, NULL, fn, NULL) != 0 || pthread_join(th, NULL) != 0) failures++;
+}
+
+static void run_named_by_main(int how) {
+  pthread_t th;
+  pid_t tid = 0;
+  char c;
+  if (pipe(ready) != 0 || pipe(named) != 0) exit(1);
+  if (pthread_create(&th, NULL, by_other, &tid) != 0) exit(1);
+  if (read(ready[0], &c, 1) != 1) failures++;
+  if (how == 0) {
+    if (pthread_setname_np(th, "worker-o") != 0) failures++;
+  } else {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    comm_write(path, "worker-t");
+  }
+  if (write(named[1], &c, 1) != 1) failures++;
+  if (pthread_join(th, NULL) != 0) failures++;
+  for (int i = 0; i < 2; i++) {
+    close(ready[i]);
+    close(named[i]);
+  }
+}
+
+int main(void) {
+  if (names_pre_join() != 0) failures++;
+  run(self_setname);
+  run(self_prctl);
+  run(self_comm);
+  run(renamer);
+  run(unnamed);
+  run_named_by_main(0);
+  run_named_by_main(1);
+  nap();
+  if (failures) {
+    printf("names: %d failures\n", failures);
+    return 1;
+  }
+  printf("names ok\n");
+  return 0;
+}
