@@ -13,13 +13,19 @@
  *
  * Each named thread sleeps a little once named, so that it shows its name
  * at a start of its own, then ends. Threads run one after the other.
- * Prints "names ok" when every rename succeeded. */
+ * Prints "names ok" when every rename succeeded.
+ *
+ * "names spin MS": one thread, "spinner", names itself and then writes
+ * to /dev/null for MS ms without ever waiting: a flight recorder's
+ * snapshot of its last part holds no start of it, and names it all the
+ * same (a label in each generation). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 int names_pre_join(void);
@@ -109,8 +115,38 @@ static void run_named_by_main(int how) {
   }
 }
 
-int main(void) {
+static long spin_ms;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void *spinner(void *arg) {
+  (void)arg;
+  if (pthread_setname_np(pthread_self(), "spinner") != 0) failures++;
+  int fd = open("/dev/null", O_WRONLY);
+  if (fd < 0) exit(1);
+  /* A write every 50 us: events in every generation, few of them. */
+  for (double t0 = now_ms(), next = t0; now_ms() - t0 < (double)spin_ms;) {
+    while (now_ms() < next) {
+    }
+    next += 0.05;
+    if (write(fd, "x", 1) != 1) failures++;
+  }
+  close(fd);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
   if (names_pre_join() != 0) failures++;
+  if (argc == 3 && strcmp(argv[1], "spin") == 0) {
+    spin_ms = atol(argv[2]);
+    run(spinner);
+    printf(failures ? "names: spin failed\n" : "names ok\n");
+    return failures != 0;
+  }
   run(self_setname);
   run(self_prctl);
   run(self_comm);

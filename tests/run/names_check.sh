@@ -15,7 +15,9 @@
 # table, CSV and JSON; `ctrace export` must name each thread's track by it
 # (Perfetto's thread_name, decoded by protoc, and Chrome JSON's
 # thread_name metadata, the last of each thread); and every Go that opens
-# the format must open the trace, every page (tests/go_compat.sh).
+# the format must open the trace, every page (tests/go_compat.sh). A
+# named thread that never waits must be named in each generation (10 ms
+# each) it writes in, so that a trace beginning with any of them names it.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
 
@@ -29,7 +31,7 @@ fail() {
 }
 command -v jq >/dev/null 2>&1 || fail "jq not found (make test-deps)"
 command -v protoc >/dev/null 2>&1 || fail "protoc not found (make test-deps)"
-rm -rf "$out"
+[ -n "${NAMES_KEEP:-}" ] || rm -rf "$out"
 mkdir -p "$out"
 
 # start function -> the thread name its goroutine must end with ("" none);
@@ -119,7 +121,23 @@ check() {
 check names go1.11
 check names_go122 go1.22
 
+# A named thread that never waits, over 10 ms generations: each
+# generation it writes in names it (a trace, a flight recorder's
+# snapshot, may begin with any of them).
+t=$out/spin.trace
+CTRACE_GEN_MS=10 timeout -k 5 60 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_names" spin 100 \
+    >"$out/spin.out" 2>"$out/spin.err" || fail "spin: run_names failed: $(cat "$out/spin.out" "$out/spin.err")"
+grep -qx "names ok" "$out/spin.out" || fail "spin: $(cat "$out/spin.out")"
+"$ctrace" check "$t" >/dev/null || fail "spin: ctrace check rejects the trace"
+"$ctrace" dump "$t" >"$out/spin.dump"
+g=$(awk '/ Label .*Label="spinner"/ { g = $3; sub("G=", "", g); print g; exit }' "$out/spin.dump")
+[ -n "$g" ] || fail "spin: no G labelled spinner"
+res=$(awk -v g="G=$g" '/ Sync / { n++; next } $3 == g { ev[n] = 1 } $3 == g && / Label / { lab[n] = 1 }
+    END { for (k in ev) { gens++; if (!(k in lab)) bad++ } print gens + 0, bad + 0 }' "$out/spin.dump")
+[ "${res#* }" -eq 0 ] || fail "spin: ${res#* } of the ${res% *} generations the spinner wrote in do not name it"
+echo "$prog: spin: each of the ${res% *} generations the spinner wrote in names it"
+
 . "$here/../go_paths.sh"
 bash "$here/../go_compat.sh" "$out/names.trace"
-GO_COMPAT_GOS="$GO_CURRENT" bash "$here/../go_compat.sh" "$out/names_go122.trace"
-rm -rf "$out"
+GO_COMPAT_GOS="$GO_CURRENT" bash "$here/../go_compat.sh" "$out/names_go122.trace" "$out/spin.trace"
+[ -n "${NAMES_KEEP:-}" ] || rm -rf "$out"
