@@ -84,9 +84,10 @@ void ctrace__pl_comm_written(pid_t tid) {
   errno = e;
 }
 
+/* The mode is there only where glibc reads it (its __OPEN_NEEDS_MODE). */
 #define OPEN_MODE(flags, last)                                        \
   mode_t mode = 0;                                                    \
-  if ((flags) & (O_CREAT | O_TMPFILE)) {                              \
+  if (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE) {    \
     va_list ap;                                                       \
     va_start(ap, last);                                               \
     mode = va_arg(ap, mode_t);                                        \
