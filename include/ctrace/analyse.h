@@ -144,6 +144,9 @@ typedef struct ctrace_waker_stats {
    * "signal", "timer" (a timerfd), "outside" (a descriptor made ready by
    * no thread of the process seen); NULL: not told. */
   const char *why;
+  /* The threads' names ("" none; waker_thread "" with no waker), which
+   * the rows are split by too. */
+  const char *woken_thread, *waker_thread;
 } ctrace_waker_stats;
 
 #define CTRACE_MMU_WINDOWS 3 /* 1 ms, 10 ms, 100 ms */

@@ -428,7 +428,7 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       }
       /* Named once the pass has named every goroutine. */
       c->waits[c->nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(ev), NULL, NULL,
-                                        ctrace__an_why(c->r, ev), ev->ts - g->last_block};
+                                        ctrace__an_why(c->r, ev), ev->ts - g->last_block, "", ""};
     }
     to(c, g, G_RUNNABLE, ev->ts, 0, 0);
     break;
@@ -581,7 +581,12 @@ static bool collect_goroutines(sctx *c) {
     an_wait *w = &c->waits[i];
     gst *g = gfind(c, w->woken, false);
     w->woken_name = g ? g->s.name : "";
-    if (w->waker) w->waker_name = (g = gfind(c, w->waker, false)) ? g->s.name : "";
+    w->woken_thread = g ? g->s.thread : "";
+    if (w->waker) {
+      g = gfind(c, w->waker, false);
+      w->waker_name = g ? g->s.name : "";
+      w->waker_thread = g ? g->s.thread : "";
+    }
   }
   return ctrace__an_waker_table(c->waits, c->nwaits, &st->wakers, &st->nwakers) == 0;
 }

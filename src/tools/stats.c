@@ -74,6 +74,14 @@ static void csv_times(const ctrace_gtimes *t) {
 
 static const char *gname(const char *n) { return n[0] ? n : "(unknown)"; }
 
+/* A waker table's party: "THREAD (START_FUNCTION)" where its thread is
+ * named, else its start function. */
+static const char *party(char *buf, size_t n, const char *thread, const char *fn) {
+  if (!thread[0]) return gname(fn);
+  snprintf(buf, n, "%s (%s)", thread, gname(fn));
+  return buf;
+}
+
 static void ms(FILE *f, int64_t ns) { fprintf(f, " %12.3f", (double)ns / 1e6); }
 
 static void table(const ctrace_stats *s) {
@@ -155,10 +163,11 @@ static void table(const ctrace_stats *s) {
          "waits", "total", "p50", "p99", "max");
   for (size_t i = 0; i < s->nwakers; i++) {
     const ctrace_waker_stats *w = &s->wakers[i];
-    char why[64];
+    char why[64], wo[256], wk[256];
     if (w->why) snprintf(why, sizeof why, "(no waker: %s)", w->why);
-    printf("  %-32s %-32s %6" PRIu64, gname(w->woken),
-           w->waker ? gname(w->waker) : w->why ? why : "(no waker known)", w->count);
+    printf("  %-32s %-32s %6" PRIu64, party(wo, sizeof wo, w->woken_thread, w->woken),
+           w->waker ? party(wk, sizeof wk, w->waker_thread, w->waker) : w->why ? why : "(no waker known)",
+           w->count);
     ms(stdout, w->total);
     ms(stdout, w->p50);
     ms(stdout, w->p99);
@@ -220,9 +229,10 @@ static void csv(const ctrace_stats *s) {
     printf(",%" PRId64 "\n", s->mmu_span_ns);
   }
   /* waker_known 0: no waker known (waker_start_function is then empty);
-   * why: then, the reason the waits ended by themselves, if told. */
+   * why: then, the reason the waits ended by themselves, if told; the
+   * threads' names last ("" none). */
   printf("\nwoken_start_function,waker_start_function,waker_known,count,total_ns,p50_ns,p99_ns,"
-         "max_ns,why\n");
+         "max_ns,why,woken_thread,waker_thread\n");
   for (size_t i = 0; i < s->nwakers; i++) {
     const ctrace_waker_stats *w = &s->wakers[i];
     qstr(stdout, w->woken, CSV);
@@ -231,6 +241,10 @@ static void csv(const ctrace_stats *s) {
     printf(",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", w->waker != NULL,
            w->count, w->total, w->p50, w->p99, w->max);
     if (w->why) qstr(stdout, w->why, CSV);
+    printf(",");
+    qstr(stdout, w->woken_thread, CSV);
+    printf(",");
+    qstr(stdout, w->waker_thread, CSV);
     printf("\n");
   }
 }
@@ -319,6 +333,10 @@ static void json(const ctrace_stats *s) {
       qstr(stdout, w->why, JSON);
     else
       printf("null");
+    printf(", \"woken_thread\": ");
+    qstr(stdout, w->woken_thread, JSON);
+    printf(", \"waker_thread\": ");
+    qstr(stdout, w->waker_thread, JSON);
     printf("}");
   }
   printf("\n  ]\n}\n");

@@ -12,7 +12,8 @@
  *   main       keeps the process's name: unnamed in the trace
  *
  * Each named thread sleeps a little once named, so that it shows its name
- * at a start of its own, then ends. Threads run one after the other.
+ * at a start of its own, then ends once main waits for it. Threads run one
+ * after the other.
  * Prints "names ok" when every rename succeeded.
  *
  * "names spin MS": one thread, "spinner", names itself and then writes
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +34,39 @@ int names_pre_join(void);
 
 static int failures;
 
-static void nap(void) { usleep(2000); }
+/* Whether thread tid sleeps in system call sysno (/proc: its state, then
+ * its call), as run_futex's rings tell. */
+static int asleep_in(pid_t tid, long sysno) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 1; /* gone */
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'); /* the name may hold anything */
+  if (!p || strncmp(p, ") S", 3) != 0) return 0;
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+  long nr = -1;
+  if (!(f = fopen(path, "r"))) return 1;
+  if (fscanf(f, "%ld", &nr) != 1) nr = -1;
+  fclose(f);
+  return nr == sysno;
+}
+
+/* Waits until tid sleeps in sysno (10 s at most: a hang would hide what
+ * went wrong), so that the wait the test looks for is certain. */
+static void wait_asleep(pid_t tid, long sysno) {
+  for (int i = 0; i < 100000 && !asleep_in(tid, sysno); i++) usleep(100);
+}
+
+/* A named thread sleeps a little (a start of its own, after the name),
+ * and ends once main waits for it in pthread_join (a futex): main's wait
+ * is ended by this thread, whose name ctrace stats gives the waker. */
+static void nap(void) {
+  usleep(2000);
+  wait_asleep(getpid(), SYS_futex);
+}
 
 static void comm_write(const char *path, const char *name) {
   int fd = open(path, O_WRONLY);
@@ -100,6 +134,7 @@ static void run_named_by_main(int how) {
   if (pipe(ready) != 0 || pipe(named) != 0) exit(1);
   if (pthread_create(&th, NULL, by_other, &tid) != 0) exit(1);
   if (read(ready[0], &c, 1) != 1) failures++;
+  wait_asleep(tid, SYS_read); /* in its read of named: main's write ends it */
   if (how == 0) {
     if (pthread_setname_np(th, "worker-o") != 0) failures++;
   } else {
@@ -154,7 +189,6 @@ int main(int argc, char **argv) {
   run(unnamed);
   run_named_by_main(0);
   run_named_by_main(1);
-  nap();
   if (failures) {
     printf("names: %d failures\n", failures);
     return 1;

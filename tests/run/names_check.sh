@@ -12,7 +12,7 @@
 # must carry every name on its thread's G (`ctrace dump`: GoStartLabel, or
 # Go 1.22's Label) and none on the others; `ctrace stats` must put each
 # goroutine under its thread's name (the last one, rename-2), in its
-# table, CSV and JSON; `ctrace export` must name each thread's track by it
+# table, CSV and JSON, and say by thread who kept whom waiting; `ctrace export` must name each thread's track by it
 # (Perfetto's thread_name, decoded by protoc, and Chrome JSON's
 # thread_name metadata, the last of each thread); and every Go that opens
 # the format must open the trace, every page (tests/go_compat.sh). A
@@ -92,6 +92,17 @@ check() {
     # main and the unnamed thread: 9 goroutines, 7 named.
     [ "$(grep -vc ' -$' <<<"$got")" -eq 7 ] && [ "$(wc -l <<<"$got")" -eq 9 ] ||
         fail "$name: want 9 goroutines, 7 named: $(tr '\n' ';' <<<"$got")"
+    # Who kept them waiting, by thread: main's joins ended by each named
+    # thread's end; worker-o's and worker-t's reads ended by main's writes.
+    got=$(awk -F, '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
+                   t { wo = $(NF - 1); wk = $NF; gsub(/"/, "", wo); gsub(/"/, "", wk); print "woken=" wo, "waker=" wk }' \
+        "$out/$name.csv")
+    for n in worker-a worker-p worker-c rename-2 worker-o worker-t; do
+        grep -qx "woken= waker=$n" <<<"$got" || fail "$name: no waits of main ended by $n in ctrace stats: $(tr '\n' ';' <<<"$got")"
+    done
+    for n in worker-o worker-t; do
+        grep -qx "woken=$n waker=" <<<"$got" || fail "$name: no waits of $n ended by main in ctrace stats: $(tr '\n' ';' <<<"$got")"
+    done
     "$ctrace" stats --format=json "$t" >"$out/$name.json"
     [ "$(jq -r '.groups[] | select(.count == 1 and (.thread | startswith("worker-"))) | .thread' "$out/$name.json" |
         sort | tr '\n' ' ')" = "worker-a worker-c worker-o worker-p worker-t " ] ||

@@ -1009,11 +1009,11 @@ case_futex() {
 # whys NAME WOKEN WHY: waits of the goroutines started by WOKEN (any: '*')
 # that ended by themselves for the reason WHY, as ctrace stats
 # --format=csv counts them (its "who kept them waiting" rows: woken, waker,
-# waker_known, count, ..., why).
+# waker_known, count, ..., why, woken_thread, waker_thread).
 whys() {
     "$ctrace" stats --format=csv "$out/$1.trace" |
         awk -F, -v wo="\"$2\"" -v why="\"$3\"" '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
-            t && (wo == "\"*\"" || $1 == wo) && $3 == 0 && $NF == why { n += $4 } END { print n + 0 }'
+            t && (wo == "\"*\"" || $1 == wo) && $3 == 0 && $(NF - 2) == why { n += $4 } END { print n + 0 }'
 }
 
 # net_wakes NAME G WAKER: G's GoBlockNet waits that WAKER ended.
