@@ -5,7 +5,7 @@
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
 #            passthrough c11 closer state wakers timed make futex bash launch
-#            userns loop node memcached (see the case_* functions below)
+#            userns loop node memcached redis (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -1187,6 +1187,36 @@ case_memcached() {
         awk -F, '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 } t && $NF == "\"mc-worker\"" { k++ } END { print k + 0 }')
     [ "$named" -eq 4 ] || fail "memcached: $named threads named mc-worker in ctrace stats, want 4 (-t 4)"
     echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside, $named mc-workers"
+}
+
+# redis-server (Debian's, stripped) names its threads from within each:
+# bio_close_file, bio_aof_fsync, bio_lazy_free, io_thd_1 (--io-threads 2),
+# and jemalloc's background threads, which jemalloc creates behind the
+# shim (not through the PLT) and names jemalloc_bg_thd. ctrace stats must
+# show each by its name.
+case_redis() {
+    [ "${CTRACE_TEST_SANITIZE:-}" != address ] || export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
+        fail "redis: redis-server is not installed (make test-deps)"
+    local pid st=0 i n sock=$out/redis.sock
+    timeout -k 5 "$LIMIT" "$ctrace" run -o "$out/redis.trace" -- redis-server --port 0 --unixsocket "$sock" \
+        --dir "$out" --save '' --appendonly no --io-threads 2 >"$out/redis.out" 2>&1 &
+    pid=$!
+    for i in $(seq 200); do
+        [ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] && break
+        sleep 0.05
+    done
+    for i in $(seq 20); do redis-cli -s "$sock" set "k$i" "v$i" >/dev/null; done
+    redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1 || true
+    wait "$pid" || st=$?
+    [ "$st" -eq 0 ] || { tail -n 5 "$out/redis.out"; fail "redis: exit status $st, want 0"; }
+    decode redis
+    "$ctrace" stats --format=csv "$out/redis.trace" >"$out/redis.csv"
+    for n in bio_close_file bio_aof_fsync bio_lazy_free io_thd_1 jemalloc_bg_thd; do
+        grep -q ",\"$n\"$" "$out/redis.csv" ||
+            fail "redis: no thread named $n in ctrace stats: $(sed -n '/^goroutine,/,/^$/p' "$out/redis.csv" | awk -F, '{ print $NF }' | tr '\n' ' ')"
+    done
+    echo "$prog: redis: bio_close_file, bio_aof_fsync, bio_lazy_free, io_thd_1 and jemalloc_bg_thd named"
 }
 
 "case_$case_name"
