@@ -60,7 +60,8 @@ uint64_t ctrace__g_label_slow(ctrace__w *w, ctrace_g *g) {
       __builtin_ia32_pause();
       continue;
     }
-    for (size_t i = 0; i <= NAME_MAX_LEN; i++) name[i] = __atomic_load_n(&g->ctrace__name[i], __ATOMIC_RELAXED);
+    for (size_t i = 0; i <= NAME_MAX_LEN; i++)
+      name[i] = __atomic_load_n(&g->ctrace__name[i], __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&g->ctrace__name_seq, __ATOMIC_RELAXED) == s) break;
   }
@@ -148,7 +149,8 @@ void ctrace__thread_renamed(void) {
   if (!g) return;
   uint32_t before = __atomic_load_n(&g->ctrace__name_seq, __ATOMIC_RELAXED);
   ctrace__os_name(t0, true);
-  if (__atomic_load_n(&g->ctrace__name_seq, __ATOMIC_RELAXED) != before && t0->curg == g) show_rename(g);
+  if (__atomic_load_n(&g->ctrace__name_seq, __ATOMIC_RELAXED) != before && t0->curg == g)
+    show_rename(g);
 }
 
 /* Another thread's name, from /proc (a comm file written). */
