@@ -1642,6 +1642,66 @@ static void test_regress_go_stop_then_start(void **state) {
   worker_join(&a);
 }
 
+/* Thread names (src/runtime/names.c): a thread's system name, given
+ * before the tracer knew it, labels its starts from its first event; one
+ * given by ctrace_thread_name is written at once (GoSched, GoStartLabel)
+ * and labels the starts after it; a thread whose name is the process's,
+ * inherited, is unnamed. */
+static uint64_t named_g, unnamed_g;
+
+static void *named_thread(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "os-name");
+  ctrace_thread_resume(); /* its first event: the name is read here */
+  named_g = ctrace_thread_g()->id;
+  ctrace_go_block(CTRACE_BLOCK_SYNC);
+  ctrace_thread_resume();
+  ctrace_thread_name("api-name");
+  ctrace_go_block(CTRACE_BLOCK_SYNC);
+  ctrace_thread_resume();
+  ctrace_thread_end();
+  return NULL;
+}
+
+static void *unnamed_thread(void *arg) {
+  (void)arg;
+  ctrace_thread_resume();
+  unnamed_g = ctrace_thread_g()->id;
+  ctrace_go_block(CTRACE_BLOCK_SYNC);
+  ctrace_thread_resume();
+  ctrace_thread_end();
+  return NULL;
+}
+
+static void test_thread_names(void **state) {
+  (void)state;
+  session s = {0};
+  session_start(&s, NULL);
+  pthread_t th[2];
+  assert_int_equal(pthread_create(&th[0], NULL, named_thread, NULL), 0);
+  assert_int_equal(pthread_join(th[0], NULL), 0);
+  assert_int_equal(pthread_create(&th[1], NULL, unnamed_thread, NULL), 0);
+  assert_int_equal(pthread_join(th[1], NULL), 0);
+  session_stop(&s);
+  /* os-name on its first start and the one after its block; api-name on
+   * the restart at the rename and the start after. */
+  const char *want[] = {"os-name", "os-name", "api-name", "api-name"};
+  int n = 0;
+  for (size_t i = 0; i < s.tr.nev; i++) {
+    const td_event *e = &s.tr.ev[i];
+    if (e->type != CTRACE_EV_GoStartLabel) continue;
+    CHECK_EQ(e->a[0], named_g, "G of a GoStartLabel");
+    const char *l = td_str(&s.tr, e->a[2]);
+    if (n < 4 && !(l && strcmp(l, want[n]) == 0)) fail_msg("label %d: %s, want %s", n, l ? l : "(none)", want[n]);
+    n++;
+  }
+  CHECK_EQ(n, 4, "GoStartLabel events");
+  const td_event *sched = must_find(&s.tr, CTRACE_EV_GoSched, ANY, 0);
+  CHECK(sched->batch >= 0, "the rename's GoSched");
+  CHECK(find_ev(&s.tr, CTRACE_EV_GoStartLabel, unnamed_g, 0) == NULL, "no label on the unnamed thread");
+  session_free(&s);
+}
+
 /* A trace in which nothing was traced is the header and Frequency only; Go
  * 1.19 refuses it ("trace is empty"). Expected: at least one event (Go's
  * own runtime always writes ProcStart/GoCreate for what exists). */
@@ -2003,6 +2063,7 @@ int main(void) {
       cmocka_unit_test(test_stack_depth),
       cmocka_unit_test(test_no_stacks),
       /* Regressions. */
+      cmocka_unit_test(test_thread_names),
       cmocka_unit_test(test_regress_go_stop_then_start),
       cmocka_unit_test(test_regress_empty_trace),
       cmocka_unit_test(test_regress_plain_thread_p_collision),

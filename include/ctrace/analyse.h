@@ -108,12 +108,17 @@ typedef struct ctrace_gtimes {
 typedef struct ctrace_goroutine_stats {
   uint64_t id;
   const char *name; /* start function; valid while the reader is open */
+  /* its thread's name, the last the trace gives it ("" for none: a
+   * thread never named, or Go's goroutines); valid as name */
+  const char *thread;
   int64_t creation, end; /* end -1: alive at the trace's end */
   ctrace_gtimes t;
 } ctrace_goroutine_stats;
 
+/* Goroutines of one thread name and start function. */
 typedef struct ctrace_group_stats {
-  const char *name;
+  const char *name;   /* start function */
+  const char *thread; /* thread name, "" for none */
   uint64_t count;
   ctrace_gtimes t; /* sums over the group */
 } ctrace_group_stats;
@@ -139,6 +144,9 @@ typedef struct ctrace_waker_stats {
    * "signal", "timer" (a timerfd), "outside" (a descriptor made ready by
    * no thread of the process seen); NULL: not told. */
   const char *why;
+  /* The threads' names ("" none; waker_thread "" with no waker), which
+   * the rows are split by too. */
+  const char *woken_thread, *waker_thread;
 } ctrace_waker_stats;
 
 #define CTRACE_MMU_WINDOWS 3 /* 1 ms, 10 ms, 100 ms */

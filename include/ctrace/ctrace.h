@@ -227,6 +227,13 @@ typedef struct ctrace_g {
   uint32_t ctrace__regions[8], ctrace__nregions;
   uint64_t ctrace__gen_prev;   /* the generation stated before ctrace__gen */
   uint32_t ctrace__gen_status; /* the status stated in ctrace__gen, and if an assist was open */
+  /* The thread's name (ctrace_thread_name, or the system's), the label of
+   * the G's starts: written under a sequence count (odd while written, 0
+   * never named), and the string id it was last written under (for the
+   * count ctrace__name_seen, in the trace state ctrace__name_state). */
+  uint32_t ctrace__name_seq, ctrace__name_seen;
+  uint64_t ctrace__name_state, ctrace__name_id;
+  char ctrace__name[32];
 } ctrace_g;
 
 /* Why a G blocks. */
@@ -319,6 +326,14 @@ void ctrace_thread_begin(ctrace_g *g);
 /* The thread is done: its G ends and its buffer is handed over. Runs by
  * itself at thread exit for threads that have traced anything. */
 void ctrace_thread_end(void);
+/* Names the calling thread in traces, this one and those to come: Go's
+ * viewer shows the name beside its goroutine, ctrace's tools group and
+ * label threads by it. At most 31 bytes are kept; NULL or "" unnames it.
+ * The system's name of the thread (pthread_setname_np, prctl's
+ * PR_SET_NAME) is taken as the name when the thread is first traced and
+ * when a trace starts, where it differs from the process's; this call does
+ * not change it. */
+void ctrace_thread_name(const char *name);
 /* The thread goes on after ctrace_go_block or ctrace_go_sysblock: if no one
  * unblocked its G, it unblocks itself (from its P, between Gs), then its G
  * starts again. */

@@ -88,6 +88,12 @@ const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack)
  * name in Go 1.23's summary, from the first stack a change of its state
  * carries. */
 const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack);
+/* The thread name an event gives its goroutine (g): the label of a
+ * GoStartLabel or CTRACE__MODEL_GoLabel ("" for a name taken away), which is
+ * how ctrace writes a thread's name; NULL for any other event, and for
+ * the labels Go's runtime gives its GC workers ("GC (dedicated)", ...),
+ * which name no thread. Valid while the reader is open. */
+const char *ctrace__an_thread_name(const ctrace_event *ev);
 
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,
@@ -113,16 +119,19 @@ uint64_t ctrace__an_waker_of(const ctrace_event *ev);
 const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev);
 
 /* One wait a GoUnblock ended, for ctrace stats: the goroutines (waker 0:
- * none known), then their start functions (waker_name NULL: none known),
- * why it ended by itself (ctrace__an_why), and its time. */
+ * none known), then their start functions (waker_name NULL: none known)
+ * and their threads' names ("" none), why it ended by itself
+ * (ctrace__an_why), and its time. */
 typedef struct an_wait {
   uint64_t woken, waker;
   const char *woken_name, *waker_name, *why;
   int64_t d;
+  const char *woken_thread, *waker_thread;
 } an_wait;
 
 /* The table of ctrace stats from the named waits w (sorted in place):
- * a row per (woken_name, waker_name, why), by total time, largest first.
+ * a row per (woken_name, woken_thread, waker_name, waker_thread, why), by
+ * total time, largest first.
  * 0, or -1 when out of memory. */
 int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout);
 

@@ -30,6 +30,16 @@ const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack) {
   return n && fr[n - 1].func ? fr[n - 1].func : "";
 }
 
+const char *ctrace__an_thread_name(const ctrace_event *ev) {
+  if (ev->type != CTRACE_EV_GoStartLabel && ev->type != CTRACE__MODEL_GoLabel) return NULL;
+  const char *l = ev->sargs[0] ? ev->sargs[0] : "";
+  /* Go's gcMarkWorkerModeStrings. */
+  if (strcmp(l, "GC (dedicated)") == 0 || strcmp(l, "GC (fractional)") == 0 ||
+      strcmp(l, "GC (idle)") == 0 || strcmp(l, "Not worker") == 0)
+    return NULL;
+  return l;
+}
+
 static struct an_gintervals *per_g(an_filter *f, uint64_t g) {
   bool fresh;
   uint64_t *ix = ctrace__map_put(&f->index, g, &fresh);

@@ -100,6 +100,7 @@ static gst *gfind(sctx *c, uint64_t g, bool create) {
     memset(&c->gs[c->ngs], 0, sizeof c->gs[0]);
     c->gs[c->ngs].s.id = g;
     c->gs[c->ngs].s.name = "";
+    c->gs[c->ngs].s.thread = "";
     c->gs[c->ngs].s.end = -1;
     *ix = ++c->ngs;
   }
@@ -291,7 +292,8 @@ static int cmp_gid(const void *a, const void *b) {
 static int cmp_group(const void *a, const void *b) {
   const ctrace_group_stats *x = a, *y = b;
   if (x->t.exec != y->t.exec) return x->t.exec > y->t.exec ? -1 : 1;
-  return strcmp(x->name, y->name);
+  int d = strcmp(x->name, y->name);
+  return d ? d : strcmp(x->thread, y->thread);
 }
 
 static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
@@ -426,7 +428,7 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       }
       /* Named once the pass has named every goroutine. */
       c->waits[c->nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(ev), NULL, NULL,
-                                        ctrace__an_why(c->r, ev), ev->ts - g->last_block};
+                                        ctrace__an_why(c->r, ev), ev->ts - g->last_block, "", ""};
     }
     to(c, g, G_RUNNABLE, ev->ts, 0, 0);
     break;
@@ -514,6 +516,9 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       to(c, g, G_WAITING, ev->ts, br, ev->stack);
     break;
   }
+  /* A thread's name: the last one given (names.c writes it at each start). */
+  const char *tn = ctrace__an_thread_name(ev);
+  if (tn && ev->g && (g = gfind(c, ev->g, false))) g->s.thread = tn;
   return !c->oom;
 }
 
@@ -559,8 +564,14 @@ static bool collect_goroutines(sctx *c) {
   for (size_t i = 0; i < ng; i++) {
     ctrace_goroutine_stats *g = &st->goroutines[i];
     size_t k = 0;
-    while (k < st->ngroups && strcmp(st->groups[k].name, g->name) != 0) k++;
-    if (k == st->ngroups) st->groups[st->ngroups++].name = g->name;
+    while (k < st->ngroups &&
+           (strcmp(st->groups[k].name, g->name) != 0 || strcmp(st->groups[k].thread, g->thread) != 0))
+      k++;
+    if (k == st->ngroups) {
+      st->groups[k].name = g->name;
+      st->groups[k].thread = g->thread;
+      st->ngroups++;
+    }
     st->groups[k].count++;
     add_times(&st->groups[k].t, &g->t);
   }
@@ -570,7 +581,12 @@ static bool collect_goroutines(sctx *c) {
     an_wait *w = &c->waits[i];
     gst *g = gfind(c, w->woken, false);
     w->woken_name = g ? g->s.name : "";
-    if (w->waker) w->waker_name = (g = gfind(c, w->waker, false)) ? g->s.name : "";
+    w->woken_thread = g ? g->s.thread : "";
+    if (w->waker) {
+      g = gfind(c, w->waker, false);
+      w->waker_name = g ? g->s.name : "";
+      w->waker_thread = g ? g->s.thread : "";
+    }
   }
   return ctrace__an_waker_table(c->waits, c->nwaits, &st->wakers, &st->nwakers) == 0;
 }

@@ -234,20 +234,29 @@ static int cmp_name(const char *a, const char *b) {
   return strcmp(a, b);
 }
 
+/* The row's key: names, threads, why. */
+static int cmp_key(const char *wo, const char *wot, const char *wk, const char *wkt, const char *why,
+                   const char *wo2, const char *wot2, const char *wk2, const char *wkt2,
+                   const char *why2) {
+  int k = strcmp(wo, wo2);
+  if (!k) k = strcmp(wot, wot2);
+  if (!k) k = cmp_name(wk, wk2);
+  if (!k) k = strcmp(wkt, wkt2);
+  return k ? k : cmp_name(why, why2);
+}
+
 static int cmp_wait(const void *a, const void *b) {
   const an_wait *x = a, *y = b;
-  int k = strcmp(x->woken_name, y->woken_name);
-  if (!k) k = cmp_name(x->waker_name, y->waker_name);
-  if (!k) k = cmp_name(x->why, y->why);
+  int k = cmp_key(x->woken_name, x->woken_thread, x->waker_name, x->waker_thread, x->why,
+                  y->woken_name, y->woken_thread, y->waker_name, y->waker_thread, y->why);
   return k ? k : (x->d > y->d) - (x->d < y->d);
 }
 
 static int cmp_row(const void *a, const void *b) {
   const ctrace_waker_stats *x = a, *y = b;
   if (x->total != y->total) return x->total > y->total ? -1 : 1;
-  int k = strcmp(x->woken, y->woken);
-  if (!k) k = cmp_name(x->waker, y->waker);
-  return k ? k : cmp_name(x->why, y->why);
+  return cmp_key(x->woken, x->woken_thread, x->waker, x->waker_thread, x->why, y->woken,
+                 y->woken_thread, y->waker, y->waker_thread, y->why);
 }
 
 int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout) {
@@ -265,9 +274,11 @@ int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_
   for (size_t i = 0, j; i < n; i = j) {
     ctrace_waker_stats *row = &(*out)[(*nout)++];
     *row = (ctrace_waker_stats){.woken = w[i].woken_name, .waker = w[i].waker_name,
-                                .why = w[i].why};
-    for (j = i; j < n && !strcmp(w[j].woken_name, row->woken) &&
-                !cmp_name(w[j].waker_name, row->waker) && !cmp_name(w[j].why, row->why);
+                                .why = w[i].why, .woken_thread = w[i].woken_thread,
+                                .waker_thread = w[i].waker_thread};
+    for (j = i; j < n && !cmp_key(w[j].woken_name, w[j].woken_thread, w[j].waker_name,
+                                  w[j].waker_thread, w[j].why, row->woken, row->woken_thread,
+                                  row->waker, row->waker_thread, row->why);
          j++) {
       d[j - i] = w[j].d;
       row->total += w[j].d;

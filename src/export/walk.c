@@ -26,6 +26,9 @@ typedef struct gstate {
   int8_t state;
   int regions_open;
   uint64_t flow_in; /* a flow to end at its next run, 0 none */
+  /* Its start function and its thread's name ("" none), which name its
+   * track: the reader's strings. */
+  const char *fn, *thread;
 } gstate;
 
 /* A task's value in walk.tasks: its type's string id, shifted, and flags. */
@@ -85,6 +88,18 @@ static uint64_t *task(walk *w, uint64_t id, uint64_t type) {
   return v;
 }
 
+/* A goroutine's track is named by its thread's name, where the trace
+ * gives one, else by its start function, as Go's viewer names goroutines;
+ * then its id. Described again when the thread is renamed: the last
+ * description names the thread (Perfetto's and Chrome's viewers). */
+static void describe_g(walk *w, uint64_t g, gstate *gs) {
+  const char *n = gs->thread[0] ? gs->thread : gs->fn;
+  char name[512];
+  snprintf(name, sizeof name, "%s%sG%llu", n, n[0] ? " " : "", (unsigned long long)g);
+  track(w, EX_GOROUTINE, g, name);
+  gs->described = true;
+}
+
 static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
   bool fresh;
   gstate *gs = ctrace__map_slot(&w->gix, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
@@ -92,16 +107,14 @@ static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
     w->oom = true;
     return NULL;
   }
-  if (fresh) gs->state = G_NONE;
+  if (fresh) {
+    gs->state = G_NONE;
+    gs->fn = gs->thread = "";
+  }
   if (!gs->described) {
-    /* Named by start function and id, as Go's viewer names goroutines. */
     const ctrace_frame *fr;
-    const char *fn = "";
-    if (create_stack && ctrace__model_stack(w->s->r, create_stack, &fr)) fn = fr[0].func ? fr[0].func : "";
-    char name[512];
-    snprintf(name, sizeof name, "%s%sG%llu", fn, fn[0] ? " " : "", (unsigned long long)g);
-    track(w, EX_GOROUTINE, g, name);
-    gs->described = true;
+    if (create_stack && ctrace__model_stack(w->s->r, create_stack, &fr)) gs->fn = fr[0].func ? fr[0].func : "";
+    describe_g(w, g, gs);
   }
   return gs;
 }
@@ -190,6 +203,11 @@ static void event(walk *w, const ctrace_event *ev) {
   gstate *gs;
   const char *wname;
   uint64_t *t;
+  const char *tn = ctrace__an_thread_name(ev);
+  if (tn && ev->g && (gs = gget(w, ev->g, 0)) && strcmp(tn, gs->thread) != 0) {
+    gs->thread = tn;
+    describe_g(w, ev->g, gs);
+  }
   switch (ev->type) {
   case CTRACE_EV_GoCreate: {
     /* The creation's stack is the creator's: it goes on the creator's

@@ -273,6 +273,7 @@ CTRACE__PL_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
   if (t == CTRACE__PL_TRY_CANNOT) { /* an eventfd, a tty: taken not to wait */
     CTRACE__PL_STREAM_SEQ();
     r = real_write()(fd, buf, n);
+    if (r > 0) ctrace__pl_comm_check(fd); /* procfs cannot try: a comm file? (names.c) */
   } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;
@@ -316,6 +317,7 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   if (as_is) {
     CTRACE__PL_STREAM_SEQ();
     r = off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
+    if (r > 0 && t == CTRACE__PL_TRY_CANNOT) ctrace__pl_comm_check(fd); /* names.c */
   } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
     ctrace__pl_io_wait iw;

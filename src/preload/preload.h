@@ -199,6 +199,27 @@ void ctrace__pl_signals_init(int snap_sig) CTRACE__PL_HIDDEN;
 void ctrace__pl_snapshot_request(void) CTRACE__PL_HIDDEN;
 extern volatile sig_atomic_t ctrace__pl_crash_sig CTRACE__PL_HIDDEN;
 
+/* ---- thread names (names.c) -------------------------------------------------- */
+
+/* libctrace (src/runtime/names.c): the calling thread's system name
+ * changed; another's did (th, or tid if not 0), to name (NULL: read it). */
+void ctrace__thread_renamed(void) CTRACE__PL_HIDDEN;
+void ctrace__thread_renamed_other(pthread_t th, pid_t tid, const char *name) CTRACE__PL_HIDDEN;
+
+/* Descriptors below this number opened for writing on a thread's comm
+ * file hold that thread's tid here (0: none). */
+#define CTRACE__PL_COMM_FDS 1024
+extern _Atomic pid_t ctrace__pl_comm_tid[CTRACE__PL_COMM_FDS] CTRACE__PL_HIDDEN;
+void ctrace__pl_comm_written(pid_t tid) CTRACE__PL_HIDDEN;
+
+/* After a write to fd that the kernel could not try (procfs cannot): if
+ * fd is a comm file, its thread was renamed. One load. */
+CTRACE__PL_INLINE void ctrace__pl_comm_check(int fd) {
+  if ((unsigned)fd >= CTRACE__PL_COMM_FDS) return;
+  pid_t tid = __atomic_load_n(&ctrace__pl_comm_tid[fd], __ATOMIC_RELAXED);
+  if (ctrace__pl_unlikely(tid != 0)) ctrace__pl_comm_written(tid);
+}
+
 /* ---- helpers for blocking wrappers ------------------------------------------ */
 
 /* libctrace (src/runtime/events.c): ctrace_thread_resume, but a G nobody

@@ -184,7 +184,7 @@ void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) {
     g = &t->self;
     ctrace__g_register(g, pc, CTRACE__G_RUNNING);
   }
-  t->home = g;
+  ctrace__set_home(t, g);
   t->curg = g;
   if (t->p < 0) t->p = alloc_own_p();
 }
@@ -286,7 +286,7 @@ void ctrace_go_end(void) {
   ctrace_g *g = t0->curg;
   if (!g) return;
   t0->curg = NULL;
-  if (t0->home == g) t0->home = NULL;
+  if (t0->home == g) ctrace__set_home(t0, NULL); /* before ctrace_thread_end frees it */
   __atomic_store_n(&g->ctrace__status, CTRACE__G_DEAD, __ATOMIC_RELAXED);
   ctrace__thread *t = ctrace__begin();
   if (t) {

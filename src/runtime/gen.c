@@ -180,6 +180,11 @@ void ctrace__gen_resume(ctrace__thread *t) {
   if (t->tcurg && t->tp >= 0) {
     ctrace__gen_procs(&w);
     ctrace__gc_active(&w);
+    /* Its G's name, in every generation (names.c): a trace that begins
+     * here (a flight recorder's snapshot) names a G that does not start
+     * again in it. */
+    uint64_t label = ctrace__g_label(&w, t->tcurg);
+    if (label) ctrace__emit2(&w, CTRACE_EV122_GoLabel, 1, &label, 0);
   }
 }
 

@@ -179,6 +179,7 @@ typedef struct ctrace__thread {
   uint8_t mode;         /* CTRACE__MODE_* */
   bool registered, keyed, exiting;
   pthread_t pthread;            /* the thread itself, for its CPU-time clock */
+  char comm[16];                /* its system name as last read (names.c) */
   struct ctrace__prof *prof;    /* CPU sampling (cpuprof.c), NULL if never */
   _Atomic uint64_t events; /* events written, summed by ctrace_stats_get */
   struct ctrace__thread *next, *prev; /* registry, under threads lock */
@@ -553,6 +554,50 @@ CTRACE__INLINE ctrace_g *ctrace__current(ctrace__thread *t, uintptr_t pc) {
   if (ctrace__unlikely(t->mode == CTRACE__MODE_NONE)) ctrace__make_plain(t, NULL, pc);
   return t->curg;
 }
+
+/* ---- thread names (names.c) ----------------------------------------------
+ *
+ * A name is its G's label: every start of the G carries it (GoStartLabel;
+ * GoStart then GoLabel in the generation format), as Go's runtime labels
+ * its GC workers at each start. */
+
+/* Sets g's name (len bytes of name, at most 31 kept); any thread may.
+ * True if it changed. */
+bool ctrace__g_set_name(ctrace_g *g, const char *name, size_t len) CTRACE__HIDDEN;
+uint64_t ctrace__g_label_slow(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
+/* The string id of g's name in w's trace (and generation), 0 for none:
+ * one load for a G never named, two compares for one named. */
+CTRACE__INLINE uint64_t ctrace__g_label(ctrace__w *w, ctrace_g *g) {
+  uint32_t s = __atomic_load_n(&g->ctrace__name_seq, __ATOMIC_RELAXED);
+  if (ctrace__likely(s == 0)) return 0;
+  if (s == g->ctrace__name_seen && g->ctrace__name_state == w->t->state) return g->ctrace__name_id;
+  return ctrace__g_label_slow(w, g);
+}
+/* The trace says now that g, which w's thread runs, has the name it has
+ * (GoLabel; a classic trace starts it again, labelled). */
+void ctrace__relabel(ctrace__w *w, ctrace_g *g) CTRACE__HIDDEN;
+/* The classic format's relabel (sched.c): GoSched, GoStartLabel. */
+void ctrace__restart_labelled(ctrace__w *w, ctrace_g *g, uint64_t label) CTRACE__HIDDEN;
+/* Thread tid's system name, from /proc/self/task/TID/comm. */
+bool ctrace__read_comm(pid_t tid, char out[16]) CTRACE__HIDDEN;
+/* Reads t's system name (t the calling thread's) and, where it changed
+ * since the last read, names t's own G by it; an inherited name (the
+ * process's) only where explicit, a change the shim saw being made. */
+void ctrace__os_name(ctrace__thread *t, bool explicit) CTRACE__HIDDEN;
+/* The calling thread's system name changed (the shim's prctl,
+ * pthread_setname_np and comm writes): its G takes it, and a trace shows
+ * it now. */
+void ctrace__thread_renamed(void) CTRACE__HIDDEN;
+/* The system name of another thread of the process changed to name
+ * (NULL: read it from /proc): by th (tid 0) or by tid. Its G takes it,
+ * which a trace shows from its next start. Only a thread the tracer
+ * knows (one that has written an event); any other reads its name when
+ * it first writes. */
+void ctrace__thread_renamed_other(pthread_t th, pid_t tid, const char *name) CTRACE__HIDDEN;
+/* t's own G becomes g (NULL: none), under the lock that
+ * ctrace__thread_renamed_other reads it under, so that it never names a
+ * G that is gone. */
+void ctrace__set_home(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
 
 /* ---- fork (fork.c) ------------------------------------------------------
  *

@@ -343,6 +343,8 @@ void ctrace__free_p(ctrace__w *w, ctrace_g *g) {
 /* The Local variants say "same P as this G's last event", which lets the
  * reader order them without a sequence number (the seeds' tracelastp). */
 static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
+  /* A named G's every start carries its name (names.c). */
+  if (!label) label = ctrace__g_label(w, g);
   ctrace__free_p(w, g);
   g->ctrace__seq++;
   uint64_t t;
@@ -366,6 +368,17 @@ static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
   g->ctrace__tstatus = CTRACE__G_RUNNING;
   w->t->tcurg = g;
   if (ctrace__genfmt()) ctrace__gen_procs(w);
+}
+
+/* A classic trace names a G only at its start (GoStartLabel): g, which
+ * w's thread runs, yields and starts again at once, labelled. */
+void ctrace__restart_labelled(ctrace__w *w, ctrace_g *g, uint64_t label) {
+  uint64_t v[1] = {0};
+  g->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoSched, 1, v, g->ctrace__ticks);
+  g->ctrace__tstatus = CTRACE__G_RUNNABLE;
+  g->ctrace__lastp = w->p;
+  w->t->tcurg = NULL;
+  start_event(w, g, label);
 }
 
 void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {

@@ -176,6 +176,11 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
     ctrace__gen_resume(t);
     return true;
   }
+  /* The thread's first event in this trace: its system name, which it may
+   * have been given before the trace or before the tracer knew it (by
+   * code the shim does not see), names its G. After registration, so
+   * that a rename made by another thread is read here or finds it. */
+  ctrace__os_name(t, false);
   /* The buffers of the previous trace, if any, were taken by its stop
    * (both are NULL: the generation format's ends, reading them, may run
    * meanwhile). */
@@ -184,6 +189,34 @@ bool ctrace__begin_slow(ctrace__thread *t, uint64_t s) {
   t->sweep_p = -1;
   t->tp = -1; /* the P, if any, opens at the first write (sync_p) */
   return true;
+}
+
+void ctrace__set_home(ctrace__thread *t, ctrace_g *g) {
+  if (!t->registered) {
+    t->home = g;
+    return;
+  }
+  pthread_mutex_lock(&threads_mu);
+  __atomic_store_n(&t->home, g, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&threads_mu);
+}
+
+void ctrace__thread_renamed_other(pthread_t th, pid_t tid, const char *name) {
+  char comm[16];
+  if (!name) {
+    if (!ctrace__read_comm(tid, comm)) return;
+    name = comm;
+  }
+  pthread_mutex_lock(&threads_mu);
+  for (ctrace__thread *t = threads; t; t = t->next) {
+    if (tid ? t->tid != tid : !pthread_equal(t->pthread, th)) continue;
+    /* Under threads_mu: the thread's G stays while it is its home
+     * (ctrace__set_home). Its comm is its own to read and write. */
+    ctrace_g *g = __atomic_load_n(&t->home, __ATOMIC_RELAXED);
+    if (g) ctrace__g_set_name(g, name, strnlen(name, 15));
+    break;
+  }
+  pthread_mutex_unlock(&threads_mu);
 }
 
 /* Makes sure thread_exit runs for t: a thread that owns a registered G

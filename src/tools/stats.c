@@ -13,7 +13,8 @@ static void usage(FILE *f) {
           "\n"
           "Prints the numbers of the trace TRACE: a summary (duration, events,\n"
           "goroutines, Ps, threads, GC cycles and stop-the-world pauses); goroutines\n"
-          "grouped by start function, with their execution, scheduling wait, syscall,\n"
+          "grouped by thread name (where the trace names threads) and start function,\n"
+          "with their execution, scheduling wait, syscall,\n"
           "blocked time by reason and the rest (as Go 1.23's goroutine pages split it);\n"
           "user tasks and regions by type, with count and latency p50/p90/p99/max;\n"
           "the minimum mutator utilization at 1, 10 and 100 ms windows (as Go 1.23's\n"
@@ -68,10 +69,18 @@ static void csv_times(const ctrace_gtimes *t) {
   printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, t->total, t->exec,
          t->sched_wait, t->syscall, t->syscall_block);
   for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) printf(",%" PRId64, t->block[k]);
-  printf(",%" PRId64 "\n", t->unknown);
+  printf(",%" PRId64, t->unknown);
 }
 
 static const char *gname(const char *n) { return n[0] ? n : "(unknown)"; }
+
+/* A waker table's party: "THREAD (START_FUNCTION)" where its thread is
+ * named, else its start function. */
+static const char *party(char *buf, size_t n, const char *thread, const char *fn) {
+  if (!thread[0]) return gname(fn);
+  snprintf(buf, n, "%s (%s)", thread, gname(fn));
+  return buf;
+}
 
 static void ms(FILE *f, int64_t ns) { fprintf(f, " %12.3f", (double)ns / 1e6); }
 
@@ -86,14 +95,19 @@ static void table(const ctrace_stats *s) {
   printf("  GC cycles    %" PRIu64 " (%.3f ms)\n", s->gc_cycles, (double)s->gc_ns / 1e6);
   printf("  STW pauses   %" PRIu64 " (total %.3f ms, max %.3f ms)\n", s->stw_count,
          (double)s->stw_ns / 1e6, (double)s->stw_max_ns / 1e6);
-  printf("\nGoroutines by start function (ms)\n");
-  printf("  %-40s %6s %12s %12s %12s %12s %12s %12s %12s\n", "start function", "count", "total",
-         "execution", "sched wait", "syscall", "sys blocked", "blocked", "other");
+  /* The thread column only where the trace names a thread. */
+  bool named = false;
+  for (size_t i = 0; i < s->ngroups; i++) named |= s->groups[i].thread[0] != 0;
+  printf("\nGoroutines by %sstart function (ms)\n", named ? "thread name and " : "");
+  printf("  %*s%s%-40s %6s %12s %12s %12s %12s %12s %12s %12s\n", named ? -16 : 0,
+         named ? "thread" : "", named ? " " : "", "start function", "count", "total", "execution",
+         "sched wait", "syscall", "sys blocked", "blocked", "other");
   for (size_t i = 0; i < s->ngroups; i++) {
     const ctrace_group_stats *g = &s->groups[i];
     int64_t blocked = 0;
     for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) blocked += g->t.block[k];
-    printf("  %-40s %6" PRIu64, gname(g->name), g->count);
+    if (named) printf("  %-16s", g->thread[0] ? g->thread : "-");
+    printf("%s%-40s %6" PRIu64, named ? " " : "  ", gname(g->name), g->count);
     ms(stdout, g->t.total);
     ms(stdout, g->t.exec);
     ms(stdout, g->t.sched_wait);
@@ -104,7 +118,7 @@ static void table(const ctrace_stats *s) {
     printf("\n");
     for (int k = 0; k < CTRACE_BLOCK_COUNT; k++)
       if (g->t.block[k])
-        printf("  %-40s %6s   blocked (%s) %.3f\n", "", "",
+        printf("  %*s%-40s %6s   blocked (%s) %.3f\n", named ? 17 : 0, "", "", "",
                ctrace_block_reason_names[k][0] ? ctrace_block_reason_names[k] : "other",
                (double)g->t.block[k] / 1e6);
   }
@@ -149,10 +163,11 @@ static void table(const ctrace_stats *s) {
          "waits", "total", "p50", "p99", "max");
   for (size_t i = 0; i < s->nwakers; i++) {
     const ctrace_waker_stats *w = &s->wakers[i];
-    char why[64];
+    char why[64], wo[256], wk[256];
     if (w->why) snprintf(why, sizeof why, "(no waker: %s)", w->why);
-    printf("  %-32s %-32s %6" PRIu64, gname(w->woken),
-           w->waker ? gname(w->waker) : w->why ? why : "(no waker known)", w->count);
+    printf("  %-32s %-32s %6" PRIu64, party(wo, sizeof wo, w->woken_thread, w->woken),
+           w->waker ? party(wk, sizeof wk, w->waker_thread, w->waker) : w->why ? why : "(no waker known)",
+           w->count);
     ms(stdout, w->total);
     ms(stdout, w->p50);
     ms(stdout, w->p99);
@@ -171,23 +186,29 @@ static void csv(const ctrace_stats *s) {
          s->gc_ns, s->stw_count, s->stw_ns, s->stw_max_ns);
   printf("start_function,count,total_ns,exec_ns,sched_wait_ns,syscall_ns,syscall_block_ns");
   reason_cols();
-  printf(",other_ns\n");
+  printf(",other_ns,thread\n");
   for (size_t i = 0; i < s->ngroups; i++) {
     const ctrace_group_stats *g = &s->groups[i];
     qstr(stdout, g->name, CSV);
     printf(",%" PRIu64, g->count);
     csv_times(&g->t);
+    printf(",");
+    qstr(stdout, g->thread, CSV);
+    printf("\n");
   }
   printf("\ngoroutine,start_function,creation_ns,end_ns,total_ns,exec_ns,sched_wait_ns,syscall_ns,"
          "syscall_block_ns");
   reason_cols();
-  printf(",other_ns\n");
+  printf(",other_ns,thread\n");
   for (size_t i = 0; i < s->ngoroutines; i++) {
     const ctrace_goroutine_stats *g = &s->goroutines[i];
     printf("%" PRIu64 ",", g->id);
     qstr(stdout, g->name, CSV);
     printf(",%" PRId64 ",%" PRId64, g->creation, g->end);
     csv_times(&g->t);
+    printf(",");
+    qstr(stdout, g->thread, CSV);
+    printf("\n");
   }
   printf("\nkind,type,count,open,p50_ns,p90_ns,p99_ns,max_ns\n");
   for (int w = 0; w < 2; w++) {
@@ -208,9 +229,10 @@ static void csv(const ctrace_stats *s) {
     printf(",%" PRId64 "\n", s->mmu_span_ns);
   }
   /* waker_known 0: no waker known (waker_start_function is then empty);
-   * why: then, the reason the waits ended by themselves, if told. */
+   * why: then, the reason the waits ended by themselves, if told; the
+   * threads' names last ("" none). */
   printf("\nwoken_start_function,waker_start_function,waker_known,count,total_ns,p50_ns,p99_ns,"
-         "max_ns,why\n");
+         "max_ns,why,woken_thread,waker_thread\n");
   for (size_t i = 0; i < s->nwakers; i++) {
     const ctrace_waker_stats *w = &s->wakers[i];
     qstr(stdout, w->woken, CSV);
@@ -219,6 +241,10 @@ static void csv(const ctrace_stats *s) {
     printf(",%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", w->waker != NULL,
            w->count, w->total, w->p50, w->p99, w->max);
     if (w->why) qstr(stdout, w->why, CSV);
+    printf(",");
+    qstr(stdout, w->woken_thread, CSV);
+    printf(",");
+    qstr(stdout, w->waker_thread, CSV);
     printf("\n");
   }
 }
@@ -250,6 +276,8 @@ static void json(const ctrace_stats *s) {
   for (size_t i = 0; i < s->ngroups; i++) {
     printf("%s\n    {\"start_function\": ", i ? "," : "");
     qstr(stdout, s->groups[i].name, JSON);
+    printf(", \"thread\": ");
+    qstr(stdout, s->groups[i].thread, JSON);
     printf(", \"count\": %" PRIu64 ", ", s->groups[i].count);
     jtimes(&s->groups[i].t);
     printf("}");
@@ -259,6 +287,8 @@ static void json(const ctrace_stats *s) {
     const ctrace_goroutine_stats *g = &s->goroutines[i];
     printf("%s\n    {\"id\": %" PRIu64 ", \"start_function\": ", i ? "," : "", g->id);
     qstr(stdout, g->name, JSON);
+    printf(", \"thread\": ");
+    qstr(stdout, g->thread, JSON);
     printf(", \"creation_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", ", g->creation, g->end);
     jtimes(&g->t);
     printf("}");
@@ -303,6 +333,10 @@ static void json(const ctrace_stats *s) {
       qstr(stdout, w->why, JSON);
     else
       printf("null");
+    printf(", \"woken_thread\": ");
+    qstr(stdout, w->woken_thread, JSON);
+    printf(", \"waker_thread\": ");
+    qstr(stdout, w->waker_thread, JSON);
     printf("}");
   }
   printf("\n  ]\n}\n");

@@ -215,7 +215,7 @@ check() {
         fail "$name" "ctrace stats: json's waits per (woken, waker) differ from csv's"
     # Rows by total, largest first.
     awk '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
-         t { n = split($0, f, ","); if (seen && f[n - 4] + 0 > last) bad = 1; last = f[n - 4] + 0; seen = 1 }
+         t { n = split($0, f, ","); if (seen && f[n - 6] + 0 > last) bad = 1; last = f[n - 6] + 0; seen = 1 }
          END { exit bad }' "$out.stats.csv" || fail "$name" "ctrace stats: waker rows not by total, largest first"
     # A sample without a waker has the one frame that says so, or why
     # the wait ended by itself (ctrace_wait_timeout and its kin).
@@ -294,7 +294,7 @@ if traced loop "$bindir/run_loop" timeout 20 && check loop "$run/loop.trace"; th
     want loop "waits of main that ended by their timeout" \
         "$(count "$run/loop.samples" main none ctrace_wait_timeout)" -eq "${t:-0}"
     want loop "ctrace stats: main's waits ended by their timeout" \
-        "$(awk -F, '$1 == "\"main\"" && $3 == 0 && $NF == "\"timeout\"" { print $4 }' "$run/loop.stats.csv")" -eq "${t:-0}"
+        "$(awk -F, '$1 == "\"main\"" && $3 == 0 && $(NF - 2) == "\"timeout\"" { print $4 }' "$run/loop.stats.csv")" -eq "${t:-0}"
 fi
 if "$bindir/ex_mn_runtime" "$run/mn.trace" >/dev/null 2>&1; then
     if check ex_mn_runtime "$run/mn.trace"; then

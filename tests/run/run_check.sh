@@ -5,7 +5,7 @@
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
 #            passthrough c11 closer state wakers timed make futex bash launch
-#            userns loop node memcached (see the case_* functions below)
+#            userns loop node memcached redis (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -979,6 +979,13 @@ case_futex() {
     # linked is the floor.
     traced rust 0 "$out/run_rust_sync" "$rounds"
     futex_ring rust $((3 * rounds)) $((3 * rounds / 2))
+    # std::thread::Builder::name: each ring thread names itself as it
+    # starts (prctl's PR_SET_NAME, through pthread_setname_np).
+    local rn
+    rn=$("$ctrace" stats --format=csv "$out/rust.trace" |
+        awk -F, '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 } t && $NF ~ /^"ring-[0-9]+"$/ { print $NF }' |
+        sort -u | wc -l)
+    [ "$rn" -eq 3 ] || fail "rust: $rn ring threads named ring-N in ctrace stats, want 3"
     # mpsc: main received each message, most of them waiting.
     [ "$(linked rust "$m" GoBlockSync)" -ge $((rounds / 2)) ] ||
         fail "rust: $(linked rust "$m" GoBlockSync) of main's receives ended by the sender"
@@ -1002,11 +1009,11 @@ case_futex() {
 # whys NAME WOKEN WHY: waits of the goroutines started by WOKEN (any: '*')
 # that ended by themselves for the reason WHY, as ctrace stats
 # --format=csv counts them (its "who kept them waiting" rows: woken, waker,
-# waker_known, count, ..., why).
+# waker_known, count, ..., why, woken_thread, waker_thread).
 whys() {
     "$ctrace" stats --format=csv "$out/$1.trace" |
         awk -F, -v wo="\"$2\"" -v why="\"$3\"" '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
-            t && (wo == "\"*\"" || $1 == wo) && $3 == 0 && $NF == why { n += $4 } END { print n + 0 }'
+            t && (wo == "\"*\"" || $1 == wo) && $3 == 0 && $(NF - 2) == why { n += $4 } END { print n + 0 }'
 }
 
 # net_wakes NAME G WAKER: G's GoBlockNet waits that WAKER ended.
@@ -1175,7 +1182,44 @@ case_memcached() {
         fail "memcached: $n workers' waits ended by the dispatcher, for $conns connections"
     [ "$(whys mc '*' outside)" -ge "$conns" ] ||
         fail "memcached: $(whys mc '*' outside) waits ended from outside, for $conns connections of 10 requests"
-    echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside"
+    # Its worker threads by the name memcached gives each (its creator's
+    # pthread_setname_np of the new thread), in ctrace stats: Debian's
+    # binary is stripped, so their start functions tell nothing.
+    local named
+    named=$("$ctrace" stats --format=csv "$out/mc.trace" |
+        awk -F, '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { t = 0 } t && $NF == "\"mc-worker\"" { k++ } END { print k + 0 }')
+    [ "$named" -eq 4 ] || fail "memcached: $named threads named mc-worker in ctrace stats, want 4 (-t 4)"
+    echo "$prog: memcached: $n workers' waits ended by the dispatcher, $(whys mc '*' outside) from outside, $named mc-workers"
+}
+
+# redis-server (Debian's, stripped) names its threads from within each:
+# bio_close_file, bio_aof_fsync, bio_lazy_free, io_thd_1 (--io-threads 2),
+# and jemalloc's background threads, which jemalloc creates behind the
+# shim (not through the PLT) and names jemalloc_bg_thd. ctrace stats must
+# show each by its name.
+case_redis() {
+    [ "${CTRACE_TEST_SANITIZE:-}" != address ] || export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
+        fail "redis: redis-server is not installed (make test-deps)"
+    local pid st=0 i n sock=$out/redis.sock
+    timeout -k 5 "$LIMIT" "$ctrace" run -o "$out/redis.trace" -- redis-server --port 0 --unixsocket "$sock" \
+        --dir "$out" --save '' --appendonly no --io-threads 2 >"$out/redis.out" 2>&1 &
+    pid=$!
+    for i in $(seq 200); do
+        [ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] && break
+        sleep 0.05
+    done
+    for i in $(seq 20); do redis-cli -s "$sock" set "k$i" "v$i" >/dev/null; done
+    redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1 || true
+    wait "$pid" || st=$?
+    [ "$st" -eq 0 ] || { tail -n 5 "$out/redis.out"; fail "redis: exit status $st, want 0"; }
+    decode redis
+    "$ctrace" stats --format=csv "$out/redis.trace" >"$out/redis.csv"
+    for n in bio_close_file bio_aof_fsync bio_lazy_free io_thd_1 jemalloc_bg_thd; do
+        grep -q ",\"$n\"$" "$out/redis.csv" ||
+            fail "redis: no thread named $n in ctrace stats: $(sed -n '/^goroutine,/,/^$/p' "$out/redis.csv" | awk -F, '{ print $NF }' | tr '\n' ' ')"
+    done
+    echo "$prog: redis: bio_close_file, bio_aof_fsync, bio_lazy_free, io_thd_1 and jemalloc_bg_thd named"
 }
 
 "case_$case_name"
