@@ -15,10 +15,10 @@
  *
  * A snapshot first ends the generation being written, so that it holds
  * events up to the call, waits until that generation is kept, then
- * writes the header and every kept generation up to that one. The kept list is locked
- * meanwhile; the recorder's thread, which takes the lock at every
- * buffer, waits for the write to end (and the reader's queue grows
- * meanwhile, up to max_pending). One snapshot at a time: a second caller
+ * writes the header and every kept generation up to that one. The kept
+ * list is locked meanwhile; the recorder's thread, which takes the lock
+ * at every buffer, waits for the write to end (and the reader's queue
+ * grows meanwhile, up to max_pending). One snapshot at a time: a second caller
  * gets CTRACE_EBUSY.
  */
 #include <errno.h>
