@@ -4,7 +4,7 @@
 # times as long (four times the generations).
 #   bench/bench_dump122.sh [BUILD_DIR]          (make bench runs it)
 # Environment: BENCH122_MB (default 40), BENCH_ROUNDS (default 3), GO123
-# (default /usr/lib/go-1.23/bin/go).
+# (tests/go_paths.sh).
 #
 # bench/gotrace_bench.go.in is built with Go 1.23 (GOTOOLCHAIN=local,
 # GOFLAGS unset, a private GOCACHE) into BUILD_DIR/bench/, and writes the
@@ -27,10 +27,11 @@
 #   BENCH name=dump-vs-go123 source=ctrace speedup=... memory_ratio=...
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tests/go_paths.sh
 build=${1:-build}
 mb=${BENCH122_MB:-40}
 rounds=${BENCH_ROUNDS:-3}
-go=${GO123:-/usr/lib/go-1.23/bin/go}
+go=$GO123
 ctrace=$build/bin/ctrace
 time_bin=/usr/bin/time
 dir=$build/bench

@@ -20,14 +20,14 @@ set -euo pipefail
 
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/go_paths.sh"
 die() {
     echo "$prog: $*" >&2
     exit 1
 }
 [ $# -eq 3 ] || { echo "usage: $prog TEST_STRESS CTRACE DIR" >&2; exit 2; }
 stress_bin=$1 ctrace=$2 dir=$3
-go123=/usr/lib/go-1.23/bin/go
-go122=/usr/lib/go-1.22/bin/go
+go123=$GO123 go122=$GO122
 [ -x "$go123" ] && [ -x "$go122" ] || die "Go 1.22 and 1.23 are needed (make test-deps)"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/stress_go122.XXXXXX")

@@ -35,6 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # builds (CTRACE_GO_WORK): only ctrace's side differs between them.
 shared_go_work=1
 . "$here/lib.sh"
+. "$here/../go_paths.sh"
 norm=$here/pprof_norm.awk
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 mkdir -p "$work/cache"
@@ -170,7 +171,7 @@ done
 # to Go 1.23's `go tool trace -pprof`, read by Go 1.23's pprof. Traces of
 # tests/reader/gotrace.go.in (blocking of every kind, syscalls, GC, with
 # and without CPU samples, over several generations), built at test time.
-go123=${GO123:-/usr/lib/go-1.23/bin/go}
+go123=$GO123
 
 # filters123 NAME TRACE: --goroutine and --region on a Go 1.22+ trace,
 # against Go 1.23's pages: they filter by a goroutine group's name (the
@@ -222,7 +223,7 @@ if [ -x "$go123" ]; then
     trace_tool=$("$go123" tool -n trace) || die "cannot locate Go 1.23's 'go tool trace'"
     pprof_tool=$("$go123" tool -n pprof) || die "cannot locate Go 1.23's 'go tool pprof'"
     govers=$("$go123" version | sha256sum | cut -c1-12)
-    for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
+    for go in "$GO122" "$go123"; do
         [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
         gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
             { fail "$go" "cannot build gotrace"; continue; }
@@ -249,7 +250,6 @@ fi
 # stack is counted under the empty stack, and a record is keyed by its
 # stack's PCs. Held to Go 1.27's `go tool trace -pprof`, read by Go 1.27's
 # pprof; its filters to its pages on one trace of several generations.
-. "$here/../go_paths.sh"
 if [ -x "$GO127" ] && [ -x "$GO126" ]; then
     saved_trace=$trace_tool saved_pprof=$pprof_tool saved_govers=$govers
     trace_tool=$(go_trace_tool "$GO127") || die "cannot build Go 1.27's 'go tool trace'"

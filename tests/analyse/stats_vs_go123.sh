@@ -8,7 +8,7 @@
 # ones, ex_threads' trace, a `ctrace run` trace of tests/run/pingpong,
 # test_sequences' GC traces, and traces Go 1.22 and 1.23 write, built at
 # test time by gotrace_build.sh), runs `go tool trace -http` of Go 1.23
-# (GO123, default /usr/lib/go-1.23/bin/go), reads its /goroutines page (the
+# (GO123, tests/go_paths.sh), reads its /goroutines page (the
 # groups by start function and their execution time) and the
 # /goroutine?name=NAME page of every group (per goroutine: total, execution,
 # blocked by reason, blocked in syscall, scheduling wait, syscall, unknown),
@@ -52,7 +52,8 @@ set -euo pipefail
 shared_go_work=1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-go123=${GO123:-/usr/lib/go-1.23/bin/go}
+. "$here/../go_paths.sh"
+go123=$GO123
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps)"
 command -v curl >/dev/null 2>&1 || die "curl not found"
 command -v jq >/dev/null 2>&1 || die "jq not found (make test-deps)"
@@ -450,7 +451,7 @@ fi
 # Traces Go 1.22 and 1.23 write themselves (tests/reader/gotrace.go.in:
 # spinning, blocking of every kind, a syscall, tasks and regions, GC; with
 # CPU samples; over several generations), read natively, not converted.
-for go in ${GO122:-/usr/lib/go-1.22/bin/go} "$go123"; do
+for go in "$GO122" "$go123"; do
     [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
     gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
         { fail "$go" "cannot build gotrace"; continue; }
@@ -469,7 +470,6 @@ done
 # its summary dates a goroutine first met in a status from the Sync that
 # now begins its generation, in the state the status gives, and names it
 # from that status's stack.
-. "$here/../go_paths.sh"
 if [ -x "$GO126" ] && [ -x "$GO127" ]; then
     trace_tool=$(go_trace_tool "$GO127") || die "cannot build Go 1.27's 'go tool trace'"
     pprof_tool=$(GOTOOLCHAIN=local "$GO127" tool -n pprof) || die "cannot build Go 1.27's 'go tool pprof'"

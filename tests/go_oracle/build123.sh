@@ -6,8 +6,8 @@
 # Usage: tests/go_oracle/build123.sh OUT
 #
 # Copies, at test time, GOROOT/src/internal/trace's reader packages (not the
-# tests, testdata or the viewer's) from Go 1.23 (GO123, default
-# /usr/lib/go-1.23/bin/go) into a throwaway module under OUT.d/, renames
+# tests, testdata or the viewer's) from Go 1.23 (GO123, tests/go_paths.sh)
+# into a throwaway module under OUT.d/, renames
 # their imports, applies the one change (the frontier is filled in the order
 # of each thread's first batch), and builds OUT. Nothing of Go's is kept in
 # the repository. Rebuilt only when Go or these files change; concurrent
@@ -15,9 +15,10 @@
 set -euo pipefail
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../go_paths.sh"
 [ $# -eq 1 ] || { echo "usage: $prog OUT" >&2; exit 2; }
 out=$1
-go=${GO123:-/usr/lib/go-1.23/bin/go}
+go=$GO123
 [ -x "$go" ] || { echo "$prog: no Go 1.23 at $go (install golang-1.23-go)" >&2; exit 1; }
 root=$(GOTOOLCHAIN=local "$go" env GOROOT)
 src=$root/src/internal/trace

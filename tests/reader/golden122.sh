@@ -7,7 +7,7 @@
 #   CTRACE   the ctrace command (build/bin/ctrace)
 #   WORKDIR  scratch and cache directory in the build tree
 #
-# Go 1.23 (GO123, default /usr/lib/go-1.23/bin/go; GO122 likewise) is the
+# Go 1.23 (GO123 and GO122, tests/go_paths.sh) is the
 # reference. Built here, at test time, never kept in the repository:
 #   - the oracle (tests/go_oracle/build123.sh): Go 1.23's internal/trace
 #     reader printing what `go tool trace -d=1` prints, with its one source

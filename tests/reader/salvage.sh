@@ -44,6 +44,7 @@
 set -euo pipefail
 prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../go_paths.sh"
 [ $# -eq 4 ] || { echo "usage: $prog CTRACE TEST_SALVAGE ORACLE WORKDIR" >&2; exit 2; }
 ctrace=$1
 tsalv=$2
@@ -52,7 +53,7 @@ work=$4
 # make check's sanitizer stages share the plain stage's Go builds
 # (CTRACE_GO_WORK), as reader_golden122 does, whose oracle this is.
 if [ -n "${CTRACE_GO_WORK:-}" ]; then oracle=$CTRACE_GO_WORK/golden122/go123_oracle; fi
-go123=${GO123:-/usr/lib/go-1.23/bin/go}
+go123=$GO123
 die() { echo "$prog: $*" >&2; exit 1; }
 [ -x "$ctrace" ] || die "not an executable: $ctrace"
 [ -x "$tsalv" ] || die "not an executable: $tsalv"

@@ -16,6 +16,7 @@
 set -euo pipefail
 
 prog=${0##*/}
+. "$(dirname "$0")/../go_paths.sh"
 [ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
 ctrace=$1 bindir=$2 out=$3
 die() {
@@ -63,7 +64,7 @@ for ms in 0 150 300 450 600; do
         die "$t: check read $(cat "$t.check"), --salvage kept $sum"
     gens=$(grep -o '[0-9]* generations' <<<"$sum" | cut -d' ' -f1)
     [ "$gens" -ge 2 ] || die "$t.salvaged: $gens generation(s) kept of a trace killed $ms ms after 1500 bytes"
-    for go in /usr/lib/go-1.22/bin/go /usr/lib/go-1.23/bin/go; do
+    for go in "$GO122" "$GO123"; do
         "$go" tool trace -d=1 "$t.salvaged" >/dev/null 2>"$t.go.err" ||
             die "$t.salvaged: $go refuses it: $(tail -n 2 "$t.go.err")"
     done
