@@ -272,7 +272,6 @@ static int sync_event(g2reader *r, ctrace_event *ev, bool table, ctrace_parse_er
  * first batches (Go 1.27's installGen, but for its Sync). */
 static int install(g2reader *r, ctrace_parse_error *err) {
   r->have_gen = true;
-  r->ngens++;
   r->nfront = 0;
   if (r->gen.nmq > 0) {
     uint32_t *f = realloc(r->front, r->gen.nmq * sizeof *f);
@@ -288,6 +287,9 @@ static int install(g2reader *r, ctrace_parse_error *err) {
     r->front[r->nfront++] = i;
     sift_up(r, r->nfront - 1);
   }
+  /* Counted once it reads: one that fails here may be where a trace was
+   * cut (cut_here), and then it is no generation of the trace's. */
+  r->ngens++;
   return 1;
 }
 
