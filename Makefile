@@ -104,9 +104,12 @@ clean:
 # libFuzzer needs clang; the harness is built straight from the reader's
 # sources, outside CMake. Crashes fail the target and stay in build-fuzz/.
 FUZZ_SECONDS ?= 600
-# 0: libFuzzer picks a seed (make fuzz explores); fuzz-ci fixes one, so that
-# a CI run can be replayed mutation for mutation.
+# 0: libFuzzer picks a seed (make fuzz explores); fuzz-ci fixes one, and a
+# number of inputs instead of a time, starting from fuzz/corpus alone, so
+# that a CI run tries the same inputs however loaded the machine is, and
+# can be replayed mutation for mutation.
 FUZZ_SEED ?= 0
+FUZZ_RUNS ?=
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
@@ -120,10 +123,11 @@ build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h src/parse/go122/*.
 
 fuzz: test-deps
 	@$(MAKE) --no-print-directory build-fuzz/fuzz_reader
-	@fuzz/run.sh build-fuzz $(FUZZ_SECONDS) -seed=$(FUZZ_SEED)
+	@fuzz/run.sh build-fuzz $(FUZZ_SECONDS) -seed=$(FUZZ_SEED) $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS))
 
 fuzz-ci:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60 FUZZ_SEED=1
+	@rm -rf build-fuzz/ci-corpus
+	@FUZZ_CORPUS=build-fuzz/ci-corpus $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=0 FUZZ_SEED=1 FUZZ_RUNS=40000
 
 # Rewrites the ctrace-made seeds in fuzz/corpus/ (fuzz/seed_gen.c).
 fuzz-seeds: build

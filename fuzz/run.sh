@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs the reader fuzzer for a fixed time; fails on any crash, leak, timeout
+# Runs the reader fuzzer for a fixed time (or, SECONDS 0, until the
+# -runs=N among the extra flags); fails on any crash, leak, timeout
 # or out-of-memory, printing the reproducer's path. `make fuzz` and
 # `make fuzz-ci` call it; see fuzz/README.md.
 #   fuzz/run.sh OUT_DIR SECONDS [extra libFuzzer flags...]
 # OUT_DIR holds the fuzzer binary (fuzz_reader), the growing corpus
-# (OUT_DIR/corpus, seeded from fuzz/corpus), the log (OUT_DIR/fuzz.log) and
+# (OUT_DIR/corpus, or FUZZ_CORPUS; seeded from fuzz/corpus), the log (OUT_DIR/fuzz.log) and
 # crash artifacts (OUT_DIR/crash-*, leak-*, timeout-*, oom-*).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,18 +15,19 @@ shift 2
 bin=$out/fuzz_reader
 log=$out/fuzz.log
 [ -x "$bin" ] || { echo "fuzz: $bin not built (make fuzz builds it)" >&2; exit 2; }
-mkdir -p "$out/corpus"
+corpus=${FUZZ_CORPUS:-$out/corpus}
+mkdir -p "$corpus"
 
 # Artifacts of this run are the ones newer than this mark.
 mark=$out/.run-start
 touch "$mark"
 
-echo "fuzz: $bin for ${secs}s, corpus $out/corpus + fuzz/corpus, log $log"
+echo "fuzz: $bin for ${secs}s (0: the -runs given: $*), corpus $corpus + fuzz/corpus, log $log"
 # The first corpus directory receives new inputs; fuzz/corpus stays as is.
 # Inputs up to 64 KiB (the seeds are below 50 KB); 10 s per input at most.
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-  "$bin" "$out/corpus" fuzz/corpus \
+  "$bin" "$corpus" fuzz/corpus \
   -dict=fuzz/trace.dict \
   -max_total_time="$secs" \
   -max_len=65536 \
