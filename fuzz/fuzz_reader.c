@@ -184,7 +184,13 @@ static void cut_read(const uint8_t *data, size_t size, uint64_t sk, uint64_t sn,
   if (rc == 0 && strict_ok && (cut || in.events != strict_events))
     FAIL("cut: read %s, %llu events, of an input check reads whole (%llu events)", cut ? "cut" : "whole",
          (unsigned long long)in.events, (unsigned long long)strict_events);
-  if (rc != 0 && strict_ok) FAIL("cut: check fails (%s) on an input check reads whole", err.message);
+  /* Go's reader ends cleanly, with nothing, where the file ends inside
+   * its first generation (its io.EOF from inside a section); read as
+   * cut short, that is the error that says so. Any other failure of an
+   * input check reads whole breaks the contract. */
+  static const char first_gen[] = "cut short inside its first generation";
+  if (rc != 0 && strict_ok && !(strict_events == 0 && strncmp(err.message, first_gen, sizeof first_gen - 1) == 0))
+    FAIL("cut: check fails (%s) on an input check reads whole", err.message);
   /* The stream, on a reader of its own, ends as the check did. */
   if (ctrace_reader_open_mem(data, size, &q, &serr) != 0) FAIL("cut: open failed after it worked");
   ctrace_reader_allow_cut(q, 1);
