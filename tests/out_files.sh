@@ -10,7 +10,8 @@
 # tried on the machine's own) is written where it is, and stays what it
 # was: a rename over it would replace the device itself (it once replaced
 # /dev/null). ctrace run -o DEVICE with a followed exec leaves it too.
-# A command that fails leaves the file it was to replace as it was.
+# A command that fails leaves the file it was to replace as it was; one
+# ended by SIGTERM as it was about to rename leaves nothing.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
@@ -65,6 +66,17 @@ for c in "${cmds[@]}"; do
     done
     ls -A "$dir" | grep -q '\.ctrace-' && fail "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
 
+    # SIGTERM at the last moment before the file is put in place (gdb
+    # stops the command at its rename and delivers it): the command dies
+    # of it, and leaves neither the file nor anything beside it.
+    rm -f "$dir/$name.sig"
+    gdb -q -batch -ex 'set breakpoint pending on' -ex 'break rename' -ex "run ${line//@OUT@/$dir/$name.sig}" \
+        -ex 'signal SIGTERM' --args "$ctrace" >"$dir/gdb" 2>&1 || true
+    grep -q 'Breakpoint 1[.0-9]*, .*rename' "$dir/gdb" && grep -q 'signal SIGTERM, Terminated' "$dir/gdb" ||
+        fail "$name: gdb did not stop it at rename and end it with SIGTERM: $(tail -5 "$dir/gdb")"
+    [ ! -e "$dir/$name.sig" ] || fail "$name: SIGTERM before the rename left the file"
+    ls -A "$dir" | grep -q '\.ctrace-' && fail "$name: SIGTERM before the rename left $(ls -A "$dir" | grep '\.ctrace-')"
+
     # A command that fails (no such trace) leaves the file as it was.
     echo keep >"$dir/$name.keep"
     line=${line%"$trace"}$dir/missing.trace
@@ -88,5 +100,5 @@ if mknod "$dir/null" c 1 3 2>/dev/null; then
 else
     devices="; no device tried (not root)"
 fi
-echo "$prog: pprof, export and check --salvage write regular files whole (mode 644), FIFOs in place$devices"
+echo "$prog: pprof, export and check --salvage write regular files whole (mode 644), nothing when a signal ends them, FIFOs in place$devices"
 rm -rf "$dir"

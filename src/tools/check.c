@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,16 +93,6 @@ static void hint(const char *path, ctrace_reader *r) {
           plural(s.generations), (unsigned long long)s.keep, len);
 }
 
-/* The temporary file being written, removed if a signal ends us. */
-static char *volatile tmp_path;
-
-static void on_signal(int sig) {
-  char *p = tmp_path;
-  if (p) unlink(p);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
 /* Puts data[0, n), the first n bytes of the file src, into fd: in the
  * kernel (copy_file_range) when src is a regular file, so the mapped trace
  * is not read again and memory stays the reader's, not the trace's size;
@@ -136,27 +125,17 @@ static int put(int fd, const char *src, const void *data, size_t n) {
 /* Writes the first n bytes of the trace src (data) to out, whole or not
  * at all (ctrace__tool_out_open), synced. */
 static int write_out(const char *out, const char *src, const void *data, size_t n) {
-  struct sigaction sa = {0}, old_int, old_term, old_hup;
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
   ctrace__tool_out o;
   int fd = ctrace__tool_out_open(&o, out);
   const char *what = "create";
   int e = fd < 0 ? errno : 0;
   if (fd >= 0) {
-    tmp_path = o.tmp;
     if ((e = put(fd, src, data, n)) != 0) what = "write";
     /* A device written in place (/dev/null) need not, and may not, sync. */
     if (!e && o.tmp && fsync(fd) != 0) e = errno, what = "write";
-    tmp_path = NULL; /* freed below: the handler may not unlink it after */
     int c = ctrace__tool_out_close(&o, !e);
     if (!e && c) e = c, what = "write";
   }
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  sigaction(SIGHUP, &old_hup, NULL);
   if (e) fprintf(stderr, "ctrace: cannot %s %s: %s\n", what, out, strerror(e));
   return e ? -1 : 0;
 }

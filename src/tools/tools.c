@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -188,6 +190,30 @@ void ctrace__tool_export_close(ctrace_export_trace *t, size_t n) {
     if (t[i].reader) ctrace_reader_close(t[i].reader), t[i].reader = NULL;
 }
 
+/* The file beside an output being written (a command writes one at a
+ * time), removed if SIGINT, SIGTERM or SIGHUP ends the command before it
+ * is renamed into place. A copy of its name, not o->tmp: the handler may
+ * run while the name is being freed. */
+static char out_tmp[PATH_MAX + 32];
+static volatile sig_atomic_t out_tmp_set;
+static const int out_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction out_old[sizeof out_sigs / sizeof out_sigs[0]];
+
+static void out_on_signal(int sig) {
+  if (out_tmp_set) unlink(out_tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Signals are held from before the file exists until its name is known
+ * to the handler: no moment leaves it behind. */
+static void out_hold(bool hold, sigset_t *old) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < sizeof out_sigs / sizeof out_sigs[0]; i++) sigaddset(&set, out_sigs[i]);
+  sigprocmask(hold ? SIG_BLOCK : SIG_SETMASK, hold ? &set : old, hold ? old : NULL);
+}
+
 int ctrace__tool_out_open(ctrace__tool_out *o, const char *path) {
   *o = (ctrace__tool_out){.path = path, .fd = -1};
   struct stat st;
@@ -198,12 +224,26 @@ int ctrace__tool_out_open(ctrace__tool_out *o, const char *path) {
   const char *base = strrchr(path, '/');
   int dirlen = base ? (int)(base - path + 1) : 0;
   size_t cap = strlen(path) + 32;
+  if (cap > sizeof out_tmp) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
   if (!(o->tmp = malloc(cap))) {
     errno = ENOMEM;
     return -1;
   }
   snprintf(o->tmp, cap, "%.*s.%s.ctrace-XXXXXX", dirlen, path, path + dirlen);
+  sigset_t old;
+  out_hold(true, &old);
   o->fd = mkostemp(o->tmp, O_CLOEXEC);
+  if (o->fd >= 0) {
+    memcpy(out_tmp, o->tmp, cap);
+    out_tmp_set = 1;
+    struct sigaction sa = {.sa_handler = out_on_signal};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof out_sigs / sizeof out_sigs[0]; i++) sigaction(out_sigs[i], &sa, &out_old[i]);
+  }
+  out_hold(false, &old);
   mode_t mask = umask(0);
   umask(mask);
   if (o->fd >= 0 && fchmod(o->fd, 0666 & ~mask) != 0) {
@@ -226,6 +266,10 @@ int ctrace__tool_out_close(ctrace__tool_out *o, bool ok) {
   if (o->tmp) {
     if (ok && !e && rename(o->tmp, o->path) != 0) e = errno;
     if (!ok || e) unlink(o->tmp);
+    /* Only now: a signal until here removes the file, or (renamed) finds
+     * no file by that name. */
+    out_tmp_set = 0;
+    for (size_t i = 0; i < sizeof out_sigs / sizeof out_sigs[0]; i++) sigaction(out_sigs[i], &out_old[i], NULL);
     free(o->tmp);
     o->tmp = NULL;
   }

@@ -68,7 +68,7 @@ void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
  * regular file, or a new one, is written beside its name (DIR/.NAME.
  * ctrace-XXXXXX, with the mode a plain create would give) and renamed over
  * it once complete (ctrace__tool_out_close): no half file lies under its
- * name. Anything else, /dev/null, a FIFO, a terminal, is written where it
+ * name, and SIGINT, SIGTERM or SIGHUP before then removes it. Anything else, /dev/null, a FIFO, a terminal, is written where it
  * is: a rename would replace the device itself. */
 typedef struct ctrace__tool_out {
   const char *path;
