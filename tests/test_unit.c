@@ -35,6 +35,7 @@
 #include "runtime/internal.h"
 #include "runtime/reader.h"
 #include "runtime/tab.h"
+#include "run/task_state.h"
 #include "tdecode.h"
 
 /* ---- assertions with context ------------------------------------------ */
@@ -1432,19 +1433,6 @@ static void test_no_stacks(void **state) {
 
 /* ---- 9. error codes ---------------------------------------------------------------- */
 
-static int thread_state(pid_t tid) {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return '?';
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return '?';
-  buf[n] = 0;
-  char *p = strrchr(buf, ')');
-  return p && p[1] == ' ' ? p[2] : '?';
-}
-
 static _Atomic int second_done;
 static const void *second_ptr;
 static size_t second_len;
@@ -1508,7 +1496,7 @@ static void test_errors(void **state) {
   for (int i = 0; i < 5000 && !atomic_load(&c.got_header); i++) usleep(1000);
   assert_true(atomic_load(&c.got_header));
   int st = '?';
-  for (int i = 0; i < 5000 && (st = thread_state(c.tid)) != 'S'; i++) usleep(1000);
+  for (int i = 0; i < 5000 && (st = task_state(c.tid)) != 'S'; i++) usleep(1000);
   CHECK_EQ(st, 'S', "state of the reader thread");
   usleep(20000);
   /* From another thread, so that a reader that is not refused (and would

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "task_state.h"
+
 static void die(const char *what) {
   perror(what);
   exit(1);
@@ -137,20 +139,6 @@ static void *forever(void *arg) {
   return NULL;
 }
 
-/* The thread's state in /proc: 'S' while it sleeps in the kernel. */
-static char state_of(pid_t t) {
-  char path[64], buf[256];
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)t);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return '?';
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return '?';
-  buf[n] = 0;
-  char *p = strrchr(buf, ')');
-  return p && p[1] == ' ' ? p[2] : '?';
-}
-
 static void run_case(const char *name) {
   cleaned = 0;
   tid = 0;
@@ -161,7 +149,7 @@ static void run_case(const char *name) {
   int busy = strcmp(name, "testcancel") == 0 || strcmp(name, "async") == 0;
   for (int i = 0; i < 20000; i++) {
     pid_t id = tid;
-    if (id && (busy || state_of(id) == 'S')) break;
+    if (id && (busy || task_state(id) == 'S')) break;
     struct timespec ms = {0, 1000 * 1000};
     nanosleep(&ms, NULL);
   }

@@ -31,31 +31,18 @@
 #include <thread>
 #include <vector>
 
+#include "task_state.h"
+
 static constexpr int kThreads = 3;
 static std::atomic<int> turn{0};
 static int rounds;
 static std::atomic<pid_t> tids[kThreads];
 static pid_t main_tid;
 
-// Whether thread tid sleeps in a futex wait (its state is S and the call
-// it is in is futex: /proc/self/task/TID/syscall's first field, which
-// reads "running" for a running thread) or has ended.
+// Whether thread tid sleeps in a futex wait or has ended.
 static bool asleep_in_futex(pid_t tid) {
-  char path[64], buf[256];
-  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-  FILE *f = std::fopen(path, "r");
-  if (!f) return true;
-  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[n] = 0;
-  const char *paren = std::strrchr(buf, ')'); // comm may hold spaces
-  if (!paren || paren[1] != ' ' || paren[2] != 'S') return false;
-  std::snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-  if (!(f = std::fopen(path, "r"))) return false;
-  long nr = -1;
-  int got = std::fscanf(f, "%ld", &nr);
-  std::fclose(f);
-  return got == 1 && nr == SYS_futex;
+  char state = task_state(tid);
+  return state == '?' || (state == 'S' && task_syscall(tid) == SYS_futex);
 }
 
 // Waits (ten seconds at most: a hang would hide what went wrong) until

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "task_state.h"
 
 #ifndef SYS_epoll_pwait2
 #define SYS_epoll_pwait2 441
@@ -102,23 +103,10 @@ static void die(const char *what) {
 /* The loop thread sleeps in its waiting call: the kernel says so in
  * /proc (a zero-timeout try runs, and never sleeps). */
 static bool loop_asleep(void) {
-  char path[64], buf[256];
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", loop_tid);
-  FILE *f = fopen(path, "r");
-  if (!f) return false;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  char *p = strrchr(buf, ')');
-  if (!p || p[1] != ' ' || p[2] != 'S') return false;
-  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", loop_tid);
-  if (!(f = fopen(path, "r"))) return false;
-  n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
+  if (task_state(loop_tid) != 'S') return false;
   /* glibc may make one call with another's system call (select with
    * pselect6, epoll_wait with epoll_pwait). */
-  int nr = atoi(buf);
+  long nr = task_syscall(loop_tid);
   return nr == loop_nr || (loop_nr == SYS_select && nr == SYS_pselect6) ||
          (loop_nr == SYS_epoll_wait && nr == SYS_epoll_pwait) || (loop_nr == SYS_poll && nr == SYS_ppoll);
 }
