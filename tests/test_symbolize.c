@@ -107,6 +107,62 @@ static void test_libc(void **state) {
   assert_non_null(f.file);
 }
 
+/* Code with no symbol, in a stripped library, is named by its object and
+   its address there, never after the exported function before it. */
+static void test_stripped(void **state) {
+  void *lib = dlopen(SYMSTRIP_PATH, RTLD_NOW);
+  assert_non_null(lib);
+  uintptr_t (*local_addr)(void) = (uintptr_t(*)(void))dlsym(lib, "symstrip_local_addr");
+  void *before = dlsym(lib, "symstrip_before");
+  assert_non_null(local_addr);
+  assert_non_null(before);
+  uintptr_t local = local_addr();
+  assert_true(local > (uintptr_t)before);
+  Dl_info info;
+  assert_int_not_equal(dladdr((void *)local, &info), 0);
+  ctrace__frame f;
+  ctrace__symbolize(local + 1, &f);
+  char want[128];
+  snprintf(want, sizeof want, "libctrace_symstrip.so+0x%llx",
+           (unsigned long long)(local - (uintptr_t)info.dli_fbase));
+  assert_string_equal(f.func, want);
+  /* The exported one keeps its name. */
+  ctrace__symbolize((uintptr_t)before + 1, &f);
+  assert_string_equal(f.func, "symstrip_before");
+  ctrace__symbolize_close();
+  dlclose(lib);
+}
+
+/* C++ names are demangled by the process's own __cxa_demangle (main
+   loads libstdc++), Rust's legacy names by their own rules; anything
+   else, or what does not fit, is left as it is. */
+static void test_demangle(void **state) {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {
+      {"_ZN4shop5Queue5relayEi", "shop::Queue::relay(int)"},
+      {"_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJZ4mainEUlvE_EEEEE6_M_runEv",
+       "std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > >::_M_run()"},
+      {"_ZN3std3sys4unix6thread6Thread3new12thread_start17h0123456789abcdefE",
+       "std::sys::unix::thread::Thread::new::thread_start"},
+      {"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$"
+       "17h6e2e2f2c8a0b1d3eE",
+       "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>"},
+      {"_ZN9rust_sync4ring17hfedcba9876543210E.llvm.123", "rust_sync::ring"},
+      {"_ZN4core3ops8function6FnOnce40call_once$u7b$$u7b$vtable.shim$u7d$$u7d$17h0000000000000000E",
+       "core::ops::function::FnOnce::call_once{{vtable.shim}}"},
+      {"main", "main"},
+      {"_Zbroken", "_Zbroken"},
+      {"_ZN3foo3barE", "foo::bar"},
+  };
+  char buf[256];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    assert_string_equal(ctrace__demangle(cases[i].in, buf, sizeof buf), cases[i].out);
+  char tiny[8];
+  assert_string_equal(ctrace__demangle("_ZN4shop5Queue5relayEi", tiny, sizeof tiny), "_ZN4shop5Queue5relayEi");
+  assert_string_equal(ctrace__demangle(cases[2].in, tiny, sizeof tiny), cases[2].in);
+}
+
 /* Closing frees everything (the sanitizer build checks for leaks) and a
    later call starts a fresh session. */
 static void test_close_and_reopen(void **state) {
@@ -126,6 +182,11 @@ static int teardown(void **state) {
 }
 
 int main(void) {
+  /* A C++ program's demangler, which this C program otherwise lacks. */
+  if (!dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL)) {
+    fprintf(stderr, "test_symbolize: %s\n", dlerror());
+    return 1;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_known_function),
       cmocka_unit_test(test_inlined),
@@ -133,6 +194,8 @@ int main(void) {
       cmocka_unit_test(test_unknown),
       cmocka_unit_test(test_libc),
       cmocka_unit_test(test_close_and_reopen),
+      cmocka_unit_test(test_stripped),
+      cmocka_unit_test(test_demangle),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -158,6 +158,12 @@ out:
 
 static const char *intern(const char *s) { return intern2(s, NULL); }
 
+/* A function's name as people read it (demangle.c). */
+static const char *intern_func(const char *raw) {
+  char buf[1024];
+  return intern(ctrace__demangle(raw, buf, sizeof buf));
+}
+
 /* Source paths in DWARF may be relative to the compilation directory;
    joining them gives the viewer a path it can open. */
 static const char *intern_path(const char *file, const char *comp_dir) {
@@ -565,7 +571,7 @@ static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
   Dwarf_Die fn, call;
   if (find_function(cu, a, &fn)) {
     bool inlined = find_inlined_call(&fn, a, &call);
-    out->func = intern(die_name(&fn));
+    out->func = intern_func(die_name(&fn));
     if (inlined)
       describe_call_site(&call, out);
   }
@@ -592,13 +598,34 @@ static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
   if (mod != NULL) {
     note_used(mod);
     describe_dwarf(mod, addr, out);
-    if (out->func == unknown)
-      out->func = intern(dwfl_module_addrname(mod, addr));
+    /* The symbol tables name the nearest symbol before addr; a stripped
+       object's code between its exported functions is in none of them,
+       and naming it after its neighbour would mislead. */
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name;
+    if (out->func == unknown &&
+        (name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL)) != NULL &&
+        (sym.st_size == 0 || off < sym.st_size))
+      out->func = intern_func(name);
   }
   if (out->func == unknown) {
     Dl_info info;
-    if (dladdr((void *)addr, &info) != 0)
-      out->func = intern(info.dli_sname);
+    const ElfW(Sym) *sym = NULL;
+    if (dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && info.dli_sname && sym &&
+        (sym->st_size == 0 || addr - (uintptr_t)info.dli_saddr < sym->st_size))
+      out->func = intern_func(info.dli_sname);
+  }
+  /* No symbol: the object and the address in it, which addr2line -e and
+     objdump read (never "?", which says nothing of where). */
+  Dwarf_Addr bias;
+  const char *path;
+  if (out->func == unknown && mod != NULL && dwfl_module_getelf(mod, &bias) != NULL &&
+      (path = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL)) != NULL) {
+    const char *base = strrchr(path, '/');
+    char buf[64];
+    snprintf(buf, sizeof buf, "+0x%llx", (unsigned long long)(addr - bias));
+    out->func = intern2(base ? base + 1 : path, buf);
   }
 }
 

@@ -52,6 +52,12 @@ void ctrace__symbolize_close(void);
    symbolizes afresh. The parent's copy is left as the rest of its trace. */
 void ctrace__symbolize_fork_child(void);
 
+/* name demangled (C++ by the process's own __cxa_demangle, Rust's legacy
+   mangling by its rules: demangle.c) into out (cap bytes), or name itself
+   when it is no mangled name, cannot be read, or does not fit. */
+#include <stddef.h>
+const char *ctrace__demangle(const char *name, char *out, size_t cap);
+
 /* Dwfl find_debuginfo callback (debugfile.c): build id, then
    .gnu_debuglink in local directories; never the network. */
 #include <elfutils/libdwfl.h>

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# demangle_check.sh - C++ and Rust function names as people read them, in
+# the trace itself (so Go's tools show them too).
+#
+# Usage: tests/run/demangle_check.sh CTRACE BINDIR OUTDIR
+#
+# run_cxx20 (libstdc++'s std::thread, latch and atomic waits) and
+# rust_sync.rs (built here with Debian's rustc, as a user's would be) run
+# under `ctrace run`; run_stacks prints each event's stack from the trace.
+# Their stacks must hold demangled names (std::thread::..., Rust paths
+# without their hash) and no mangled one (_Z..., ::h + 16 hex digits).
+# Exit status: 0 pass, 1 failure, 2 usage error.
+set -euo pipefail
+prog=${0##*/}
+[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+ctrace=$1 bindir=$2 out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out"
+
+# check NAME WANT...: the stacks of NAME's trace hold every WANT (a fixed
+# string), and no mangled name.
+check() {
+    local name=$1 w
+    shift
+    "$bindir/run_stacks" "$out/$name.trace" | sed -n 's/^[^|]*| //p' | sed 's/ < /\n/g' |
+        sed 's/^ *//; s/ *$//' | sort -u >"$out/$name.funcs"
+    [ -s "$out/$name.funcs" ] || fail "$name: no stack in the trace"
+    for w in "$@"; do
+        grep -qxF -- "$w" "$out/$name.funcs" || fail "$name: no frame named '$w' (of $(wc -l <"$out/$name.funcs"))"
+    done
+    if grep -E '^_Z|^_R|::h[0-9a-f]{16}$' "$out/$name.funcs" >"$out/$name.mangled"; then
+        fail "$name: mangled names in its stacks: $(head -3 "$out/$name.mangled" | tr '\n' ' ')"
+    fi
+    echo "$prog: $name: $(wc -l <"$out/$name.funcs") function names, none mangled; $*"
+}
+
+"$ctrace" run -o "$out/cxx20.trace" -- "$bindir/run_cxx20" 10 >"$out/cxx20.out" 2>&1 ||
+    fail "cxx20: the run failed: $(tail -3 "$out/cxx20.out")"
+check cxx20 "std::thread::join()" "void std::__detail::__platform_wait<int>(int const*, int)"
+
+[ -x /usr/bin/rustc ] || fail "rust: Debian's rustc is not installed (make test-deps)"
+/usr/bin/rustc -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fail "rust: rustc failed"
+"$ctrace" run -o "$out/rust.trace" -- "$out/run_rust_sync" 10 >"$out/rust.out" 2>&1 ||
+    fail "rust: the run failed: $(tail -3 "$out/rust.out")"
+check rust "std::thread::sleep" "std::sys::unix::thread::Thread::new::thread_start"
