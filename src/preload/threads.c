@@ -43,6 +43,7 @@
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/asan_interface.h>
 #endif
+#include "runtime/internal.h"
 #include "wake.h"
 
 CTRACE__PL_REAL(int, pthread_create,
@@ -94,7 +95,11 @@ static long threads_now(void) {
   return t > 0 ? t : 0;
 }
 
+/* The linker defines these; hidden, so that the shim exports no more names. */
+extern const char __start_ctrace_hidden_text[] CTRACE__HIDDEN, __stop_ctrace_hidden_text[] CTRACE__HIDDEN;
+
 void ctrace__pl_threads_init(void) {
+  ctrace__stack_hide((uintptr_t)__start_ctrace_hidden_text, (uintptr_t)__stop_ctrace_hidden_text);
   long n = threads_now();
   prestart = n > 1 ? n - 1 : 0;
   atomic_store(&program_threads, n > 1 ? n : 1);
@@ -170,7 +175,8 @@ bool ctrace__pl_alone(void) {
 
 /* The thread's G ends; the thread stays guarded and deaf to signals until
  * it is gone. Idempotent: pthread_exit reaches it twice (our wrapper, then
- * the trampoline's cleanup handler). */
+ * the trampoline's cleanup handler). Its frame stays in the stacks of
+ * the events it writes: a joiner's waker reads "thread_end". */
 static void thread_end(void *unused) {
   (void)unused;
 #ifdef __SANITIZE_ADDRESS__
@@ -199,7 +205,9 @@ static void thread_end(void *unused) {
   if (left == 0 || (left <= prestart && atomic_load(&main_ended))) ctrace__pl_watch_last();
 }
 
-static void *trampoline(void *p) {
+/* In a section of its own, whose bounds the linker gives: the tracer
+ * leaves its frame out of every stack (ctrace__stack_hide). */
+__attribute__((section("ctrace_hidden_text"), noinline)) static void *trampoline(void *p) {
   start s = *(start *)p;
   /* Begin before the free: the free's heap event must come from this G. */
   CTRACE__PL_CALL(ctrace_thread_begin(s.g));

@@ -458,6 +458,11 @@ uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) CTRACE__HIDDEN;
 /* Id of the stack pcs[0..n) (return addresses), cut at the first pc
  * outside code, as a captured stack is. */
 uint64_t ctrace__pcs_stack_id(ctrace__thread *t, const uintptr_t *pcs, int n) CTRACE__HIDDEN;
+/* Code of the tracer's own that a program's stacks pass through (the
+ * shim's thread trampoline, [lo, hi)): its frames are left out of the
+ * stacks written; those beneath it (libc's start_thread) stay, as perf
+ * and gdb show them. One range; set before tracing. */
+void ctrace__stack_hide(uintptr_t lo, uintptr_t hi) CTRACE__HIDDEN;
 
 /* ---- CPU samples (cpuprof.c) --------------------------------------------- */
 

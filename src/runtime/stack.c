@@ -215,19 +215,32 @@ uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) {
   return stack_put(STACKS(t), pcs, 1, hash_pcs(pcs, 1));
 }
 
+static _Atomic uintptr_t hidden_lo, hidden_hi;
+
+void ctrace__stack_hide(uintptr_t lo, uintptr_t hi) {
+  atomic_store_explicit(&hidden_lo, lo, memory_order_relaxed);
+  atomic_store_explicit(&hidden_hi, hi, memory_order_relaxed);
+}
+
 /* An entry of the stack table, [id, n, {pc, func, file, line}...], into
- * body; the frames' strings go into w's generation's table. Returns the
- * entry's length. */
+ * body; the frames' strings go into w's generation's table. Frames in
+ * hidden code (ctrace__stack_hide) are left out here, when the table is
+ * written, off the hot path. Returns the entry's length. */
 static size_t stack_entry(ctrace__w *w, const ctrace__entry *e, uint8_t *body) {
-  size_t n = e->len / sizeof(uintptr_t);
+  uintptr_t lo = atomic_load_explicit(&hidden_lo, memory_order_relaxed),
+            hi = atomic_load_explicit(&hidden_hi, memory_order_relaxed);
+  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
+  size_t n = 0;
+  for (size_t i = 0; i < e->len / sizeof(uintptr_t) && n < CTRACE_MAX_STACK_DEPTH; i++) {
+    memcpy(&pcs[n], e->key + i * sizeof pcs[0], sizeof pcs[0]);
+    if (pcs[n] - 1 < lo || pcs[n] - 1 >= hi) n++;
+  }
   uint8_t *q = ctrace__put_uvarint(body, e->id);
   q = ctrace__put_uvarint(q, n);
   for (size_t i = 0; i < n; i++) {
-    uintptr_t pc;
-    memcpy(&pc, e->key + i * sizeof pc, sizeof pc);
     ctrace__frame fr;
-    ctrace__symbolize(pc, &fr);
-    q = ctrace__put_uvarint(q, pc);
+    ctrace__symbolize(pcs[i], &fr);
+    q = ctrace__put_uvarint(q, pcs[i]);
     q = ctrace__put_uvarint(q, ctrace__string_id(w, fr.func));
     q = ctrace__put_uvarint(q, ctrace__string_id(w, fr.file));
     q = ctrace__put_uvarint(q, fr.line);

@@ -5,7 +5,8 @@
 # above it, outermost last, one line per call:
 #   pthread_cond_wait | 0x... 0x... ... | wait_here c2 ...
 # (The shim's stacks start with a pc in its own wrapper; the frames above
-# it are these.)
+# it are these, but for the shim's own beneath the program's, which the
+# tracer leaves out.)
 import os
 
 import gdb
@@ -21,8 +22,11 @@ class Calls(gdb.Breakpoint):
         pcs, names = [], []
         f = f.older()
         while f is not None:
-            pcs.append("%#x" % f.pc())
-            names.append(f.name() or "?")
+            # The shim's frames beneath the program's (its thread
+            # trampoline) are the tracer's own, which no stack shows.
+            if "libctrace-preload" not in (gdb.solib_name(f.pc()) or ""):
+                pcs.append("%#x" % f.pc())
+                names.append(f.name() or "?")
             f = f.older()
         out.write("%s | %s | %s\n" % (self.location, " ".join(pcs), " ".join(names)))
         out.flush()

@@ -8,7 +8,9 @@
 # rust_sync.rs (built here with Debian's rustc, as a user's would be) run
 # under `ctrace run`; run_stacks prints each event's stack from the trace.
 # Their stacks must hold demangled names (std::thread::..., Rust paths
-# without their hash) and no mangled one (_Z..., ::h + 16 hex digits).
+# without their hash) and no mangled one (_Z..., ::h + 16 hex digits),
+# and none of the tracer's own frames (the shim's thread trampoline: a
+# thread's stack goes from its start function to libc's start_thread).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
@@ -33,15 +35,23 @@ check() {
     if grep -E '^_Z|^_R|::h[0-9a-f]{16}$' "$out/$name.funcs" >"$out/$name.mangled"; then
         fail "$name: mangled names in its stacks: $(head -3 "$out/$name.mangled" | tr '\n' ' ')"
     fi
-    echo "$prog: $name: $(wc -l <"$out/$name.funcs") function names, none mangled; $*"
+    grep -qx start_thread "$out/$name.funcs" || fail "$name: no stack reaches libc's start_thread"
+    if grep -x trampoline "$out/$name.funcs" >"$out/$name.tracer"; then
+        fail "$name: the tracer's frames in its stacks: $(tr '\n' ' ' <"$out/$name.tracer")"
+    fi
+    echo "$prog: $name: $(wc -l <"$out/$name.funcs") function names, none mangled nor the tracer's; $*"
 }
 
 "$ctrace" run -o "$out/cxx20.trace" -- "$bindir/run_cxx20" 10 >"$out/cxx20.out" 2>&1 ||
     fail "cxx20: the run failed: $(tail -3 "$out/cxx20.out")"
-check cxx20 "std::thread::join()" "void std::__detail::__platform_wait<int>(int const*, int)"
+# Certain in every run: the creation stacks (pthread_create's caller) and
+# main's wait at the latch, which the ring starts only once main sleeps in.
+check cxx20 "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, std::default_delete<std::thread::_State> >, void (*)())" \
+    "void std::__detail::__platform_wait<int>(int const*, int)"
 
 [ -x /usr/bin/rustc ] || fail "rust: Debian's rustc is not installed (make test-deps)"
 /usr/bin/rustc -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fail "rust: rustc failed"
 "$ctrace" run -o "$out/rust.trace" -- "$out/run_rust_sync" 10 >"$out/rust.out" 2>&1 ||
     fail "rust: the run failed: $(tail -3 "$out/rust.out")"
-check rust "std::thread::sleep" "std::sys::unix::thread::Thread::new::thread_start"
+# The creation stacks, and the ring threads' waits (from their start).
+check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread::new::thread_start"
