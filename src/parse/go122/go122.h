@@ -223,6 +223,12 @@ typedef struct g2reader {
   uint64_t cut_at;
   bool cut_hit;
   ctrace_parse_error cut_error;
+  /* A trace that may be cut short, and seems cut inside its first
+   * generation (first_cut_error says where): read as Go reads it, which
+   * may still give whole generations (a torn header Go takes for the
+   * end); if it gives none, or fails, that is the error. */
+  bool first_cut;
+  ctrace_parse_error first_cut_error;
 } g2reader;
 
 /* gen.c */

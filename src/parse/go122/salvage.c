@@ -259,12 +259,16 @@ int ctrace__cut_plan(ctrace_reader *r, ctrace_parse_error *err) {
       c->dropped = 1;
     }
   } else if (whole == 0) {
-    ret = ctrace__perr(err, w.end,
-                       "cut short inside its first generation (begun at byte %llu; the file has %zu bytes): "
-                       "%s; no whole generation to read (a generation is whole once %s)",
-                       (unsigned long long)(w.n ? w.start[0] : 16), r->len,
-                       fills ? "it has no end of generation" : w.why.message,
-                       w.eog ? "its end is read" : "a batch of the next one begins after it");
+    /* The error, unless Go's reading finds whole generations all the
+     * same (stream.c, ctrace__g2_next): a header torn before its
+     * generation's number may be the next one's. */
+    r->g2->first_cut = true;
+    ctrace__perr(&r->g2->first_cut_error, w.end,
+                 "cut short inside its first generation (begun at byte %llu; the file has %zu bytes): "
+                 "%s; no whole generation to read (a generation is whole once %s)",
+                 (unsigned long long)(w.n ? w.start[0] : 16), r->len,
+                 fills ? "it has no end of generation" : w.why.message,
+                 w.eog ? "its end is read" : "a batch of the next one begins after it");
   } else {
     /* Torn, or (go 1.26) without its end: read up to where the generation
      * left out begins. */

@@ -376,7 +376,16 @@ static int pop(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   return 1;
 }
 
+static int next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);
+
 int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  int rc = next(r, ev, err);
+  if (rc == 1 || !r->first_cut || (rc == 0 && r->ngens > 0)) return rc;
+  *err = r->first_cut_error;
+  return fail(r, err);
+}
+
+static int next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   if (r->failed) {
     *err = r->error;
     return -1;
