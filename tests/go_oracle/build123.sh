@@ -5,7 +5,7 @@
 #
 # Usage: tests/go_oracle/build123.sh OUT
 #
-# Copies, at test time, GOROOT/src/internal/trace's reader packages (not the
+# Copies (lib.sh), at test time, GOROOT/src/internal/trace's reader packages (not the
 # tests, testdata or the viewer's) from Go 1.23 (GO123, tests/go_paths.sh)
 # into a throwaway module under OUT.d/, renames
 # their imports, applies the one change (the frontier is filled in the order
@@ -20,26 +20,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 go=$GO123
 [ -x "$go" ] || { echo "$prog: no Go 1.23 at $go (install golang-1.23-go)" >&2; exit 1; }
-root=$(GOTOOLCHAIN=local "$go" env GOROOT)
-src=$root/src/internal/trace
+src=$(GOTOOLCHAIN=local "$go" env GOROOT)/src/internal/trace
 [ -f "$src/reader.go" ] && [ -f "$src/event/go122/event.go" ] || { echo "$prog: no Go 1.23 trace reader in $src" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
-exec 9>"$out.lock"
-flock 9
-dirs=(. event event/go122 version internal/oldtrace)
-key=$( { "$go" version; for d in "${dirs[@]}"; do for f in "$src/$d"/*.go; do echo "$f"; cat "$f"; done; done
-         cat "$here/main123.go.in" "$0"; } | sha256sum | cut -d' ' -f1)
-if [ -x "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then exit 0; fi
-mod=$out.d
-rm -rf "$mod"
-for d in "${dirs[@]}"; do
-  mkdir -p "$mod/trace/$d"
-  for f in "$src/$d"/*.go; do
-    case $f in *_test.go) continue ;; esac
-    sed 's#"internal/trace#"ctrace_go123_oracle/trace#' "$f" >"$mod/trace/$d/$(basename "$f")"
-  done
-done
+. "$here/lib.sh"
+oracle_copy "$go" "$out" ctrace_go123_oracle "$here/main123.go.in" . event event/go122 version internal/oldtrace
 # The one change: threads in order of first batch, not map order.
 g=$mod/trace/generation.go
 rd=$mod/trace/reader.go
@@ -70,14 +56,4 @@ EOF
 # The old-format parser, out of internal/, for main's -old.
 mv "$mod/trace/internal/oldtrace" "$mod/trace/oldtrace"
 sed -i 's#"ctrace_go123_oracle/trace/internal/oldtrace"#"ctrace_go123_oracle/trace/oldtrace"#' "$mod"/trace/*.go "$mod"/trace/*/*.go
-cp "$here/main123.go.in" "$mod/main.go"
-printf 'module ctrace_go123_oracle\n\ngo 1.23\n' >"$mod/go.mod"
-# Under make check, the Go build cache all the tests' Go builds share
-# (CTRACE_GO_WORK; tests/analyse/gotrace_build.sh).
-export GOCACHE="${CTRACE_GO_WORK:+$CTRACE_GO_WORK/gocache}" GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on \
-  CGO_ENABLED=0 GOTOOLCHAIN=local
-[ -n "$GOCACHE" ] || GOCACHE=$mod.gocache
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$mod.home"; mkdir -p "$HOME"; fi
-(cd "$mod" && "$go" build -o "$out.tmp" .) || { echo "$prog: go build failed in $mod" >&2; exit 1; }
-mv -f "$out.tmp" "$out"
-echo "$key" >"$out.key"
+oracle_build "$go" "$out" ctrace_go123_oracle 1.23 "$here/main123.go.in"
