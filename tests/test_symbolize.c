@@ -133,6 +133,21 @@ static void test_stripped(void **state) {
   dlclose(lib);
 }
 
+/* A symbol table's versioned name (name@@VERSION, as glibc's) names the
+   function without its version. */
+static void test_versioned(void **state) {
+  void *lib = dlopen(SYMVER_PATH, RTLD_NOW);
+  assert_non_null(lib);
+  uintptr_t (*addr)(void) = (uintptr_t(*)(void))dlsym(lib, "symver_addr");
+  assert_non_null(addr);
+  ctrace__frame f;
+  ctrace__symbolize(addr() + 1, &f);
+  assert_null(strchr(f.func, '@'));
+  assert_true(strcmp(f.func, "symver_fn") == 0 || strcmp(f.func, "symver_impl") == 0);
+  ctrace__symbolize_close();
+  dlclose(lib);
+}
+
 /* C++ names are demangled by the process's own __cxa_demangle (main
    loads libstdc++), Rust's legacy names by their own rules; anything
    else, or what does not fit, is left as it is. */
@@ -195,6 +210,7 @@ int main(void) {
       cmocka_unit_test(test_libc),
       cmocka_unit_test(test_close_and_reopen),
       cmocka_unit_test(test_stripped),
+      cmocka_unit_test(test_versioned),
       cmocka_unit_test(test_demangle),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);

@@ -29,7 +29,9 @@
  * be left, the finisher watches.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -270,17 +272,46 @@ int ctrace__pl_internal_thread(void *(*fn)(void *), void *arg) {
   return r;
 }
 
+/* std::thread (libstdc++) starts every thread at one routine of its own,
+ * from std::thread::_M_start_thread, with the thread's state as argument:
+ * an object whose _M_run (the third slot of its vtable, after the two
+ * destructors) runs what the program gave std::thread. That is the start
+ * function people look for, not libstdc++'s routine. The caller's range
+ * is looked up until libstdc++ is found (a dlsym each time in a process
+ * without it), then compared. */
+static const char cxx_start_thread[] = "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE";
+static _Atomic uintptr_t cxx_lo, cxx_hi;
+
+static void (*start_function(void *(*fn)(void *), void *arg, const void *caller))(void) {
+  uintptr_t lo = atomic_load_explicit(&cxx_lo, memory_order_relaxed),
+            hi = atomic_load_explicit(&cxx_hi, memory_order_relaxed);
+  if (!hi) {
+    void *sym = dlsym(RTLD_DEFAULT, cxx_start_thread);
+    Dl_info info;
+    const ElfW(Sym) *entry = NULL;
+    if (!sym || !dladdr1(sym, &info, (void **)&entry, RTLD_DL_SYMENT) || !entry || !entry->st_size)
+      return (void (*)(void))fn;
+    lo = (uintptr_t)info.dli_saddr;
+    hi = lo + entry->st_size;
+    atomic_store_explicit(&cxx_lo, lo, memory_order_relaxed);
+    atomic_store_explicit(&cxx_hi, hi, memory_order_relaxed);
+  }
+  if ((uintptr_t)caller <= lo || (uintptr_t)caller > hi || !arg) return (void (*)(void))fn;
+  void *const *vtable = *(void *const *const *)arg;
+  return vtable && vtable[2] ? (void (*)(void))vtable[2] : (void (*)(void))fn;
+}
+
 /* A traced thread: GoCreate here, the trampoline in it. Inline, so that
- * the creation stack begins at the wrapper the program called. Returns an
- * errno value. */
+ * the creation stack begins at the wrapper the program called (and
+ * caller is that wrapper's caller). Returns an errno value. */
 CTRACE__PL_INLINE int create_traced(pthread_t *th, const pthread_attr_t *attr,
-                                    void *(*fn)(void *), void *arg, bool c11) {
+                                    void *(*fn)(void *), void *arg, bool c11, const void *caller) {
   start *s = malloc(sizeof *s);
   if (!s) return EAGAIN;
   s->fn = fn;
   s->arg = arg;
   s->c11 = c11;
-  CTRACE__PL_CALL(s->g = ctrace_thread_create((void (*)(void))fn));
+  CTRACE__PL_CALL(s->g = ctrace_thread_create(c11 ? (void (*)(void))fn : start_function(fn, arg, caller)));
   atomic_fetch_add(&program_threads, 1);
   int r = real_pthread_create()(th, attr, trampoline, s);
   if (r) {
@@ -296,14 +327,14 @@ CTRACE__PL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                      void *(*fn)(void *), void *arg) {
   if (ctrace__pl_guard) return create_internal(th, attr, fn, arg);
   if (!ctrace_enabled()) return real_pthread_create()(th, attr, fn, arg);
-  return create_traced(th, attr, fn, arg, false);
+  return create_traced(th, attr, fn, arg, false, __builtin_return_address(0));
 }
 
 /* C11 (glibc creates these with its internal pthread_create, unseen): the
  * start function returns int, which the trampoline calls as such. */
 CTRACE__PL_EXPORT int thrd_create(thrd_t *thr, thrd_start_t fn, void *arg) {
   if (ctrace__pl_off()) return real_thrd_create()(thr, fn, arg);
-  int err = create_traced((pthread_t *)thr, NULL, (void *(*)(void *))(void (*)(void))fn, arg, true);
+  int err = create_traced((pthread_t *)thr, NULL, (void *(*)(void *))(void (*)(void))fn, arg, true, NULL);
   return ctrace__pl_thrd_err(err);
 }
 

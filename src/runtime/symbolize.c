@@ -160,7 +160,15 @@ static const char *intern(const char *s) { return intern2(s, NULL); }
 
 /* A function's name as people read it (demangle.c). */
 static const char *intern_func(const char *raw) {
-  char buf[1024];
+  char buf[1024], plain[1024];
+  /* A versioned symbol (__libc_start_main@@GLIBC_2.34) without its
+     version, which says nothing of the code. */
+  const char *at = raw ? strchr(raw, '@') : NULL;
+  if (at && at != raw && (size_t)(at - raw) < sizeof plain) {
+    memcpy(plain, raw, (size_t)(at - raw));
+    plain[at - raw] = '\0';
+    raw = plain;
+  }
   return intern(ctrace__demangle(raw, buf, sizeof buf));
 }
 
@@ -467,13 +475,14 @@ static Dwfl_Module *find_module(uintptr_t addr) {
 /* The linkage name is the symbol name (mangled for C++, absent for C);
    the integrate variants follow abstract_origin and specification, which
    is where inlined instances and clones keep their names. */
-static const char *die_name(Dwarf_Die *die) {
+static const char *die_name(Dwarf_Die *die, bool *bare) {
   Dwarf_Attribute attr;
   const char *name =
       dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
   if (name == NULL)
     name = dwarf_formstring(
         dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  *bare = name == NULL;
   if (name == NULL)
     name = dwarf_diename(die);
   return name;
@@ -562,7 +571,7 @@ static void describe_call_site(Dwarf_Die *call, ctrace__frame *out) {
    the file and line from the line table or, in inlined code, from the
    call site in that function, so that the three agree. */
 static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
-                           ctrace__frame *out) {
+                           ctrace__frame *out, bool *bare) {
   Dwarf_Addr bias;
   Dwarf_Die *cu = find_cu(mod, addr, &bias);
   if (cu == NULL)
@@ -571,7 +580,7 @@ static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
   Dwarf_Die fn, call;
   if (find_function(cu, a, &fn)) {
     bool inlined = find_inlined_call(&fn, a, &call);
-    out->func = intern_func(die_name(&fn));
+    out->func = intern_func(die_name(&fn, bare));
     if (inlined)
       describe_call_site(&call, out);
   }
@@ -597,16 +606,19 @@ static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
   *cacheable = mod != NULL;
   if (mod != NULL) {
     note_used(mod);
-    describe_dwarf(mod, addr, out);
+    bool bare = false;
+    describe_dwarf(mod, addr, out, &bare);
     /* The symbol tables name the nearest symbol before addr; a stripped
        object's code between its exported functions is in none of them,
-       and naming it after its neighbour would mislead. */
+       and naming it after its neighbour would mislead. Where DWARF gives
+       a C++ function only its bare name (a template's method: _M_run),
+       a mangled symbol that surely holds addr names it in full; C's
+       DWARF names stay (the symbol may be a clone: m1.constprop.0). */
     GElf_Off off;
     GElf_Sym sym;
-    const char *name;
-    if (out->func == unknown &&
-        (name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL)) != NULL &&
-        (sym.st_size == 0 || off < sym.st_size))
+    const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    if (name != NULL && (out->func == unknown ? sym.st_size == 0 || off < sym.st_size
+                                              : bare && strncmp(name, "_Z", 2) == 0 && off < sym.st_size))
       out->func = intern_func(name);
   }
   if (out->func == unknown) {

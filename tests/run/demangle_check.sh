@@ -10,7 +10,8 @@
 # Their stacks must hold demangled names (std::thread::..., Rust paths
 # without their hash) and no mangled one (_Z..., ::h + 16 hex digits),
 # and none of the tracer's own frames (the shim's thread trampoline: a
-# thread's stack goes from its start function to libc's start_thread).
+# thread's stack goes from its start function to libc's start_thread); a
+# std::thread's start function is the callable it was given.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
@@ -48,6 +49,19 @@ check() {
 # main's wait at the latch, which the ring starts only once main sleeps in.
 check cxx20 "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, std::default_delete<std::thread::_State> >, void (*)())" \
     "void std::__detail::__platform_wait<int>(int const*, int)"
+
+# A std::thread's start function is what the program gave it (the
+# state's _M_run, which names the lambda), not libstdc++'s routine; in an
+# ASan build, ASan's own routine starts every thread.
+"$ctrace" stats "$out/cxx20.trace" >"$out/cxx20.stats"
+want='std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > >::_M_run()'
+if ldd "$bindir/run_cxx20" | grep -q libasan; then
+    echo "$prog: cxx20: start functions not checked (an ASan build: asan_thread_start starts every thread)"
+elif ! grep -qF "  $want " "$out/cxx20.stats"; then
+    fail "cxx20: no thread started by '$want': $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"
+else
+    echo "$prog: cxx20: its threads start at $want"
+fi
 
 [ -x /usr/bin/rustc ] || fail "rust: Debian's rustc is not installed (make test-deps)"
 /usr/bin/rustc -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fail "rust: rustc failed"
