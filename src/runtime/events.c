@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -182,7 +183,10 @@ void ctrace__make_plain(ctrace__thread *t, ctrace_g *g, uintptr_t pc) {
   set_mode(t, CTRACE__MODE_PLAIN);
   if (!g) {
     g = &t->self;
-    ctrace__g_register(g, pc, CTRACE__G_RUNNING);
+    /* The main thread's first call names it well (main, or what called
+     * the tracer first); another's starts where its stack does. */
+    bool main_thread = syscall(SYS_gettid) == getpid();
+    ctrace__g_register(g, main_thread ? pc : ctrace__thread_start_pc(t, pc), CTRACE__G_RUNNING);
   }
   ctrace__set_home(t, g);
   t->curg = g;

@@ -453,6 +453,14 @@ struct ctrace__ustr ctrace__unique_id_slow(ctrace__w *w, size_t len) CTRACE__HID
 /* Id of the calling thread's stack above frame fp (the public function's
  * own frame), 0 if stacks are off. */
 uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) CTRACE__HIDDEN;
+/* What a thread first seen here (pc: the return address into its code)
+ * was started at, where nothing said (a thread created behind the
+ * tracer's back, as jemalloc creates its own with libc's pthread_create):
+ * the deepest frame of its stack outside libc, when the walk reaches
+ * libc's thread start beneath it; else pc. Once per thread. */
+uintptr_t ctrace__thread_start_pc(ctrace__thread *t, uintptr_t pc) CTRACE__HIDDEN;
+/* The calling thread's stack bounds into t (stack_lo, stack_hi). */
+void ctrace__thread_stack(ctrace__thread *t) CTRACE__HIDDEN;
 /* Id of the one-frame stack of a G's start function. */
 uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) CTRACE__HIDDEN;
 /* Id of the stack pcs[0..n) (return addresses), cut at the first pc

@@ -155,7 +155,7 @@ static uint64_t stack_put(ctrace__tab *tab, const uintptr_t *pcs, int n, uint64_
  * line, so that the frame-pointer walk's inlined path stays as it was.
  * The walk starts from the same place: the public function's frame gives
  * its caller's pc, stack pointer (just above the return address) and RBP. */
-static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
+static int unwind_pcs(ctrace__thread *t, void *fp, uintptr_t *pcs, int depth, uint64_t *h) {
   uintptr_t *f = fp, lo = (uintptr_t)fp, hi = 0;
   ctrace_g *g = t->curg;
   if (g && g->ctrace__stack_hi && lo >= g->ctrace__stack_lo && lo < g->ctrace__stack_hi)
@@ -164,16 +164,18 @@ static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
     hi = t->stack_hi;
   ctrace__unw_regs r = {f[1], lo + 16, f[0], false};
   ctrace__unw_bounds b = {lo, hi, t->stack_lo, t->stack_hi};
+  return ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, depth, h);
+}
+
+static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   uint64_t h;
-  int n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
+  int n = unwind_pcs(t, fp, pcs, ctrace__cfg.depth, &h);
   uint64_t id = ctrace__tab_find(STACKS(t), pcs, (size_t)n * sizeof pcs[0], h);
   if (id) return id;
   /* New stack: if an object was unloaded since the registry was read,
    * its rules may have been used for whatever is mapped there now. */
-  if (ctrace__unwind_loader_changed()) {
-    n = ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, ctrace__cfg.depth, &h);
-  }
+  if (ctrace__unwind_loader_changed()) n = unwind_pcs(t, fp, pcs, ctrace__cfg.depth, &h);
   int good = code_prefix(pcs, n);
   if (good < n) {
     if (good == 0) return 0;
@@ -198,6 +200,46 @@ uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
     h = hash_pcs(pcs, n);
   }
   return stack_put(STACKS(t), pcs, n, h);
+}
+
+/* libc's code: [lo, hi) of its executable segment, found once. */
+static _Atomic uintptr_t libc_lo, libc_hi;
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg) {
+  uintptr_t in = (uintptr_t)arg;
+  for (int j = 0; j < info->dlpi_phnum; j++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[j];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || in < lo || in >= lo + ph->p_memsz) continue;
+    atomic_store_explicit(&libc_lo, lo, memory_order_relaxed);
+    atomic_store_explicit(&libc_hi, lo + ph->p_memsz, memory_order_relaxed);
+    return 1;
+  }
+  return 0;
+}
+
+static bool in_libc(uintptr_t pc) {
+  if (!atomic_load_explicit(&libc_hi, memory_order_relaxed))
+    dl_iterate_phdr(find_libc, (void *)(uintptr_t)&pthread_getattr_np);
+  return pc >= atomic_load_explicit(&libc_lo, memory_order_relaxed) &&
+         pc < atomic_load_explicit(&libc_hi, memory_order_relaxed);
+}
+
+uintptr_t ctrace__thread_start_pc(ctrace__thread *t, uintptr_t pc) {
+  if (!ctrace__cfg.stacks) return pc;
+  if (!t->stack_hi) ctrace__thread_stack(t); /* before the thread registers */
+  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
+  uint64_t h;
+  void *fp = __builtin_frame_address(0);
+  int n = ctrace__cfg.unwind == CTRACE_UNWIND_FP ? capture(t, fp, pcs, CTRACE_MAX_STACK_DEPTH, &h)
+                                                 : unwind_pcs(t, fp, pcs, CTRACE_MAX_STACK_DEPTH, &h);
+  /* A walk cut short (no frame pointers, a stack too deep) ends
+   * somewhere in the middle, whose frame is no start: only one that
+   * reached libc's thread start says. */
+  if (n < 2 || n == CTRACE_MAX_STACK_DEPTH || !in_libc(pcs[n - 1] - 1)) return pc;
+  for (int i = n - 1; i >= 0; i--)
+    if (!in_libc(pcs[i] - 1)) return pcs[i] - 1;
+  return pc;
 }
 
 uint64_t ctrace__pcs_stack_id(ctrace__thread *t, const uintptr_t *pcs, int n) {

@@ -127,11 +127,7 @@ static void heavy_barrier(void) {
 #endif
 }
 
-/* Outside any write section: threads_mu is held by stop while it waits. */
-static void thread_register(ctrace__thread *t) {
-  t->tid = (pid_t)syscall(SYS_gettid);
-  t->pthread = pthread_self();
-  t->tp = -1;
+void ctrace__thread_stack(ctrace__thread *t) {
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     void *addr;
@@ -142,6 +138,14 @@ static void thread_register(ctrace__thread *t) {
     }
     pthread_attr_destroy(&attr);
   }
+}
+
+/* Outside any write section: threads_mu is held by stop while it waits. */
+static void thread_register(ctrace__thread *t) {
+  t->tid = (pid_t)syscall(SYS_gettid);
+  t->pthread = pthread_self();
+  t->tp = -1;
+  if (!t->stack_hi) ctrace__thread_stack(t);
   pthread_mutex_lock(&threads_mu);
   t->prev = NULL;
   t->next = threads;

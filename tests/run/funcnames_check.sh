@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# demangle_check.sh - C++ and Rust function names as people read them, in
-# the trace itself (so Go's tools show them too).
+# funcnames_check.sh - function names as people read them, in the trace
+# itself (so Go's tools show them too).
 #
-# Usage: tests/run/demangle_check.sh CTRACE BINDIR OUTDIR
+# Usage: tests/run/funcnames_check.sh CTRACE BINDIR OUTDIR
 #
 # run_cxx20 (libstdc++'s std::thread, latch and atomic waits) and
 # rust_sync.rs (built here with Debian's rustc, as a user's would be) run
@@ -11,7 +11,10 @@
 # without their hash) and no mangled one (_Z..., ::h + 16 hex digits),
 # and none of the tracer's own frames (the shim's thread trampoline: a
 # thread's stack goes from its start function to libc's start_thread); a
-# std::thread's start function is the callable it was given.
+# std::thread's start function is the callable it was given. run_behind's
+# thread, made by libc's own pthread_create where the shim does not see
+# it, starts at its start routine (behind_worker), not at the first call
+# the tracer saw (pthread_setname_np).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
 prog=${0##*/}
@@ -69,3 +72,10 @@ fi
     fail "rust: the run failed: $(tail -3 "$out/rust.out")"
 # The creation stacks, and the ring threads' waits (from their start).
 check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread::new::thread_start"
+
+"$ctrace" run -o "$out/behind.trace" -- "$bindir/run_behind" >"$out/behind.out" 2>&1 ||
+    fail "behind: the run failed: $(tail -3 "$out/behind.out")"
+"$ctrace" stats "$out/behind.trace" >"$out/behind.stats"
+grep -qE '^  behind +behind_worker ' "$out/behind.stats" ||
+    fail "behind: its thread does not start at behind_worker: $(sed -n '/^Goroutines by/,/^$/p' "$out/behind.stats")"
+echo "$prog: behind: the thread libc made starts at behind_worker"
