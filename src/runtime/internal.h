@@ -468,8 +468,14 @@ bool ctrace__prof_init(int hz) CTRACE__HIDDEN;
  * threads lock, which the reader drains t's samples under. */
 void ctrace__prof_arm(ctrace__thread *t, pthread_t th) CTRACE__HIDDEN;
 void ctrace__prof_disarm(ctrace__thread *t) CTRACE__HIDDEN;
-/* Writes t's pending samples into the no-P buffer. Under the threads lock. */
+/* Writes t's pending samples: into the no-P buffer (classic format), or
+ * into their generation's batch of samples. Under the threads lock. */
 void ctrace__prof_drain(ctrace__thread *t) CTRACE__HIDDEN;
+/* Generation format, under the threads lock: a trace begins at gen0;
+ * gen ends, its samples drained (every thread's), and its batch of
+ * samples goes to the reader, before its tables. */
+void ctrace__prof_reset(uint64_t gen0) CTRACE__HIDDEN;
+void ctrace__prof_seal(uint64_t gen) CTRACE__HIDDEN;
 /* Disarms, drains nothing more, frees: t is going away. */
 void ctrace__prof_free(ctrace__thread *t) CTRACE__HIDDEN;
 /* How often the reader drains every thread's samples, 0 if sampling is off. */
