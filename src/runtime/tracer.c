@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -260,6 +261,11 @@ static void thread_exit(void *arg) {
   if (t->prof) {
     ctrace__prof_drain(t);
     ctrace__prof_free(t);
+  }
+  if (t->g0) { /* the trace shows it waiting: it says no more */
+    ctrace__g_unregister(t->g0);
+    munmap(t->g0, sizeof *t->g0);
+    t->g0 = NULL;
   }
   if (t->prev)
     t->prev->next = t->next;
