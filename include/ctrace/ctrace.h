@@ -53,8 +53,10 @@ typedef struct ctrace_options {
   int stack_depth;    /* frames per stack, 1..128; 0 means 32 */
   size_t buffer_size; /* bytes per buffer, 8 KiB..16 MiB; 0 means 64 KiB */
   int cpu_hz;         /* CPU samples per second of each thread's CPU time
-                         (the `go 1.19 trace` header), 1..10000; 0: the
-                         CTRACE_CPU_HZ environment variable, else off */
+                         (classic format: the `go 1.19 trace` header; the
+                         current format: Go's CPU sample batches),
+                         1..10000; 0: the CTRACE_CPU_HZ environment
+                         variable, else off */
   int unwind;         /* CTRACE_UNWIND_*; 0 is AUTO */
   size_t max_pending; /* bytes of full buffers held for a reader that falls
                          behind; past them a classic trace ends early, and
@@ -65,7 +67,7 @@ typedef struct ctrace_options {
                          CTRACE_MAX_PENDING_MB environment variable, else
                          256 MiB. At least 1 MiB. */
   int format;         /* CTRACE_FORMAT_*; GO122 takes buffer_size up to 64 KiB
-                         (Go's largest batch) and no cpu_hz yet */
+                         (Go's largest batch) */
 } ctrace_options;
 
 /* Starts tracing (opts may be NULL for defaults). Fails with CTRACE_EBUSY

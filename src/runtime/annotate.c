@@ -8,21 +8,32 @@
 
 static _Atomic uint64_t next_task = 1;
 
-/* Enters the write section as the thread's current G. */
-#define ANNOTATION_END(t, w) \
-  ctrace__writer_done(&w);   \
+/* Leaves the write section, the thread's own G (if it stood in) blocked
+ * again. */
+#define ANNOTATION_END(t, w)                                      \
+  if (ctrace__unlikely(si_.on)) ctrace__stand_in_done(&w, &si_); \
+  ctrace__writer_done(&w);                                        \
   ctrace__end(t)
 
-/* Go's current format takes annotations only from a G on a P. */
-#define ANNOTATION_BEGIN(t, w)                                                        \
-  ctrace_g *cur_ = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0)); \
-  ctrace__thread *t = ctrace__begin();                                                \
-  if (!t) return;                                                                     \
-  ctrace__w w = ctrace__writer(t);                                                    \
-  if (ctrace__unlikely(t->tcurg != cur_)) ctrace__ensure_running(&w, cur_, 0);        \
-  if (ctrace__unlikely(ctrace__genfmt() && !t->tcurg) && !ctrace__gen_can(&w, true)) { \
-    ANNOTATION_END(t, w);                                                             \
-    return;                                                                           \
+/* Enters the write section as the thread's current G. Go's current
+ * format takes annotations only from a G on a P: between Gs (or without
+ * a P) the thread's own G stands in (ctrace__stand_in). */
+#define ANNOTATION_BEGIN(t, w)                                                                  \
+  ctrace_g *cur_ = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));       \
+  ctrace__thread *t = ctrace__begin();                                                          \
+  if (!t) return;                                                                               \
+  ctrace__w w = ctrace__writer(t);                                                              \
+  ctrace__standin si_;                                                                          \
+  si_.on = false;                                                                               \
+  if (ctrace__unlikely(t->tcurg != cur_)) {                                                     \
+    if (cur_)                                                                                   \
+      ctrace__ensure_running(&w, cur_, 0);                                                      \
+    else                                                                                        \
+      ctrace__free_p(&w, NULL);                                                                 \
+  }                                                                                             \
+  if (ctrace__unlikely(ctrace__genfmt() && (!t->tcurg || w.p < 0)) && !ctrace__stand_in(&w, true, &si_)) { \
+    ANNOTATION_END(t, w);                                                                       \
+    return;                                                                                     \
   }
 
 

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "reader.h"
 #include "unwind/unwind.h"
 
 #define PROF_SLOTS 64   /* per thread; the reader drains every 10 ms or sooner */
@@ -51,6 +52,7 @@ typedef struct prof_sample {
   uint64_t ticks;
   uint64_t g;
   int64_t p;
+  uint64_t gen; /* the generation tracing was in (state >> 1) */
   int n;
   uintptr_t pcs[PROF_DEPTH];
 } prof_sample;
@@ -119,6 +121,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc) {
     } else {
       prof_sample *s = &pr->slot[head % PROF_SLOTS];
       s->ticks = ctrace__ticks();
+      s->gen = atomic_load_explicit(&ctrace__state, memory_order_relaxed) >> 1;
       /* The trace's view, if this thread has written in this trace and is
        * not writing now: inside a write section (seq odd) the event may be
        * written and the G's trace state not yet changed to match. */
@@ -199,14 +202,96 @@ void ctrace__prof_disarm(ctrace__thread *t) {
 
 /* ---- draining ----------------------------------------------------------------- */
 
-/* Writes t's samples as CPUSample events [ts, p, g, stack] into the no-P
- * buffer. Under the threads lock, so t cannot go away meanwhile. */
+/* ---- Go's current format ------------------------------------------------------
+ *
+ * As Go's runtime writes them (runtime/tracecpu.go): each generation's
+ * samples in batches of their own, of no thread (M is Go's "no M",
+ * 2^64-1), each batch beginning with EvCPUSamples, then CPUSample
+ * [time, M, P, G, stack] with the sample's own absolute time (Go's reader
+ * sorts a generation's samples by it and merges them with its events).
+ * A sample goes into the generation it was taken in, whose stack table
+ * holds its stack: the end of a generation drains every ring into it
+ * before its batch and tables go out (ctrace__prof_seal). One taken in a
+ * generation already sealed (its handler ran as the generation ended)
+ * goes into the one being written, no earlier than its batch opened.
+ * Under the threads lock, as the drains are. */
+static ctrace__buf *cpu_bufs[2]; /* by generation parity */
+static uint64_t cpu_sealed;      /* the last generation sealed */
+
+/* At start. The batches are NULL but in the child of a fork, where they
+ * are the parent's trace's: left to it. */
+void ctrace__prof_reset(uint64_t gen0) {
+  cpu_sealed = gen0 - 1;
+  cpu_bufs[0] = cpu_bufs[1] = NULL;
+}
+
+/* Writes s into gen's batch of samples, as thread t's. */
+static bool put_sample2(const ctrace__thread *t, const prof_sample *s, uint64_t gen) {
+  ctrace__buf **bp = &cpu_bufs[gen & 1];
+  if (*bp && (*bp)->gen != gen) { /* a generation that ended unsealed (a gap) */
+    ctrace__buf_put(*bp);
+    *bp = NULL;
+  }
+  if (!*bp || (size_t)((*bp)->end - (*bp)->pos) < 1 + 5 * CTRACE_MAX_VARINT) {
+    if (*bp) ctrace__queue_full(*bp);
+    *bp = ctrace__buf_get();
+    if (!*bp) return false;
+    ctrace__open_batch2(*bp, gen, UINT64_MAX, ctrace__ticks());
+    *(*bp)->pos++ = CTRACE_EV122_CPUSamples;
+  }
+  ctrace__buf *b = *bp;
+  /* The stack goes into gen's table. */
+  ctrace__thread as = {.state = gen << 1 | 1};
+  uint64_t ticks = s->gen == gen || s->ticks >= b->last_ticks ? s->ticks : b->last_ticks;
+  uint8_t *q = b->pos;
+  *q++ = CTRACE_EV122_CPUSample;
+  q = ctrace__put_uvarint(q, ticks);
+  q = ctrace__put_uvarint(q, (uint64_t)t->tid);
+  q = ctrace__put_uvarint(q, (uint64_t)s->p); /* -1, no P: Go's 2^64-1 */
+  q = ctrace__put_uvarint(q, s->g);
+  b->pos = ctrace__put_uvarint(q, ctrace__cfg.stacks ? ctrace__pcs_stack_id(&as, s->pcs, s->n) : 0);
+  return true;
+}
+
+/* t's samples into the generations they were taken in. */
+static void drain2(ctrace__thread *t, struct ctrace__prof *pr, uint64_t tail, uint64_t head) {
+  uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_acquire);
+  for (; tail != head; tail++) {
+    const prof_sample *smp = &pr->slot[tail % PROF_SLOTS];
+    uint64_t gen = smp->gen > cpu_sealed ? smp->gen : cpu_sealed + 1;
+    /* A sealed generation's sample with tracing off (a stop, a gap) has
+     * no generation to go in. */
+    bool ok = (gen != smp->gen ? (s & 1) && gen == s >> 1 : true) && put_sample2(t, smp, gen);
+    atomic_fetch_add_explicit(ok ? &ctrace__stats.events : &ctrace__stats.lost, 1, memory_order_relaxed);
+  }
+  atomic_store_explicit(&pr->tail, tail, memory_order_release);
+}
+
+void ctrace__prof_seal(uint64_t gen) {
+  ctrace__buf **bp = &cpu_bufs[gen & 1];
+  if (*bp) {
+    if ((*bp)->gen == gen)
+      ctrace__queue_full(*bp);
+    else
+      ctrace__buf_put(*bp);
+    *bp = NULL;
+  }
+  if (gen > cpu_sealed) cpu_sealed = gen;
+}
+
+/* Writes t's samples: as CPUSample events [ts, p, g, stack] into the no-P
+ * buffer in the classic format. Under the threads lock, so t cannot go
+ * away meanwhile. */
 void ctrace__prof_drain(ctrace__thread *t) {
   struct ctrace__prof *pr = t->prof;
   if (!pr) return;
   uint64_t tail = atomic_load_explicit(&pr->tail, memory_order_relaxed);
   uint64_t head = atomic_load_explicit(&pr->head, memory_order_acquire);
   if (tail == head) return;
+  if (ctrace__genfmt()) {
+    drain2(t, pr, tail, head);
+    return;
+  }
   ctrace__nop_lock();
   /* The stacks go into the table of the trace's generation. */
   ctrace__thread gen = {.state = atomic_load_explicit(&ctrace__state, memory_order_relaxed)};

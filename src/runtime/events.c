@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -547,8 +548,10 @@ void ctrace_gomaxprocs(int64_t procs) {
   if (!t) return;
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
-  if (!ctrace__genfmt() || ctrace__gen_can(&w, true))
+  ctrace__standin si = {0};
+  if (!ctrace__genfmt() || ctrace__stand_in(&w, true, &si))
     show_procs(&w, procs, -1, ctrace__stack_id(t, __builtin_frame_address(0)));
+  if (si.on) ctrace__stand_in_done(&w, &si);
   ctrace__writer_done(&w);
   ctrace__end(t);
 }
@@ -567,10 +570,17 @@ static uint64_t simple(uint8_t ev, uint8_t ev2, int n, uint64_t a, uint64_t b, v
   ctrace__w w = ctrace__writer(t);
   enter(&w, g);
   uint64_t v[3] = {a, b, 0}, mark = 0;
-  if (!ctrace__genfmt() || ctrace__gen_can(&w, ev2 != CTRACE_EV122_HeapAlloc && ev2 != CTRACE_EV122_HeapGoal)) {
+  /* Heap figures need only a P; a mark assist is its G's own (the
+   * thread's, never a stand-in). */
+  bool heap = ev2 == CTRACE_EV122_HeapAlloc || ev2 == CTRACE_EV122_HeapGoal;
+  ctrace__standin si;
+  si.on = false;
+  if (!ctrace__genfmt() ||
+      (heap ? ctrace__likely(w.p >= 0) || ctrace__stand_in(&w, false, &si) : ctrace__gen_can(&w, true))) {
     if (fp) v[n++] = ctrace__stack_id(t, fp);
     if (ctrace__emit_as(&w, ev, ev2, n, v, 0)) mark = trace_mark(t);
   }
+  if (ctrace__unlikely(si.on)) ctrace__stand_in_done(&w, &si);
   ctrace__writer_done(&w);
   ctrace__end(t);
   return mark;
@@ -583,6 +593,83 @@ bool ctrace__gen_can(ctrace__w *w, bool need_g) {
   if (w->p >= 0 && (!need_g || w->t->tcurg)) return true;
   atomic_fetch_add_explicit(&ctrace__stats.lost, 1, memory_order_relaxed);
   return false;
+}
+
+/* Go's reader takes annotations, GC phases and GOMAXPROCS only from a G
+ * running on a P, heap figures only from a P, and Go's runtime writes
+ * them only so: its scheduler (g0) writes none of them. A runtime's
+ * thread between its Gs is that scheduler; where it writes one, it shows
+ * its own G for the instant, as Go's runtime shows its system goroutines
+ * (its GC workers): created the first time, then started, the event, and
+ * blocked again, for "system goroutine wait" (Go's reason for those
+ * goroutines' waits, so that no view counts the time between two such
+ * events as a wait for a P or on a lock). A thread without a P takes,
+ * for the instant, a P no thread holds (ProcStart ... ProcStop), as
+ * ctrace_stop does for a stop-the-world it ends. Not where the thread
+ * shows a G in a system call: that G is still the thread's, and Go's
+ * reader starts no other G on it. */
+__attribute__((noinline)) void ctrace__between_goroutines(void) { __asm__ volatile(""); }
+
+CTRACE__NOINLINE bool ctrace__stand_in(ctrace__w *w, bool need_g, ctrace__standin *s) {
+  ctrace__thread *t = w->t;
+  s->on = false;
+  s->g = NULL;
+  s->p = -1;
+  if (w->p >= 0 && (!need_g || t->tcurg)) return true;
+  if (t->sys_g || (w->p < 0 && t->tcurg)) return ctrace__gen_can(w, need_g);
+  if (w->p < 0) {
+    int64_t p = alloc_own_p();
+    ctrace__w pw = {t, w->bp, p};
+    if (!ctrace__gen_proc_start(&pw, p)) {
+      free_own_p(p);
+      return ctrace__gen_can(w, need_g);
+    }
+    s->on = true;
+    s->p = p;
+    t->tp = w->p = p;
+  }
+  if (need_g && !t->tcurg) {
+    ctrace_g *g = t->g0;
+    if (!g) {
+      /* Not malloc: the program's allocator (which ctrace run traces) is
+       * not re-entered from inside the write section. A page, once per
+       * thread that ever needs it. */
+      void *m = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) {
+        ctrace__stand_in_done(w, s);
+        return ctrace__gen_can(w, need_g);
+      }
+      g = m;
+      ctrace__g_register(g, (uintptr_t)ctrace__between_goroutines, CTRACE__G_WAITING);
+      t->g0 = g;
+    }
+    ctrace__ensure_running(w, g, 0);
+    if (t->tcurg != g) { /* not started (no memory for the events) */
+      ctrace__stand_in_done(w, s);
+      return ctrace__gen_can(w, need_g);
+    }
+    s->on = true;
+    s->g = g;
+  }
+  return true;
+}
+
+CTRACE__NOINLINE void ctrace__stand_in_done(ctrace__w *w, ctrace__standin *s) {
+  ctrace__thread *t = w->t;
+  ctrace_g *g = s->g;
+  if (g && t->tcurg == g) {
+    uint64_t v[2] = {ctrace__reason_id(w, CTRACE__R_SYSTEM), 0};
+    g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoBlock, 2, v, g->ctrace__ticks);
+    g->ctrace__tstatus = CTRACE__G_WAITING;
+    t->tcurg = NULL;
+  }
+  if (s->p >= 0) {
+    ctrace__end_sweep(w);
+    ctrace__gen_proc_stop(w);
+    t->tp = w->p = -1;
+    free_own_p(s->p);
+  }
+  s->on = false;
 }
 
 /* GC phases. Go's reader rejects an end whose start it has not seen
@@ -684,12 +771,17 @@ void ctrace__gc_active(ctrace__w *w) {
  * stop-the-world is its G's, ended by it. */
 static bool phase2(ctrace__w *w, ctrace_g *g, _Atomic uint64_t *open, bool begin, uint8_t ev, uint64_t a,
                    void *fp) {
-  if (!ctrace__gen_can(w, true) || (open == &stw_open && !begin && g != stw_g)) return false;
+  bool gc = ev == CTRACE_EV_GCStart || ev == CTRACE_EV_GCDone;
+  /* A stop-the-world is its G's, begun and ended by it: never a
+   * stand-in's (phase writes none between Gs). */
+  if (!gc && (!ctrace__gen_can(w, true) || (open == &stw_open && !begin && g != stw_g))) return false;
   uint64_t v[2] = {a, 0};
   int n = 0;
+  ctrace__standin si = {0};
   switch (ev) {
   case CTRACE_EV_GCStart:
   case CTRACE_EV_GCDone:
+    if (!ctrace__stand_in(w, true, &si)) return false;
     gc_lock();
     if (!begin) gc_active_locked(w);
     v[n++] = atomic_fetch_add_explicit(&gc_seq, 1, memory_order_relaxed) + 1;
@@ -701,6 +793,7 @@ static bool phase2(ctrace__w *w, ctrace_g *g, _Atomic uint64_t *open, bool begin
     atomic_store_explicit(open, begin ? ctrace__gen0 : 0, memory_order_relaxed);
     atomic_store_explicit(&gc_stated, ctrace__gen(w->t), memory_order_relaxed);
     gc_unlock();
+    if (si.on) ctrace__stand_in_done(w, &si);
     break;
   default:
     if (atomic_load_explicit(&stw_dangling, memory_order_relaxed) == g->id) {

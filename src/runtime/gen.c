@@ -13,8 +13,9 @@
  *
  * Go's reader demands a P and a G on most events (GO-COMPAT.md): user
  * annotations, GC phases and GOMAXPROCS need a G running on a P; heap
- * figures and sweeps a P. Such an event written where the trace shows
- * none cannot be said in this format: it is counted lost.
+ * figures and sweeps a P. A thread between Gs, or without a P, that
+ * writes one shows its own G (and a P) for the instant
+ * (ctrace__stand_in, events.c).
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -93,7 +94,7 @@ static const char *const reasons[CTRACE__R_COUNT] = {
     [CTRACE__R_RECV] = "chan receive",       [CTRACE__R_GC] = "wait until GC ends",
     [CTRACE__R_SLEEP] = "sleep",             [CTRACE__R_PREEMPTED] = "preempted",
     [CTRACE__R_GOSCHED] = "runtime.Gosched", [CTRACE__R_STW_MARK] = "GC mark termination",
-    [CTRACE__R_STW_SWEEP] = "GC sweep termination",
+    [CTRACE__R_STW_SWEEP] = "GC sweep termination", [CTRACE__R_SYSTEM] = "system goroutine wait",
 };
 
 /* A reason's string id in w's generation: a table lookup the first time

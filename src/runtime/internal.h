@@ -158,6 +158,9 @@ typedef struct ctrace__thread {
   int64_t sweep_p;      /* P of the sweep the trace shows open, or -1 */
   ctrace_g *sys_g;      /* G the trace shows in a system call on this thread
                            without a P (generation format), or NULL */
+  ctrace_g *g0;         /* generation format: the thread's own G for events
+                           between Gs (ctrace__stand_in), or NULL; live
+                           until the thread exits */
   /* Generation format: the thread's strings batches (by generation
    * parity, as bufs) and its block of unique string ids. */
   ctrace__buf *sbufs[2];
@@ -481,8 +484,14 @@ bool ctrace__prof_init(int hz) CTRACE__HIDDEN;
  * threads lock, which the reader drains t's samples under. */
 void ctrace__prof_arm(ctrace__thread *t, pthread_t th) CTRACE__HIDDEN;
 void ctrace__prof_disarm(ctrace__thread *t) CTRACE__HIDDEN;
-/* Writes t's pending samples into the no-P buffer. Under the threads lock. */
+/* Writes t's pending samples: into the no-P buffer (classic format), or
+ * into their generation's batch of samples. Under the threads lock. */
 void ctrace__prof_drain(ctrace__thread *t) CTRACE__HIDDEN;
+/* Generation format, under the threads lock: a trace begins at gen0;
+ * gen ends, its samples drained (every thread's), and its batch of
+ * samples goes to the reader, before its tables. */
+void ctrace__prof_reset(uint64_t gen0) CTRACE__HIDDEN;
+void ctrace__prof_seal(uint64_t gen) CTRACE__HIDDEN;
 /* Disarms, drains nothing more, frees: t is going away. */
 void ctrace__prof_free(ctrace__thread *t) CTRACE__HIDDEN;
 /* How often the reader drains every thread's samples, 0 if sampling is off. */
@@ -635,7 +644,7 @@ void ctrace__tables_fork_child(void) CTRACE__HIDDEN;
 enum {
   CTRACE__R_UNSPECIFIED, CTRACE__R_NET, CTRACE__R_SELECT, CTRACE__R_COND, CTRACE__R_SYNC,
   CTRACE__R_SEND, CTRACE__R_RECV, CTRACE__R_GC, CTRACE__R_SLEEP, CTRACE__R_PREEMPTED,
-  CTRACE__R_GOSCHED, CTRACE__R_STW_MARK, CTRACE__R_STW_SWEEP, CTRACE__R_COUNT
+  CTRACE__R_GOSCHED, CTRACE__R_STW_MARK, CTRACE__R_STW_SWEEP, CTRACE__R_SYSTEM, CTRACE__R_COUNT
 };
 
 /* Generation numbers in the file count from 1 at the trace's first
@@ -688,6 +697,24 @@ void ctrace__cut_unlock(void) CTRACE__HIDDEN;
 /* GOMAXPROCS through w, if w's P is above what the trace has shown. */
 void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
 bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;
+/* Generation format: where w's thread shows no P (or, with need_g, no G
+ * running), what ctrace__stand_in added to write an event there, for
+ * ctrace__stand_in_done to take away after it. */
+typedef struct ctrace__standin {
+  bool on;     /* something was added */
+  ctrace_g *g; /* the thread's own G, started for the event, or NULL */
+  int64_t p;   /* the P taken for the event, or -1 */
+} ctrace__standin;
+/* Makes w's thread show a P and, with need_g, a G running, as Go's
+ * reader wants (ctrace__gen_can): its own G (t->g0), started on its P
+ * or on one taken for the instant. False, the event counted lost, where
+ * it cannot: the thread shows a G in a system call. Inside the write
+ * section. */
+bool ctrace__stand_in(ctrace__w *w, bool need_g, ctrace__standin *s) CTRACE__HIDDEN;
+void ctrace__stand_in_done(ctrace__w *w, ctrace__standin *s) CTRACE__HIDDEN;
+/* The start function of every thread's own G (t->g0): the name Go's
+ * goroutine views give them. */
+void ctrace__between_goroutines(void) CTRACE__HIDDEN;
 void ctrace__gen_seal(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
 void ctrace__gen_idle(uint64_t gen, uint64_t ticks) CTRACE__HIDDEN;
 /* Statuses of every G shown in this trace but not in w's generation

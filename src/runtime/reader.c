@@ -347,12 +347,20 @@ static const void *next(size_t *len, ctrace__buf **take, ctrace__gen_info *info)
           continue;
         }
       }
+      /* The cut's precision, or, with CPU samples, the period they are
+       * drained at (below), if shorter. */
+      uint64_t wait = gen_period / 10, ms = (uint64_t)ctrace__prof_drain_ms();
+      if (ms && ms * 1000000u < wait) wait = ms * 1000000u;
       struct timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
-      uint64_t ns = (uint64_t)until.tv_nsec + gen_period / 10; /* the cut's precision */
+      uint64_t ns = (uint64_t)until.tv_nsec + wait;
       until.tv_sec += (time_t)(ns / 1000000000u);
       until.tv_nsec = (long)(ns % 1000000000u);
-      pthread_cond_timedwait(&cv, &mu, &until);
+      if (pthread_cond_timedwait(&cv, &mu, &until) == ETIMEDOUT && ms) {
+        pthread_mutex_unlock(&mu);
+        ctrace__prof_drain_all();
+        pthread_mutex_lock(&mu);
+      }
       continue;
     }
     if (closing && !footer_done) {

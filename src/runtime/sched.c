@@ -88,8 +88,8 @@ void ctrace__sched_fork_child(void) {
   late = NULL; /* the parent's trace's */
   pthread_mutex_init(&gs_mu, NULL);
   ctrace__thread *t = &ctrace__tls;
-  ctrace_g *keep[2] = {t->home, t->curg != t->home ? t->curg : NULL};
-  for (int i = 0; i < 2; i++) {
+  ctrace_g *keep[3] = {t->home, t->curg != t->home ? t->curg : NULL, t->g0};
+  for (int i = 0; i < 3; i++) {
     ctrace_g *g = keep[i];
     if (!g || __atomic_load_n(&g->ctrace__status, __ATOMIC_RELAXED) == CTRACE__G_DEAD) continue;
     g->ctrace__lock = 0; /* another thread may have been announcing it */

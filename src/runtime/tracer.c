@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -265,6 +266,11 @@ static void thread_exit(void *arg) {
     ctrace__prof_drain(t);
     ctrace__prof_free(t);
   }
+  if (t->g0) { /* the trace shows it waiting: it says no more */
+    ctrace__g_unregister(t->g0);
+    munmap(t->g0, sizeof *t->g0);
+    t->g0 = NULL;
+  }
   if (t->prev)
     t->prev->next = t->next;
   else
@@ -298,12 +304,8 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
                                                  : -1;
   }
   if (o.format != CTRACE_FORMAT_GO111 && o.format != CTRACE_FORMAT_GO122) return CTRACE_EINVAL;
-  /* A batch of Go's current format is at most 64 KiB; its CPU samples
-   * are not written yet. */
-  if (o.format == CTRACE_FORMAT_GO122 &&
-      (o.buffer_size > CTRACE_DEFAULT_BUFFER_SIZE || o.cpu_hz ||
-       (!o.cpu_hz && ctrace__getenv("CTRACE_CPU_HZ") && atoi(ctrace__getenv("CTRACE_CPU_HZ")))))
-    return CTRACE_EINVAL;
+  /* A batch of Go's current format is at most 64 KiB. */
+  if (o.format == CTRACE_FORMAT_GO122 && o.buffer_size > CTRACE_DEFAULT_BUFFER_SIZE) return CTRACE_EINVAL;
   pthread_once(&once, init_once);
   pthread_mutex_lock(&ctl_mu);
   uint64_t s = atomic_load_explicit(&ctrace__state, memory_order_relaxed);
@@ -328,6 +330,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
    * write section) reads cpu_hz under threads_mu. */
   pthread_mutex_lock(&threads_mu);
   ctrace__cfg.cpu_hz = o.cpu_hz;
+  ctrace__prof_reset((s >> 1) + 1);
   pthread_mutex_unlock(&threads_mu);
   ctrace__cfg.unwind = o.unwind;
   ctrace__cfg.max_pending = o.max_pending;
@@ -467,6 +470,11 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
     gap_gen = gen;
     trace_gaps++;
   }
+  if (ctrace__cfg.cpu_hz) {
+    /* Every sample taken in gen goes into it, before its tables. */
+    for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_drain(t);
+    ctrace__prof_seal(gen);
+  }
   ctrace__buf *strings = NULL; /* the threads' strings, for their events */
   for (ctrace__thread *t = threads; t; t = t->next) {
     if (t->bufs[gen & 1]) ctrace__queue_full(t->bufs[gen & 1]);
@@ -586,6 +594,9 @@ static int stop_locked(void) {
      * traced: a gap at the end. */
     bool sealed = gap_gen;
     if (rc) gap_count(false);
+    pthread_mutex_lock(&threads_mu);
+    for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_disarm(t);
+    pthread_mutex_unlock(&threads_mu);
     if (!sealed) end_generation(s | 1, s & ~(uint64_t)1, false);
     if (capped_meanwhile()) rc = CTRACE_ECAPPED;
     ctrace__reader_close_and_wait(0);

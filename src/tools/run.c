@@ -78,8 +78,8 @@ static void usage(FILE *f) {
           "  --format=FORMAT         go1.11 (default: Go's classic format, which every Go\n"
           "                          reads) or go1.22 (Go's current format, for Go 1.22\n"
           "                          and later: cut into self-contained generations, so\n"
-          "                          that a trace cut short keeps all but its last one;\n"
-          "                          no --cpu yet); without it, $CTRACE_FORMAT if set\n"
+          "                          that a trace cut short keeps all but its last one);\n"
+          "                          without it, $CTRACE_FORMAT if set\n"
           "  --flight[=DURATION]     flight recorder: keep the trace in memory, at least\n"
           "                          its last DURATION (default 10s; ms, s or m), in Go's\n"
           "                          current format, and write it out only when asked:\n"
@@ -330,7 +330,6 @@ int ctrace__cmd_run(int argc, char **argv) {
    * format (an empty value is the default); --format wins over it. A
    * flight recorder records Go's current format whatever it says, as
    * ctrace_flight_start does. */
-  const char *format_from = "--format";
   if (!format && !flight_ms) {
     const char *f = getenv("CTRACE_FORMAT");
     if (f && *f) {
@@ -339,15 +338,14 @@ int ctrace__cmd_run(int argc, char **argv) {
         return 2;
       }
       format = f;
-      format_from = "CTRACE_FORMAT";
     }
   }
   if ((flight_max_mb || flight_sig || flight_at_exit) && !flight_ms) {
     fprintf(stderr, "ctrace run: --flight-max, --flight-signal and --flight-at-exit go with --flight\n");
     return 2;
   }
-  if (flight_ms && ((format && strcmp(format, "go1.22") != 0) || cpu_hz)) {
-    fprintf(stderr, "ctrace run: --flight records Go's current format (go1.22), without --cpu\n");
+  if (flight_ms && format && strcmp(format, "go1.22") != 0) {
+    fprintf(stderr, "ctrace run: --flight records Go's current format (go1.22)\n");
     return 2;
   }
   /* The shim opens the file before the program's own code runs, in the
@@ -396,11 +394,6 @@ int ctrace__cmd_run(int argc, char **argv) {
     setenv("CTRACE_FORMAT", format, 1);
   else
     unsetenv("CTRACE_FORMAT");
-  if (format && cpu_hz && strcmp(format, "go1.22") == 0) {
-    fprintf(stderr, "ctrace run: --cpu is not yet written in Go's current format (go1.22, from %s)\n",
-            format_from);
-    return 2;
-  }
   if (follow_forks)
     setenv("CTRACE_FOLLOW_FORKS", "1", 1);
   else

@@ -71,8 +71,18 @@ check "$dir/d.trace"
 [ -e "$dir/e.trace" ] && fail "exit: a trace written without --flight-at-exit"
 echo "$prog: exit: written with --flight-at-exit only"
 
-for bad in "--flight=abc" "--flight --format=go1.11" "--flight --flight-signal=SEGV" "--flight-at-exit" \
-           "--flight --cpu"; do
+# With --cpu the kept generations carry their CPU samples: Go's reader
+# lists them (StackSample) with the stacks of run_compute's work.
+"$ctrace" run --flight=10s --flight-at-exit --cpu -o "$dir/f.trace" -- "$2/run_compute" 300000000 2 \
+    >/dev/null 2>&1 || fail "cpu: ctrace run --flight --cpu run_compute failed"
+check "$dir/f.trace"
+"$(go_trace_tool "$GO127")" -d=parsed "$dir/f.trace" >"$dir/f.d" 2>&1 || fail "cpu: Go 1.27 does not parse $dir/f.trace"
+n=$(awk '/ StackSample / { s = 1; next } s == 1 && /^Stack=/ { s = 2; next }
+         s == 2 && /^\twork @/ { n++ } { s = 0 } END { print n + 0 }' "$dir/f.d")
+[ "$n" -ge 20 ] || fail "cpu: $n CPU samples in work in the flight recorder's trace, want >= 20"
+echo "$prog: cpu: $n CPU samples in work, as Go 1.27 reads them"
+
+for bad in "--flight=abc" "--flight --format=go1.11" "--flight --flight-signal=SEGV" "--flight-at-exit"; do
     # shellcheck disable=SC2086
     "$ctrace" run $bad -o "$dir/x.trace" -- "$bin" exit 2>/dev/null
     [ $? -eq 2 ] || fail "'ctrace run $bad' is not refused"

@@ -54,6 +54,26 @@ for c in "pipe" "wakers rwlock" "loop timeout 20" "loop poll eventfd,pipe,socket
         die "ctrace run run_$p $arg failed: $(tail -n 3 "$t.out")"
     traces+=("$t")
 done
+# CPU samples (--cpu), in Go's own sample batches: Go's reader lists them
+# (StackSample) with the stacks of run_compute's work; the format from
+# --format, then from CTRACE_FORMAT.
+for how in --format=go1.22 env; do
+    t=$out/cpu_${how#--format=}.trace
+    if [ "$how" = env ]; then
+        CTRACE_FORMAT=go1.22 timeout 120 "$ctrace" run --cpu -o "$t" -- "$bindir/run_compute" 300000000 2 >"$t.out" 2>&1
+    else
+        timeout 120 "$ctrace" run --cpu "$how" -o "$t" -- "$bindir/run_compute" 300000000 2 >"$t.out" 2>&1
+    fi || die "ctrace run --cpu ($how) run_compute failed: $(tail -n 3 "$t.out")"
+    GOTOOLCHAIN=local "$(go_trace_tool "$GO127")" -d=parsed "$t" >"$t.d" 2>&1 || die "$t: Go 1.27 does not parse it"
+    n=$(awk '/ StackSample / { s = 1; next } s == 1 && /^Stack=/ { s = 2; next }
+             s == 2 && /^\twork @/ { n++ } { s = 0 } END { print n + 0 }' "$t.d")
+    [ "$n" -ge 50 ] || die "$t: $n CPU samples in work as Go 1.27 reads them, want >= 50 (2 s of CPU)"
+    "$ctrace" pprof -t cpu -o "$t.pprof" "$t" || die "$t: ctrace pprof -t cpu failed"
+    GOTOOLCHAIN=local go tool pprof -top "$t.pprof" 2>/dev/null | awk '$NF == "work" { f = 1 } END { exit !f }' ||
+        die "$t: ctrace pprof -t cpu has no work"
+    echo "$prog: --cpu ($how): $n CPU samples in work"
+    traces+=("$t")
+done
 # A reader that falls behind: gaps, said on stderr.
 t=$out/gaps.trace
 mkfifo "$out/fifo"
