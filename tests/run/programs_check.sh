@@ -677,12 +677,15 @@ pg_stop() {
     local pid i n
     pid=$(head -1 data/postmaster.pid 2>/dev/null) || pid=""
     # A client's backend may still be on its way out after the client
-    # left; a fast shutdown then ends it with a FATAL in the log (and
-    # "could not send data to client"). Wait for them (untraced; nothing
-    # of this is compared).
-    for ((i = 0; i < 100; i++)); do
-        n=$("${as_user[@]}" "$pgbin/psql" -Atc "select count(*) from pg_stat_activity
-            where backend_type = 'client backend' and pid <> pg_backend_pid()" 2>/dev/null) || n=""
+    # left; a fast shutdown then ends it with a FATAL in the log
+    # ("terminating connection due to administrator command"). Wait until
+    # no client backend is left, by their process titles ("postgres: pg
+    # postgres [local] ..."), not by asking the server: the asking
+    # client's own backend would be the one still leaving (on a loaded
+    # machine it was). Up to a minute, untraced; nothing of this is
+    # compared.
+    for ((i = 0; i < 600; i++)); do
+        n=$( (grep -lsa -- "^postgres: $PGUSER $PGDATABASE \\[local\\]" /proc/[0-9]*/cmdline || true) | wc -l)
         [ "$n" != 0 ] || break
         sleep 0.1
     done
