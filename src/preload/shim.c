@@ -729,7 +729,11 @@ static void start(uintptr_t main_pc) {
 typedef int (*main_fn)(int, char **, char **);
 static main_fn user_main;
 
-static int main_hook(int argc, char **argv, char **envp) {
+/* main_hook and __libc_start_main are beneath main in every stack of the
+ * main thread (where the compiler does not make their calls tail calls):
+ * the tracer's own, in the section no stack shows (threads.c). */
+__attribute__((section("ctrace_hidden_text"), noinline)) static int main_hook(int argc, char **argv,
+                                                                              char **envp) {
   if (ctrace__pl_pid) atexit(at_exit);
   return user_main(argc, argv, envp);
 }
@@ -737,7 +741,8 @@ static int main_hook(int argc, char **argv, char **envp) {
 CTRACE__PL_REAL(int, __libc_start_main,
                 (main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
 
-CTRACE__PL_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+__attribute__((section("ctrace_hidden_text"))) CTRACE__PL_EXPORT int __libc_start_main(
+    main_fn main, int argc, char **argv, void (*init)(void),
                                         void (*fini)(void), void (*rtld_fini)(void),
                                         void *stack_end) {
   __libc_start_main_fn real = real___libc_start_main();

@@ -207,8 +207,9 @@ static void thread_end(void *unused) {
   if (left == 0 || (left <= prestart && atomic_load(&main_ended))) ctrace__pl_watch_last();
 }
 
-/* In a section of its own, whose bounds the linker gives: the tracer
- * leaves its frame out of every stack (ctrace__stack_hide). */
+/* In a section of the shim's own (with the main thread's start,
+ * shim.c), whose bounds the linker gives: the tracer leaves its frame out
+ * of every stack (ctrace__stack_hide). */
 __attribute__((section("ctrace_hidden_text"), noinline)) static void *trampoline(void *p) {
   start s = *(start *)p;
   /* Begin before the free: the free's heap event must come from this G. */
