@@ -202,15 +202,19 @@ static void remove_old_snapshots(const char *out) {
 
 /* ---- the command ------------------------------------------------------------------ */
 
-int ctrace__cmd_run(int argc, char **argv) {
-  const char *out = DEFAULT_OUT;
-  bool no_stacks = false, follow_forks = false;
-  int cpu_hz = 0;
-  const char *unwind = NULL, *format = NULL;
-  bool verbose = false;
-  long long flight_ms = 0, flight_max_mb = 0;
-  int flight_sig = 0;
-  bool flight_at_exit = false;
+/* What the command line asks for. */
+typedef struct run_opts {
+  const char *out, *unwind, *format;
+  bool no_stacks, follow_forks, verbose, flight_at_exit;
+  int cpu_hz, flight_sig;
+  long long flight_ms, flight_max_mb;
+  char **prog_argv; /* the program and its arguments */
+} run_opts;
+
+/* Reads the options into o: -1 to go on, else the command's exit status
+ * (0 after --help). */
+static int parse_args(int argc, char **argv, run_opts *o) {
+  *o = (run_opts){.out = DEFAULT_OUT};
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -227,27 +231,27 @@ int ctrace__cmd_run(int argc, char **argv) {
         fprintf(stderr, "ctrace run: %s needs a file name\n", a);
         return 2;
       }
-      out = argv[++i];
+      o->out = argv[++i];
     } else if (strncmp(a, "--output=", 9) == 0) {
-      out = a + 9;
+      o->out = a + 9;
     } else if (strncmp(a, "--unwind=", 9) == 0) {
-      unwind = a + 9;
-      if (ctrace__unwind_mode(unwind) < 0) {
-        fprintf(stderr, "ctrace run: --unwind is auto, fp or tables, not '%s'\n", unwind);
+      o->unwind = a + 9;
+      if (ctrace__unwind_mode(o->unwind) < 0) {
+        fprintf(stderr, "ctrace run: --unwind is auto, fp or tables, not '%s'\n", o->unwind);
         return 2;
       }
     } else if (strncmp(a, "--format=", 9) == 0) {
-      format = a + 9;
-      if (strcmp(format, "go1.11") != 0 && strcmp(format, "go1.22") != 0) {
-        fprintf(stderr, "ctrace run: --format is go1.11 or go1.22, not '%s'\n", format);
+      o->format = a + 9;
+      if (strcmp(o->format, "go1.11") != 0 && strcmp(o->format, "go1.22") != 0) {
+        fprintf(stderr, "ctrace run: --format is go1.11 or go1.22, not '%s'\n", o->format);
         return 2;
       }
     } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-      verbose = true;
+      o->verbose = true;
     } else if (strcmp(a, "--no-stacks") == 0) {
-      no_stacks = true;
+      o->no_stacks = true;
     } else if (strcmp(a, "--cpu") == 0) {
-      cpu_hz = 100;
+      o->cpu_hz = 100;
     } else if (strncmp(a, "--cpu=", 6) == 0) {
       char *end;
       long hz = strtol(a + 6, &end, 10);
@@ -255,31 +259,31 @@ int ctrace__cmd_run(int argc, char **argv) {
         fprintf(stderr, "ctrace run: --cpu=%s: want a rate from 1 to 10000 per second\n", a + 6);
         return 2;
       }
-      cpu_hz = (int)hz;
+      o->cpu_hz = (int)hz;
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--follow-forks") == 0) {
-      follow_forks = true;
+      o->follow_forks = true;
     } else if (strcmp(a, "--flight") == 0) {
-      flight_ms = CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS;
+      o->flight_ms = CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS;
     } else if (strncmp(a, "--flight=", 9) == 0) {
-      if ((flight_ms = duration_ms(a + 9)) < 0) {
+      if ((o->flight_ms = duration_ms(a + 9)) < 0) {
         fprintf(stderr, "ctrace run: --flight=%s: want a duration, such as 500ms, 10s or 2m\n", a + 9);
         return 2;
       }
     } else if (strncmp(a, "--flight-max=", 13) == 0) {
       char *end;
-      flight_max_mb = strtoll(a + 13, &end, 10);
-      if (*end || flight_max_mb < 1 || flight_max_mb > (1 << 20)) {
+      o->flight_max_mb = strtoll(a + 13, &end, 10);
+      if (*end || o->flight_max_mb < 1 || o->flight_max_mb > (1 << 20)) {
         fprintf(stderr, "ctrace run: --flight-max=%s: want MiB, 1 or more\n", a + 13);
         return 2;
       }
     } else if (strncmp(a, "--flight-signal=", 16) == 0) {
-      if (!(flight_sig = signal_number(a + 16))) {
+      if (!(o->flight_sig = signal_number(a + 16))) {
         fprintf(stderr, "ctrace run: --flight-signal=%s: want a signal that can be caught and"
                         " is not a crash's (USR1, USR2, RTMIN+N, a number)\n", a + 16);
         return 2;
       }
     } else if (strcmp(a, "--flight-at-exit") == 0) {
-      flight_at_exit = true;
+      o->flight_at_exit = true;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "ctrace run: unknown option '%s'\n\n", a);
       usage(stderr);
@@ -288,11 +292,110 @@ int ctrace__cmd_run(int argc, char **argv) {
       break;
     }
   }
-  if (i >= argc || !*out) {
+  if (i >= argc || !*o->out) {
     usage(stderr);
     return 2;
   }
-  char **prog_argv = argv + i;
+  o->prog_argv = argv + i;
+  /* CTRACE_FORMAT picks the format as it does for ctrace_start with no
+   * format (an empty value is the default); --format wins over it. A
+   * flight recorder records Go's current format whatever it says, as
+   * ctrace_flight_start does. */
+  const char *f = getenv("CTRACE_FORMAT");
+  if (!o->format && !o->flight_ms && f && *f) {
+    if (strcmp(f, "go1.11") != 0 && strcmp(f, "go1.22") != 0) {
+      fprintf(stderr, "ctrace run: CTRACE_FORMAT is go1.11 or go1.22, not '%s'\n", f);
+      return 2;
+    }
+    o->format = f;
+  }
+  if ((o->flight_max_mb || o->flight_sig || o->flight_at_exit) && !o->flight_ms) {
+    fprintf(stderr, "ctrace run: --flight-max, --flight-signal and --flight-at-exit go with --flight\n");
+    return 2;
+  }
+  if (o->flight_ms && o->format && strcmp(o->format, "go1.22") != 0) {
+    fprintf(stderr, "ctrace run: --flight records Go's current format (go1.22)\n");
+    return 2;
+  }
+  return -1;
+}
+
+/* Whether the program execvp will run (prog) can be traced by the shim;
+ * says why not. The sanitizer runtime either was built with, which must
+ * come first in LD_PRELOAD, into san ("" if none). */
+static bool traceable(const char *prog, const char *shim, char *san, size_t cap) {
+  ctrace__elf_info pf, sf;
+  ctrace__elf_info_read(prog, &pf);
+  ctrace__elf_info_read(shim, &sf);
+  if (pf.elf && !pf.dynamic) {
+    fprintf(stderr, "ctrace run: %s is statically linked: a preloaded library cannot trace it\n",
+            prog);
+    return false;
+  }
+  if (pf.elf && pf.no_libc_start) {
+    fprintf(stderr, "ctrace run: %s does not start through glibc's __libc_start_main (a Go"
+                    " program?), where tracing starts: it cannot be traced\n", prog);
+    return false;
+  }
+  if (pf.tsan || sf.tsan) {
+    fprintf(stderr, "ctrace run: %s is built with ThreadSanitizer, which cannot run with a"
+                    " preloaded tracer\n", pf.tsan ? prog : shim);
+    return false;
+  }
+  snprintf(san, cap, "%s", pf.asan[0] ? pf.asan : sf.asan);
+  return true;
+}
+
+/* Sets name to the number v, or unsets it if v is 0. */
+static void setenv_num(const char *name, long long v) {
+  char s[32];
+  snprintf(s, sizeof s, "%lld", v);
+  if (v)
+    setenv(name, s, 1);
+  else
+    unsetenv(name);
+}
+
+/* Sets name to v, or unsets it if v is NULL. */
+static void setenv_or_unset(const char *name, const char *v) {
+  if (v)
+    setenv(name, v, 1);
+  else
+    unsetenv(name);
+}
+
+/* The environment the shim reads (shim.c): every variable set or unset,
+ * so that none comes from an outer ctrace run. False if out of memory. */
+static bool shim_env(const run_opts *o, const char *shim, const char *san, const char *abs_out) {
+  /* LD_PRELOAD: [sanitizer runtime:]shim[:what was there]. */
+  char added[2 * PATH_MAX + 2];
+  snprintf(added, sizeof added, "%s%s%s", san, *san ? ":" : "", shim);
+  const char *old = getenv("LD_PRELOAD");
+  size_t len = strlen(added) + (old ? strlen(old) + 1 : 0) + 1;
+  char *preload = malloc(len);
+  if (!preload) return false;
+  snprintf(preload, len, "%s%s%s", added, old && *old ? ":" : "", old ? old : "");
+  setenv("LD_PRELOAD", preload, 1);
+  free(preload);
+  setenv("CTRACE_RUN_PRELOAD", added, 1);
+  setenv("CTRACE_OUT", abs_out, 1);
+  setenv_num("CTRACE_CPU_HZ", o->cpu_hz);
+  setenv_or_unset("CTRACE_NO_STACKS", o->no_stacks ? "1" : NULL);
+  if (o->verbose) setenv("CTRACE_VERBOSE", "1", 1);
+  setenv_or_unset("CTRACE_UNWIND", o->unwind);
+  setenv_or_unset("CTRACE_FORMAT", o->format);
+  setenv_or_unset("CTRACE_FOLLOW_FORKS", o->follow_forks ? "1" : NULL);
+  setenv_num("CTRACE_FLIGHT", o->flight_ms);
+  setenv_num("CTRACE_FLIGHT_MAX_MB", o->flight_ms ? o->flight_max_mb : 0);
+  setenv_num("CTRACE_FLIGHT_SIGNAL", o->flight_ms ? o->flight_sig : 0);
+  setenv_or_unset("CTRACE_FLIGHT_AT_EXIT", o->flight_ms && o->flight_at_exit ? "1" : NULL);
+  return true;
+}
+
+int ctrace__cmd_run(int argc, char **argv) {
+  run_opts o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc >= 0) return rc;
 
   char shim[PATH_MAX];
   if (!find_shim(shim, sizeof shim)) {
@@ -301,126 +404,32 @@ int ctrace__cmd_run(int argc, char **argv) {
     return 2;
   }
   /* The file execvp will run (below), for what it is. */
-  char prog[PATH_MAX];
-  if (!ctrace__elf_find_program(prog_argv[0], prog, sizeof prog)) {
+  char prog[PATH_MAX], san[PATH_MAX];
+  if (!ctrace__elf_find_program(o.prog_argv[0], prog, sizeof prog)) {
     int err = errno;
-    fprintf(stderr, "ctrace run: %s: %s\n", prog_argv[0], strerror(err));
+    fprintf(stderr, "ctrace run: %s: %s\n", o.prog_argv[0], strerror(err));
     return err == ENOENT ? 127 : 126;
   }
-  ctrace__elf_info pf, sf;
-  ctrace__elf_info_read(prog, &pf);
-  ctrace__elf_info_read(shim, &sf);
-  if (pf.elf && !pf.dynamic) {
-    fprintf(stderr, "ctrace run: %s is statically linked: a preloaded library cannot trace it\n",
-            prog);
-    return 2;
-  }
-  if (pf.elf && pf.no_libc_start) {
-    fprintf(stderr, "ctrace run: %s does not start through glibc's __libc_start_main (a Go"
-                    " program?), where tracing starts: it cannot be traced\n", prog);
-    return 2;
-  }
-  if (pf.tsan || sf.tsan) {
-    fprintf(stderr, "ctrace run: %s is built with ThreadSanitizer, which cannot run with a"
-                    " preloaded tracer\n", pf.tsan ? prog : shim);
-    return 2;
-  }
+  if (!traceable(prog, shim, san, sizeof san)) return 2;
 
-  /* CTRACE_FORMAT picks the format as it does for ctrace_start with no
-   * format (an empty value is the default); --format wins over it. A
-   * flight recorder records Go's current format whatever it says, as
-   * ctrace_flight_start does. */
-  if (!format && !flight_ms) {
-    const char *f = getenv("CTRACE_FORMAT");
-    if (f && *f) {
-      if (strcmp(f, "go1.11") != 0 && strcmp(f, "go1.22") != 0) {
-        fprintf(stderr, "ctrace run: CTRACE_FORMAT is go1.11 or go1.22, not '%s'\n", f);
-        return 2;
-      }
-      format = f;
-    }
-  }
-  if ((flight_max_mb || flight_sig || flight_at_exit) && !flight_ms) {
-    fprintf(stderr, "ctrace run: --flight-max, --flight-signal and --flight-at-exit go with --flight\n");
-    return 2;
-  }
-  if (flight_ms && format && strcmp(format, "go1.22") != 0) {
-    fprintf(stderr, "ctrace run: --flight records Go's current format (go1.22)\n");
-    return 2;
-  }
   /* The shim opens the file before the program's own code runs, in the
    * same directory; an absolute name still holds if the program moves.
    * A flight recorder writes it only when asked: here it is only tried. */
-  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    fprintf(stderr, "ctrace run: cannot write %s: %s\n", out, strerror(errno));
+    fprintf(stderr, "ctrace run: cannot write %s: %s\n", o.out, strerror(errno));
     return 2;
   }
   close(fd);
-  if (flight_ms) remove_old_snapshots(out);
+  if (o.flight_ms) remove_old_snapshots(o.out);
   char abs_out[PATH_MAX];
-  if (!realpath(out, abs_out)) snprintf(abs_out, sizeof abs_out, "%s", out);
-
-  /* LD_PRELOAD: [sanitizer runtime:]shim[:what was there]. */
-  char added[PATH_MAX + NAME_MAX + 2];
-  const char *san = pf.asan[0] ? pf.asan : sf.asan;
-  snprintf(added, sizeof added, "%s%s%s", san, *san ? ":" : "", shim);
-  const char *old = getenv("LD_PRELOAD");
-  size_t len = strlen(added) + (old ? strlen(old) + 1 : 0) + 1;
-  char *preload = malloc(len);
-  if (!preload) return 2;
-  snprintf(preload, len, "%s%s%s", added, old && *old ? ":" : "", old ? old : "");
-  setenv("LD_PRELOAD", preload, 1);
-  free(preload);
-  setenv("CTRACE_RUN_PRELOAD", added, 1);
-  setenv("CTRACE_OUT", abs_out, 1);
-  if (cpu_hz) {
-    char hz[16];
-    snprintf(hz, sizeof hz, "%d", cpu_hz);
-    setenv("CTRACE_CPU_HZ", hz, 1);
-  } else {
-    unsetenv("CTRACE_CPU_HZ");
-  }
-  if (no_stacks)
-    setenv("CTRACE_NO_STACKS", "1", 1);
-  else
-    unsetenv("CTRACE_NO_STACKS");
-  if (verbose) setenv("CTRACE_VERBOSE", "1", 1);
-  if (unwind)
-    setenv("CTRACE_UNWIND", unwind, 1);
-  else
-    unsetenv("CTRACE_UNWIND");
-  if (format)
-    setenv("CTRACE_FORMAT", format, 1);
-  else
-    unsetenv("CTRACE_FORMAT");
-  if (follow_forks)
-    setenv("CTRACE_FOLLOW_FORKS", "1", 1);
-  else
-    unsetenv("CTRACE_FOLLOW_FORKS");
-  unsetenv("CTRACE_FLIGHT");
-  unsetenv("CTRACE_FLIGHT_MAX_MB");
-  unsetenv("CTRACE_FLIGHT_SIGNAL");
-  unsetenv("CTRACE_FLIGHT_AT_EXIT");
-  if (flight_ms) {
-    char v[32];
-    snprintf(v, sizeof v, "%lld", flight_ms);
-    setenv("CTRACE_FLIGHT", v, 1);
-    if (flight_max_mb) {
-      snprintf(v, sizeof v, "%lld", flight_max_mb);
-      setenv("CTRACE_FLIGHT_MAX_MB", v, 1);
-    }
-    if (flight_sig) {
-      snprintf(v, sizeof v, "%d", flight_sig);
-      setenv("CTRACE_FLIGHT_SIGNAL", v, 1);
-    }
-    if (flight_at_exit) setenv("CTRACE_FLIGHT_AT_EXIT", "1", 1);
-  }
+  if (!realpath(o.out, abs_out)) snprintf(abs_out, sizeof abs_out, "%s", o.out);
+  if (!shim_env(&o, shim, san, abs_out)) return 2;
 
   /* As a shell or env starts it: the same search of PATH, and a file the
    * kernel cannot run (no #! line) runs under /bin/sh (glibc's execvp). */
-  execvp(prog_argv[0], prog_argv);
+  execvp(o.prog_argv[0], o.prog_argv);
   int err = errno;
-  fprintf(stderr, "ctrace run: %s: %s\n", prog_argv[0], strerror(err));
+  fprintf(stderr, "ctrace run: %s: %s\n", o.prog_argv[0], strerror(err));
   return err == ENOENT ? 127 : 126;
 }
