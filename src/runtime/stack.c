@@ -155,7 +155,7 @@ static uint64_t stack_put(ctrace__tab *tab, const uintptr_t *pcs, int n, uint64_
  * line, so that the frame-pointer walk's inlined path stays as it was.
  * The walk starts from the same place: the public function's frame gives
  * its caller's pc, stack pointer (just above the return address) and RBP. */
-static int unwind_pcs(ctrace__thread *t, void *fp, uintptr_t *pcs, int depth, uint64_t *h) {
+static int unwind_pcs(ctrace__thread *t, void *fp, int mode, uintptr_t *pcs, int depth, uint64_t *h) {
   uintptr_t *f = fp, lo = (uintptr_t)fp, hi = 0;
   ctrace_g *g = t->curg;
   if (g && g->ctrace__stack_hi && lo >= g->ctrace__stack_lo && lo < g->ctrace__stack_hi)
@@ -164,18 +164,18 @@ static int unwind_pcs(ctrace__thread *t, void *fp, uintptr_t *pcs, int depth, ui
     hi = t->stack_hi;
   ctrace__unw_regs r = {f[1], lo + 16, f[0], false};
   ctrace__unw_bounds b = {lo, hi, t->stack_lo, t->stack_hi};
-  return ctrace__unwind(&r, &b, ctrace__cfg.unwind, CTRACE__UNW_MAY_BUILD, pcs, depth, h);
+  return ctrace__unwind(&r, &b, mode, CTRACE__UNW_MAY_BUILD, pcs, depth, h);
 }
 
 static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   uint64_t h;
-  int n = unwind_pcs(t, fp, pcs, ctrace__cfg.depth, &h);
+  int n = unwind_pcs(t, fp, ctrace__cfg.unwind, pcs, ctrace__cfg.depth, &h);
   uint64_t id = ctrace__tab_find(STACKS(t), pcs, (size_t)n * sizeof pcs[0], h);
   if (id) return id;
   /* New stack: if an object was unloaded since the registry was read,
    * its rules may have been used for whatever is mapped there now. */
-  if (ctrace__unwind_loader_changed()) n = unwind_pcs(t, fp, pcs, ctrace__cfg.depth, &h);
+  if (ctrace__unwind_loader_changed()) n = unwind_pcs(t, fp, ctrace__cfg.unwind, pcs, ctrace__cfg.depth, &h);
   int good = code_prefix(pcs, n);
   if (good < n) {
     if (good == 0) return 0;
@@ -226,13 +226,17 @@ static bool in_libc(uintptr_t pc) {
 }
 
 uintptr_t ctrace__thread_start_pc(ctrace__thread *t, uintptr_t pc) {
-  if (!ctrace__cfg.stacks) return pc;
+  /* Outside any write section (and perhaps between traces): the
+   * configuration is read as start writes it, atomically, and the walk
+   * is only worth its cost while a trace is on. */
+  if (!ctrace__on() || !__atomic_load_n(&ctrace__cfg.stacks, __ATOMIC_RELAXED)) return pc;
+  int mode = __atomic_load_n(&ctrace__cfg.unwind, __ATOMIC_RELAXED);
   if (!t->stack_hi) ctrace__thread_stack(t); /* before the thread registers */
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   uint64_t h;
   void *fp = __builtin_frame_address(0);
-  int n = ctrace__cfg.unwind == CTRACE_UNWIND_FP ? capture(t, fp, pcs, CTRACE_MAX_STACK_DEPTH, &h)
-                                                 : unwind_pcs(t, fp, pcs, CTRACE_MAX_STACK_DEPTH, &h);
+  int n = mode == CTRACE_UNWIND_FP ? capture(t, fp, pcs, CTRACE_MAX_STACK_DEPTH, &h)
+                                   : unwind_pcs(t, fp, mode, pcs, CTRACE_MAX_STACK_DEPTH, &h);
   /* A walk cut short (no frame pointers, a stack too deep) ends
    * somewhere in the middle, whose frame is no start: only one that
    * reached libc's thread start says. */

@@ -315,7 +315,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   }
   /* Only here, with tracing off and every thread out of its write
    * section since the last stop, may the configuration change. */
-  ctrace__cfg.stacks = !o.no_stacks;
+  __atomic_store_n(&ctrace__cfg.stacks, !o.no_stacks, __ATOMIC_RELAXED); /* ctrace__thread_start_pc */
   ctrace__cfg.depth = o.stack_depth ? o.stack_depth : CTRACE_DEFAULT_STACK_DEPTH;
   ctrace__cfg.buffer_size = o.buffer_size ? o.buffer_size : CTRACE_DEFAULT_BUFFER_SIZE;
   if (!o.cpu_hz) {
@@ -332,7 +332,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   ctrace__cfg.cpu_hz = o.cpu_hz;
   ctrace__prof_reset((s >> 1) + 1);
   pthread_mutex_unlock(&threads_mu);
-  ctrace__cfg.unwind = o.unwind;
+  __atomic_store_n(&ctrace__cfg.unwind, o.unwind, __ATOMIC_RELAXED);
   ctrace__cfg.max_pending = o.max_pending;
   ctrace__cfg.format = o.format;
   uint64_t gen = (s >> 1) + 1;
