@@ -7,16 +7,20 @@
  * given up, writes what Go's reader takes only from a G on a P: a log,
  * a task and a region, a GC cycle, GOMAXPROCS, and (a P is enough) a heap
  * figure. It does so in each format:
- *   DIR/classic.trace  the classic format (G0 events), every Go reads it;
+ *   DIR/classic.trace  the classic format: the thread's own G stands in
+ *                      for the log, task and region (Go's viewers panic on
+ *                      a region of G0), on a P taken for the instant
+ *                      where it has none; the rest is G0's, as Go's
+ *                      runtime writes it;
  *   DIR/go122.trace    Go's current format: the thread's own G stands in;
  *   DIR/flight.1.trace, DIR/flight.2.trace  a flight recorder's snapshots,
  *                      the second after more rounds, each ending a
  *                      generation (the stand-in's statuses across them).
  * For each, no event is counted lost (ctrace_stats.lost), and the
- * current format's traces, read back with libctrace-parse, hold every log,
- * task, region, GC cycle and heap figure written, each on a G and a P,
- * and a GOMAXPROCS of 8. What Go makes of the traces is
- * tests/between_check.sh's to check.
+ * traces, read back with libctrace-parse, hold every log, task and
+ * region written, each on a G and a P, and in the current format every
+ * GC cycle and heap figure too, and a GOMAXPROCS of 8. What Go makes of
+ * the traces is tests/between_check.sh's to check.
  */
 #include <ctrace/ctrace.h>
 #include <ctrace/parse.h>
@@ -117,6 +121,49 @@ static void check_current(const char *path, int rounds) {
   printf("test_between: %s: %d of each kind between goroutines, on a G and a P\n", path, want);
 }
 
+/* Counts, in a trace of the classic format, the logs, tasks and regions
+ * between() writes: each must be on a G (not G0) and a P. */
+static void check_classic(const char *path, int rounds) {
+  ctrace_reader *r;
+  ctrace_parse_error err;
+  ctrace_trace_info info;
+  CHECK(ctrace_reader_open(path, &r, &err) == 0 && ctrace_reader_check(r, &info, &err) == 0,
+        "%s: %s at offset %llu", path, err.message, (unsigned long long)err.offset);
+  int logs = 0, tasks = 0, task_ends = 0, regions = 0, region_ends = 0, on_g0 = 0;
+  ctrace_event ev;
+  int rc;
+  while ((rc = ctrace_reader_read(r, &ev, &err)) > 0) {
+    bool on_g = ev.g != 0 && ev.p >= 0;
+    switch (ev.type) {
+    case CTRACE_EV_UserLog:
+      if (!ev.sargs[1] || strcmp(ev.sargs[1], "between goroutines") != 0) continue;
+      logs += on_g;
+      break;
+    case CTRACE_EV_UserTaskCreate: tasks += on_g; break;
+    case CTRACE_EV_UserTaskEnd: task_ends += on_g; break;
+    case CTRACE_EV_UserRegion:
+      if (ev.args[1])
+        region_ends += on_g;
+      else
+        regions += on_g;
+      break;
+    default: continue;
+    }
+    if (!on_g && on_g0++ == 0)
+      fprintf(stderr, "test_between: %s: %s at offset %llu on G %llu, P %lld\n", path,
+              ev.type == CTRACE_EV_UserRegion ? "a region" : "an annotation", (unsigned long long)ev.off,
+              (unsigned long long)ev.g, (long long)ev.p);
+  }
+  CHECK(rc == 0, "%s: %s at offset %llu", path, err.message, (unsigned long long)err.offset);
+  ctrace_reader_close(r);
+  int want = 2 * rounds;
+  CHECK(on_g0 == 0 && logs == want && tasks == want && task_ends == want && regions == want &&
+            region_ends == want,
+        "%s: %d annotations on no G or no P; %d logs, %d/%d tasks, %d/%d regions on a G; want %d of each",
+        path, on_g0, logs, tasks, task_ends, regions, region_ends, want);
+  printf("test_between: %s: %d logs, tasks and regions between goroutines, on a G and a P\n", path, want);
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 2, "usage: test_between DIR");
   char path[4096];
@@ -132,7 +179,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < ROUNDS; k++) round_();
     CHECK(ctrace_stop() == 0, "stop %s", path);
     CHECK(lost() == lost0, "%s: %llu events lost", path, (unsigned long long)(lost() - lost0));
-    if (formats[i] == CTRACE_FORMAT_GO122) check_current(path, ROUNDS);
+    if (formats[i] == CTRACE_FORMAT_GO122)
+      check_current(path, ROUNDS);
+    else
+      check_classic(path, ROUNDS);
   }
 
   /* The flight recorder: each snapshot ends a generation. */
