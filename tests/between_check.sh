@@ -22,7 +22,7 @@ mkdir -p "$dir"
 for t in "$dir"/*.trace; do
     "$ctrace" check "$t" >/dev/null || { echo "between_check: ctrace check rejects $t" >&2; exit 1; }
 done
-bash "$here/go_compat.sh" "$dir/classic.trace"
-GO_COMPAT_GOS="$GO_CURRENT" bash "$here/go_compat.sh" "$dir/go122.trace"
+bash "$here/go_compat.sh" "$dir/classic.trace" "$dir/classic-threads.trace"
+GO_COMPAT_GOS="$GO_CURRENT" bash "$here/go_compat.sh" "$dir/go122.trace" "$dir/go122-threads.trace"
 GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/go_compat.sh" --parse-only "$dir"/flight.*.trace
 rm -rf "$dir"
