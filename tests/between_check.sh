@@ -6,11 +6,11 @@
 #
 # test_between writes its traces into DIR and checks that nothing was
 # lost and that every event is there on a G and a P; then `ctrace check`
-# reads each, every Go since 1.22 serves the current format's
-# (tests/go_compat.sh), Go 1.22 and the newest Go parse the flight
-# recorder's snapshots, and every Go parses the classic trace (only
-# parses: Go 1.23's and later viewers crash on a region of G0, which is
-# what the classic format writes between goroutines).
+# reads each, every Go serves the classic trace and every Go since 1.22
+# the current format's (tests/go_compat.sh: every page of the viewer;
+# each Go's viewer panics on a region of G0, which the classic format
+# wrote between goroutines before the thread's own G stood in), and
+# Go 1.22 and the newest Go parse the flight recorder's snapshots.
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: ${0##*/} TEST_BETWEEN CTRACE DIR" >&2; exit 2; }
 test_between=$1 ctrace=$2 dir=$3
@@ -22,7 +22,7 @@ mkdir -p "$dir"
 for t in "$dir"/*.trace; do
     "$ctrace" check "$t" >/dev/null || { echo "between_check: ctrace check rejects $t" >&2; exit 1; }
 done
-bash "$here/go_compat.sh" --parse-only "$dir/classic.trace"
-GO_COMPAT_GOS="$GO_CURRENT" bash "$here/go_compat.sh" "$dir/go122.trace"
+bash "$here/go_compat.sh" "$dir/classic.trace" "$dir/classic-threads.trace"
+GO_COMPAT_GOS="$GO_CURRENT" bash "$here/go_compat.sh" "$dir/go122.trace" "$dir/go122-threads.trace"
 GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/go_compat.sh" --parse-only "$dir"/flight.*.trace
 rm -rf "$dir"

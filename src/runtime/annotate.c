@@ -1,5 +1,5 @@
 /* User annotations, as Go's runtime/trace package has them: tasks,
- * regions and logs. Events of the current G (G0 between Gs). */
+ * regions and logs. Events of the current G (between Gs, the thread's own). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,8 +16,9 @@ static _Atomic uint64_t next_task = 1;
   ctrace__end(t)
 
 /* Enters the write section as the thread's current G. Go's current
- * format takes annotations only from a G on a P: between Gs (or without
- * a P) the thread's own G stands in (ctrace__stand_in). */
+ * format takes annotations only from a G on a P, and Go's viewers take
+ * a region from no G in either format: between Gs (or, in the current
+ * format, without a P) the thread's own G stands in (ctrace__stand_in). */
 #define ANNOTATION_BEGIN(t, w)                                                                  \
   ctrace_g *cur_ = ctrace__current(&ctrace__tls, (uintptr_t)__builtin_return_address(0));       \
   ctrace__thread *t = ctrace__begin();                                                          \
@@ -31,7 +32,7 @@ static _Atomic uint64_t next_task = 1;
     else                                                                                        \
       ctrace__free_p(&w, NULL);                                                                 \
   }                                                                                             \
-  if (ctrace__unlikely(ctrace__genfmt() && (!t->tcurg || w.p < 0)) && !ctrace__stand_in(&w, true, &si_)) { \
+  if (ctrace__unlikely(!t->tcurg || w.p < 0) && !ctrace__stand_in(&w, true, &si_)) {                 \
     ANNOTATION_END(t, w);                                                                       \
     return;                                                                                     \
   }

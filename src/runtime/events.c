@@ -610,17 +610,68 @@ bool ctrace__gen_can(ctrace__w *w, bool need_g) {
  * reader starts no other G on it. */
 __attribute__((noinline)) void ctrace__between_goroutines(void) { __asm__ volatile(""); }
 
+/* The classic format: a P no thread holds, taken by w's thread (which
+ * shows none) for an instant, in a batch of its own in the thread's
+ * buffer, queued again by give_p: the P may go to another thread next,
+ * and its batches must stay in file order. The buffer holds no batch
+ * here, or one of a P the thread no longer holds (show_p queues those
+ * too). w then writes there; give_p puts it back on the no-P buffer,
+ * whose lock w holds throughout. */
+static bool take_p(ctrace__w *w, int64_t p) {
+  ctrace__thread *t = w->t;
+  ctrace__buf **bp = ctrace__tbuf(t);
+  if (*bp) {
+    ctrace__queue_full(*bp);
+    *bp = NULL;
+  }
+  ctrace__w pw = {t, bp, p};
+  if (p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED)) show_procs(&pw, 0, p, 0);
+  uint64_t v[1] = {(uint64_t)t->tid};
+  if (!ctrace__emit(&pw, CTRACE_EV_ProcStart, 1, v, 0)) {
+    if (*bp) ctrace__queue_full(*bp);
+    *bp = NULL;
+    return false;
+  }
+  w->bp = bp;
+  return true;
+}
+
+static void give_p(ctrace__w *w) {
+  uint64_t v[1] = {0};
+  ctrace__emit(w, CTRACE_EV_ProcStop, 0, v, 0);
+  if (*w->bp) ctrace__queue_full(*w->bp);
+  *w->bp = NULL;
+  w->bp = &ctrace__nop_buf;
+}
+
+/* The classic format has the same need for user annotations alone: Go's
+ * runtime writes them only from a user G, and Go's viewers (1.19 to
+ * 1.27) panic on a region of G0 (their goroutine summaries look the
+ * region's G up and find none). GC phases, GOMAXPROCS and heap figures
+ * stay G0's there, where Go's runtime writes them too. A G the thread
+ * shows, P or not, writes its own as ever. */
 CTRACE__NOINLINE bool ctrace__stand_in(ctrace__w *w, bool need_g, ctrace__standin *s) {
   ctrace__thread *t = w->t;
+  bool gen = ctrace__genfmt();
   s->on = false;
   s->g = NULL;
   s->p = -1;
-  if (w->p >= 0 && (!need_g || t->tcurg)) return true;
-  if (t->sys_g || (w->p < 0 && t->tcurg)) return ctrace__gen_can(w, need_g);
+  if (!gen) {
+    if (t->tcurg) return true;
+    need_g = true;
+  } else {
+    if (w->p >= 0 && (!need_g || t->tcurg)) return true;
+    if (t->sys_g || (w->p < 0 && t->tcurg)) return ctrace__gen_can(w, need_g);
+  }
   if (w->p < 0) {
     int64_t p = alloc_own_p();
-    ctrace__w pw = {t, w->bp, p};
-    if (!ctrace__gen_proc_start(&pw, p)) {
+    bool ok;
+    if (gen) {
+      ctrace__w pw = {t, w->bp, p};
+      ok = ctrace__gen_proc_start(&pw, p);
+    } else
+      ok = take_p(w, p);
+    if (!ok) {
       free_own_p(p);
       return ctrace__gen_can(w, need_g);
     }
@@ -657,15 +708,26 @@ CTRACE__NOINLINE bool ctrace__stand_in(ctrace__w *w, bool need_g, ctrace__standi
 CTRACE__NOINLINE void ctrace__stand_in_done(ctrace__w *w, ctrace__standin *s) {
   ctrace__thread *t = w->t;
   ctrace_g *g = s->g;
+  bool gen = ctrace__genfmt();
   if (g && t->tcurg == g) {
-    uint64_t v[2] = {ctrace__reason_id(w, CTRACE__R_SYSTEM), 0};
-    g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoBlock, 2, v, g->ctrace__ticks);
+    if (gen) {
+      uint64_t v[2] = {ctrace__reason_id(w, CTRACE__R_SYSTEM), 0};
+      g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoBlock, 2, v, g->ctrace__ticks);
+    } else {
+      /* GoBlock, as Go's runtime parks its system goroutines in this
+       * format (its GC workers, the sweeper). */
+      uint64_t v[1] = {0};
+      g->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoBlock, 1, v, g->ctrace__ticks);
+    }
     g->ctrace__tstatus = CTRACE__G_WAITING;
     t->tcurg = NULL;
   }
   if (s->p >= 0) {
     ctrace__end_sweep(w);
-    ctrace__gen_proc_stop(w);
+    if (gen)
+      ctrace__gen_proc_stop(w);
+    else
+      give_p(w);
     t->tp = w->p = -1;
     free_own_p(s->p);
   }

@@ -158,9 +158,9 @@ typedef struct ctrace__thread {
   int64_t sweep_p;      /* P of the sweep the trace shows open, or -1 */
   ctrace_g *sys_g;      /* G the trace shows in a system call on this thread
                            without a P (generation format), or NULL */
-  ctrace_g *g0;         /* generation format: the thread's own G for events
-                           between Gs (ctrace__stand_in), or NULL; live
-                           until the thread exits */
+  ctrace_g *g0;         /* the thread's own G for events between Gs
+                           (ctrace__stand_in), or NULL; live until the
+                           thread exits */
   /* Generation format: the thread's strings batches (by generation
    * parity, as bufs) and its block of unique string ids. */
   ctrace__buf *sbufs[2];
@@ -697,8 +697,8 @@ void ctrace__cut_unlock(void) CTRACE__HIDDEN;
 /* GOMAXPROCS through w, if w's P is above what the trace has shown. */
 void ctrace__gen_procs(ctrace__w *w) CTRACE__HIDDEN;
 bool ctrace__gen_can(ctrace__w *w, bool need_g) CTRACE__HIDDEN;
-/* Generation format: where w's thread shows no P (or, with need_g, no G
- * running), what ctrace__stand_in added to write an event there, for
+/* Where w's thread shows no P (or, with need_g, no G running), what
+ * ctrace__stand_in added to write an event there, for
  * ctrace__stand_in_done to take away after it. */
 typedef struct ctrace__standin {
   bool on;     /* something was added */
@@ -708,8 +708,10 @@ typedef struct ctrace__standin {
 /* Makes w's thread show a P and, with need_g, a G running, as Go's
  * reader wants (ctrace__gen_can): its own G (t->g0), started on its P
  * or on one taken for the instant. False, the event counted lost, where
- * it cannot: the thread shows a G in a system call. Inside the write
- * section. */
+ * it cannot: the thread shows a G in a system call. In the classic
+ * format, for annotations only, always with a G: where the thread shows
+ * one (P or not), true at once. Inside the write section, which for a
+ * classic thread without a P holds the no-P buffer's lock. */
 bool ctrace__stand_in(ctrace__w *w, bool need_g, ctrace__standin *s) CTRACE__HIDDEN;
 void ctrace__stand_in_done(ctrace__w *w, ctrace__standin *s) CTRACE__HIDDEN;
 /* The start function of every thread's own G (t->g0): the name Go's
