@@ -97,14 +97,17 @@ typedef struct pf {
  * track of the trace, times the number of traces plus the trace's
  * position, so that traces share one file without sharing tracks. The
  * process is 0, the counters' series fixed numbers below TRACK_FIRST (a
- * series id is its group << 3 | its index), the others numbered as they
- * come. */
+ * series id is its group << 3 | its index); a task, of which there may be
+ * millions, an odd number from its id; the others, as few as goroutines
+ * and Ps, an even number in the order they come (a map). */
 enum { TRACK_FIRST = 32 };
 
 static uint64_t uuid(pf *p, int kind, uint64_t id) {
   uint64_t n = 0;
   if (kind == EX_COUNTER) {
     n = 1 + (id >> 3) * 8 + (id & 7);
+  } else if (kind == EX_TASK) {
+    n = TRACK_FIRST + 2 * id + 1;
   } else if (kind != EX_PROCESS) {
     bool fresh;
     uint64_t *v = ctrace__map_put(&p->tracks, id << 4 | (uint64_t)kind, &fresh);
@@ -112,7 +115,7 @@ static uint64_t uuid(pf *p, int kind, uint64_t id) {
       p->e.oom = true;
       return 0;
     }
-    if (fresh) *v = TRACK_FIRST + p->ntracks++;
+    if (fresh) *v = TRACK_FIRST + 2 * p->ntracks++;
     n = *v;
   }
   return n * p->s->count + p->s->index + 1;
