@@ -126,6 +126,7 @@ static void drain(pf *p, bool all) {
   if (p->out.len < (all ? 1 : 1u << 16)) return;
   if (p->out.oom) p->e.oom = true;
   else if (fwrite(p->out.b, 1, p->out.len, p->e.out) != p->out.len) p->e.werr = true;
+  else p->e.bytes += p->out.len;
   p->out.len = 0;
 }
 

@@ -387,9 +387,11 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   ctrace__model_rewind(s->r);
   ctrace_event ev;
   int64_t last = 0;
-  while (!w.oom && !e->oom && !e->werr && ctrace__model_next(s->r, &ev)) {
+  uint64_t nev = 0;
+  while (!w.oom && !e->oom && !e->werr && !e->stop && ctrace__model_next(s->r, &ev)) {
     last = ev.ts;
     event(&w, &ev);
+    if (s->progress && (++nev & 0xffff) == 0) s->progress(s->progress_arg, ev.ts, s->duration);
   }
   /* What is still open ends with the trace. */
   for (size_t i = 0; i < w.gix.cap; i++) {
