@@ -391,7 +391,7 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   while (!w.oom && !e->oom && !e->werr && !e->stop && ctrace__model_next(s->r, &ev)) {
     last = ev.ts;
     event(&w, &ev);
-    if (s->progress && (++nev & 0xffff) == 0) s->progress(s->progress_arg, ev.ts, s->duration);
+    if (s->progress && (++nev & 0x3fff) == 0) s->progress(s->progress_arg, ev.ts, s->duration);
   }
   /* What is still open ends with the trace. */
   for (size_t i = 0; i < w.gix.cap; i++) {

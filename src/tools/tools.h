@@ -99,7 +99,7 @@ void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t
 typedef struct ctrace__tool_progress {
   const char *cmd;
   const char **files;
-  double start;
+  double start, after; /* shown once after seconds have passed */
   bool tty, shown;
 } ctrace__tool_progress;
 void ctrace__tool_progress_begin(ctrace__tool_progress *p, const char *cmd, const char **files);

@@ -151,14 +151,20 @@ static double now(void) {
 }
 
 void ctrace__tool_progress_begin(ctrace__tool_progress *p, const char *cmd, const char **files) {
-  *p = (ctrace__tool_progress){.cmd = cmd, .files = files, .start = now(), .tty = isatty(2) != 0};
+  *p = (ctrace__tool_progress){.cmd = cmd, .files = files, .start = now(), .tty = isatty(2) != 0, .after = 1.0};
+  /* CTRACE_PROGRESS_AFTER=SECONDS: another wait before progress shows (0
+   * for the tests, which cannot make an export last a second). */
+  const char *a = getenv("CTRACE_PROGRESS_AFTER");
+  char *end;
+  double v = a ? strtod(a, &end) : 0;
+  if (a && end != a && !*end && v >= 0) p->after = v;
 }
 
 void ctrace__tool_progress_show(void *arg, size_t trace, int64_t ts, int64_t duration) {
   ctrace__tool_progress *p = arg;
   /* Only on a terminal, and only for an export that has taken more than a
    * second: a short one would flicker. */
-  if (!p->tty || (!p->shown && now() - p->start < 1.0)) return;
+  if (!p->tty || (!p->shown && now() - p->start < p->after)) return;
   p->shown = true;
   int pct = duration > 0 ? (int)(ts * 100 / duration) : 0;
   if (pct > 100) pct = 100;

@@ -20,7 +20,8 @@
 # Then bad windows (an end not after the start, a start after the trace's
 # end, a time without a unit) exit 2 and say why, with nothing written;
 # --budget past the export: export writes it whole with a warning that
-# proposes windows, view serves nothing and exits 1; --help documents it.
+# proposes windows, view serves nothing and exits 1; progress shows on a
+# terminal only; --help documents it.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
@@ -174,6 +175,21 @@ timeout 60 "$ctrace" view --budget 2K --port 0 "$tr" >"$run/view.out" 2>"$run/vi
 grep -q "not served" "$run/view.err" && grep -q -- "ctrace view --from 0s --to" "$run/view.err" ||
     fail budget "view: not said, or no windows proposed: $(cat "$run/view.err")"
 [ ! -s "$run/view.out" ] || fail budget "view printed a link: $(cat "$run/view.out")"
+
+# Progress: on a terminal (script(1) gives one), once the export has taken
+# CTRACE_PROGRESS_AFTER seconds (1 unless set: 0 here, as no export of a
+# test lasts a second), "exporting N%", cleared at the end; none when
+# stderr is not a terminal. The export is the same either way.
+big=$corpus/stress_1_7_good
+if command -v script >/dev/null 2>&1 && [ -f "$big" ]; then
+    CTRACE_PROGRESS_AFTER=0 script -qfec "$ctrace export -o $run/prog.tty.pftrace $big" /dev/null >"$run/prog.tty" </dev/null 2>&1 ||
+        fail progress "export on a terminal failed: $(cat "$run/prog.tty")"
+    grep -q "exporting  *[0-9]*%" "$run/prog.tty" || fail progress "no progress on a terminal: $(head -c 300 "$run/prog.tty")"
+    grep -q $'\r\033\[K' "$run/prog.tty" || fail progress "progress not cleared at the end"
+    CTRACE_PROGRESS_AFTER=0 "$ctrace" export -o "$run/prog.pftrace" "$big" 2>"$run/prog.err" || fail progress "export failed"
+    [ ! -s "$run/prog.err" ] || fail progress "progress without a terminal: $(head -c 300 "$run/prog.err")"
+    cmp -s "$run/prog.pftrace" "$run/prog.tty.pftrace" || fail progress "the export differs on a terminal"
+fi
 
 for cmd in export view; do
     "$ctrace" "$cmd" --help | grep -q -- "--from TIME" && "$ctrace" "$cmd" --help | grep -q -- "--to TIME" &&
