@@ -46,6 +46,7 @@ typedef struct win {
   u64map ix; /* track key -> index + 1 */
   wtrack *t;
   size_t n, cap;
+  size_t *free, nfree, capfree; /* slots of released tracks */
   u64map flows; /* flows begun in the window */
   /* The counter groups' last values (before the window) and series. */
   int64_t cv[EX_C_COUNT][8];
@@ -55,7 +56,7 @@ typedef struct win {
   bool opened, closed;
   uint64_t max_bytes; /* 0: none */
   bool over;          /* the output passed max_bytes at time reached */
-  int64_t reached;
+  int64_t reached, last;
 } win;
 
 static void pass(win *w, const ex_rec *r) {
@@ -63,10 +64,13 @@ static void pass(win *w, const ex_rec *r) {
   if (w->in->oom) w->e.oom = true;
   if (w->in->werr) w->e.werr = true;
   w->e.bytes = w->in->bytes;
+  /* A track's description has no time of its own (0): the time reached
+   * is the last record's that has one. */
+  if (r->type != EX_TRACK && r->ts > w->last) w->last = r->ts;
   if (w->max_bytes && w->e.bytes > w->max_bytes && !w->over) {
     /* Past the budget: the walk stops, and the caller is told where. */
     w->over = true;
-    w->reached = r->ts > w->from ? r->ts : w->from;
+    w->reached = w->last > w->from ? w->last : w->from;
     w->closed = true;
     w->e.stop = true;
   }
@@ -78,20 +82,60 @@ static char *dup0(win *w, const char *s) {
   return c;
 }
 
-/* The track of a record, made on first sight; NULL when out of memory. */
+/* The track of a record, made on first sight; NULL when out of memory.
+ * Slots of released tracks are used again. */
 static wtrack *tget(win *w, int kind, uint64_t id) {
   bool fresh;
-  wtrack *t = ctrace__map_slot(&w->ix, id << 4 | (uint64_t)kind, &w->t, &w->n, &w->cap, sizeof *w->t, &fresh);
-  if (!t) {
+  uint64_t *v = ctrace__map_put(&w->ix, id << 4 | (uint64_t)kind, &fresh);
+  if (!v) {
     w->e.oom = true;
     return NULL;
   }
   if (fresh) {
-    memset(t, 0, sizeof *t);
-    t->kind = (uint8_t)kind;
-    t->id = id;
+    size_t i;
+    if (w->nfree) {
+      i = w->free[--w->nfree];
+    } else {
+      if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        wtrack *t = realloc(w->t, cap * sizeof *t);
+        if (!t) {
+          ctrace__map_del(&w->ix, id << 4 | (uint64_t)kind);
+          w->e.oom = true;
+          return NULL;
+        }
+        w->t = t;
+        w->cap = cap;
+      }
+      i = w->n++;
+    }
+    *v = i + 1;
+    memset(&w->t[i], 0, sizeof w->t[i]);
+    w->t[i].kind = (uint8_t)kind;
+    w->t[i].id = id;
   }
-  return t;
+  return &w->t[*v - 1];
+}
+
+static void desc_free(wtrack *t);
+
+/* A task ended before the window is forgotten: a trace may have millions.
+ * Its track, if a log after its end names it, is described anew (the
+ * walk does the same). */
+static void release(win *w, wtrack *t) {
+  if (w->nfree == w->capfree) {
+    size_t cap = w->capfree ? w->capfree * 2 : 64;
+    size_t *f = realloc(w->free, cap * sizeof *f);
+    if (!f) return; /* kept, then */
+    w->free = f;
+    w->capfree = cap;
+  }
+  ctrace__map_del(&w->ix, t->id << 4 | (uint64_t)t->kind);
+  free(t->open);
+  free(t->task_type);
+  desc_free(t);
+  memset(t, 0, sizeof *t); /* kind 0: no track */
+  w->free[w->nfree++] = (size_t)(t - w->t);
 }
 
 static void desc_free(wtrack *t) {
@@ -196,6 +240,7 @@ static void before(win *w, wtrack *t, const ex_rec *r) {
       free(t->open[t->nopen].name);
       free(t->open[t->nopen].cat);
     }
+    if (t->kind == EX_TASK && !t->nopen) release(w, t);
     break;
   case EX_COUNTER_VALUES:
     if (r->id < EX_C_COUNT)
@@ -262,8 +307,10 @@ static void wn_free_tracks(win *w) {
     desc_free(t);
   }
   free(w->t);
+  free(w->free);
   w->t = NULL;
-  w->n = w->cap = 0;
+  w->free = NULL;
+  w->n = w->cap = w->nfree = w->capfree = 0;
   ctrace__map_free(&w->ix);
   ctrace__map_free(&w->flows);
   memset(w->cn, 0, sizeof w->cn);
@@ -274,18 +321,12 @@ static void wn_begin(ex_enc *e, const ex_source *s) {
   wn_free_tracks(w);
   w->s = s;
   w->opened = w->closed = w->e.stop = false;
+  w->last = 0;
   w->in->begin(w->in, s);
-}
-
-/* The trace ended: a window that began after it is empty; one that ends
- * after it ends with it (the walk has ended what was open). */
-static void wn_end(win *w) {
-  if (!w->closed && w->opened) w->closed = true;
 }
 
 static void wn_finish(ex_enc *e) {
   win *w = (win *)e;
-  wn_end(w);
   w->in->finish(w->in);
   if (w->in->oom) w->e.oom = true;
   if (w->in->werr) w->e.werr = true;

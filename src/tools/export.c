@@ -167,10 +167,13 @@ int ctrace__cmd_export(int argc, char **argv) {
   if (rc == 0 && !json && res.bytes > win.budget) {
     /* Written whole, as asked; but a browser will not open it. */
     int64_t from = win.from, to = win.has_to && win.to < longest ? win.to : longest;
+    char size[32], budget[32];
+    ctrace__tool_fmt_size(size, sizeof size, res.bytes);
+    ctrace__tool_fmt_size(budget, sizeof budget, win.budget);
     fprintf(stderr,
-            "ctrace export: warning: the export is %.0f MiB, more than a browser opens (--budget %.0f MiB: "
+            "ctrace export: warning: the export is %s, more than a browser opens (--budget %s: "
             "Perfetto's UI holds a trace at 2 to 4 times its size)\n",
-            (double)res.bytes / 1048576, (double)win.budget / 1048576);
+            size, budget);
     char *list = join(files, n);
     ctrace__tool_propose("export", &win, from, to, res.bytes, to - from, list ? list : files[0]);
     free(list);

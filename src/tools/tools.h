@@ -88,6 +88,8 @@ int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int
 int ctrace__tool_duration(const char *s, int64_t *ns);
 /* "512M", "2G", "100K", "1000": a size into bytes; 0, or -1 if bad. */
 int ctrace__tool_size(const char *s, uint64_t *bytes);
+/* bytes as "1.5 GiB", "300 MiB", "12 KiB". */
+void ctrace__tool_fmt_size(char *b, size_t n, uint64_t bytes);
 /* ns as ctrace__tool_duration reads it back. */
 void ctrace__tool_fmt_duration(char *b, size_t n, int64_t ns);
 /* Says on stderr which windows of [from, to) to export instead, bytes

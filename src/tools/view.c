@@ -162,10 +162,12 @@ int ctrace__cmd_view(int argc, char **argv) {
     char at[32];
     ctrace__tool_fmt_duration(at, sizeof at, res.reached_ns);
     int64_t to = win.has_to && win.to < longest ? win.to : longest;
+    char budget[32];
+    ctrace__tool_fmt_size(budget, sizeof budget, win.budget);
     fprintf(stderr,
-            "ctrace view: the export passes %.0f MiB (--budget) at %s into %s, more than a browser opens "
+            "ctrace view: the export passes %s (--budget) at %s into %s, more than a browser opens "
             "(Perfetto's UI holds a trace at 2 to 4 times its size): not served\n",
-            (double)win.budget / 1048576, at, files[res.over_trace]);
+            budget, at, files[res.over_trace]);
     /* Only the traces before the one it stopped in were whole; the rate
      * of the one it stopped in stands for the rest. */
     char list[4096] = "";

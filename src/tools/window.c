@@ -57,6 +57,12 @@ void ctrace__tool_fmt_duration(char *b, size_t n, int64_t ns) {
   else snprintf(b, n, "%lldns", (long long)ns);
 }
 
+void ctrace__tool_fmt_size(char *b, size_t n, uint64_t bytes) {
+  if (bytes >= 1ull << 30) snprintf(b, n, "%.1f GiB", (double)bytes / (1ull << 30));
+  else if (bytes >= 1ull << 20) snprintf(b, n, "%.0f MiB", (double)bytes / (1ull << 20));
+  else snprintf(b, n, "%.0f KiB", (double)bytes / 1024);
+}
+
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w) {
   const char *a = argv[*i], *v = NULL;
   int which = 0; /* 1 from, 2 to, 3 budget */
