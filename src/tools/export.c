@@ -175,7 +175,7 @@ int ctrace__cmd_export(int argc, char **argv) {
             "Perfetto's UI holds a trace at 2 to 4 times its size)\n",
             size, budget);
     char *list = join(files, n);
-    ctrace__tool_propose("export", &win, from, to, res.bytes, to - from, list ? list : files[0]);
+    ctrace__tool_propose("export", &win, from, to, res.bytes, to - from, list ? list : files[0], out);
     free(list);
   }
 done:

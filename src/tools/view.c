@@ -173,7 +173,7 @@ int ctrace__cmd_view(int argc, char **argv) {
     char list[4096] = "";
     for (size_t i = 0; i < n && strlen(list) + strlen(files[i]) + 2 < sizeof list; i++)
       strcat(strcat(list, i ? " " : ""), files[i]);
-    ctrace__tool_propose("view", &win, win.from, to, res.bytes, res.reached_ns - win.from, list);
+    ctrace__tool_propose("view", &win, win.from, to, res.bytes, res.reached_ns - win.from, list, NULL);
     goto done;
   }
   ctrace__tool_export_close(traces, n);

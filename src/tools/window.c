@@ -126,7 +126,7 @@ static int64_t round_len(double max) {
 }
 
 void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t from, int64_t to,
-                          uint64_t bytes, int64_t span, const char *files) {
+                          uint64_t bytes, int64_t span, const char *files, const char *out) {
   /* The output grows about evenly with time: windows whose share of it
    * fits the budget, with room to spare (a busier stretch). */
   double per_ns = span > 0 ? (double)bytes / (double)span : 0;
@@ -140,12 +140,19 @@ void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t
   fprintf(stderr, "ctrace %s: open it in %lld window%s of %s, each a smaller export:\n", cmd,
           (long long)count, count == 1 ? "" : "s", l);
   int64_t shown = 0;
+  /* With -o FILE, each window its own file: FILE's name with -1, -2, ...
+   * before its extension. */
+  const char *slash = out ? strrchr(out, '/') : NULL, *dot = out ? strrchr(slash ? slash : out, '.') : NULL;
+  int stem = out ? (int)(dot && dot != (slash ? slash + 1 : out) ? dot - out : (long)strlen(out)) : 0;
   for (int64_t t = from; shown < count && shown < 8; t += len, shown++) {
     int64_t end = shown + 1 < count ? t + len : to;
     ctrace__tool_fmt_duration(a, sizeof a, t);
     ctrace__tool_fmt_duration(b, sizeof b, end);
-    if (end < to || w->has_to) fprintf(stderr, "  ctrace %s --from %s --to %s %s\n", cmd, a, b, files);
-    else fprintf(stderr, "  ctrace %s --from %s %s\n", cmd, a, files); /* the last, to the end */
+    fprintf(stderr, "  ctrace %s", cmd);
+    if (out) fprintf(stderr, " -o %.*s-%lld%s", stem, out, (long long)shown + 1, out + stem);
+    fprintf(stderr, " --from %s", a);
+    if (end < to || w->has_to) fprintf(stderr, " --to %s", b); /* else the last, to the end */
+    fprintf(stderr, " %s\n", files);
   }
   if (shown < count) fprintf(stderr, "  ... and %lld more, every %s up to the end\n", (long long)(count - shown), l);
 }
