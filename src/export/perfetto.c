@@ -1,18 +1,27 @@
 /* The Perfetto encoder: the walk's records (model.h) as Perfetto's protobuf
  * trace format (a Trace of TracePackets), written without the Perfetto SDK.
  * Field numbers are those of Perfetto's public protos
- * (protos/perfetto/trace/trace_packet.proto, track_event/track_event.proto,
+ * (protos/perfetto/trace/trace_packet.proto, trace_packet_defaults.proto,
+ * clock_snapshot.proto, track_event/track_event.proto,
  * track_event/track_descriptor.proto, interned_data/interned_data.proto,
  * profiling/profile_common.proto).
  *
+ * A browser holds the file at 2 to 4 times its size, so every byte an event
+ * counts: times are differences on an incremental clock of the sequence's
+ * own (stamp), counters ride as extra values on the event of their time
+ * (counter_joins), flow ids and track uuids are small varints.
+ *
  * Each trace is a packet sequence of its own (trusted_packet_sequence_id =
- * its position + 1), whose first packet clears incremental state: what is
- * interned is the sequence's own, as the trace's stack ids are. Packets are
- * framed as they are made. Interned, in the packet of the first event that
- * needs them: a stack (its function names, source paths, frames and the
- * callstack itself, whose iid is the reader's stack id), and event names
- * and categories, which most events repeat (up to NAMES_MAX of each a
- * sequence: log messages are without end; the rest go inline). */
+ * its position + 1), whose first packet clears incremental state and sets
+ * the sequence's defaults (its clock, the counter tracks of extra values);
+ * what is interned is the sequence's own, as the trace's stack ids are. A
+ * track event is held until the next record (the counters of its time may
+ * join it), the rest framed as they are made. Interned, in the packet of
+ * the first event that needs them: a stack (its function names, source
+ * paths, frames and the callstack itself, whose iid is the reader's stack
+ * id), and event names and categories, which most events repeat (up to
+ * NAMES_MAX of each a sequence: log messages are without end; the rest go
+ * inline). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
