@@ -39,8 +39,9 @@ static void usage(FILE *f) {
           "               there, one open at its end ends there, and the counters\n"
           "               start with their values then; what is outside is left out.\n"
           "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
-          "               trace at 2 to 4 times its size): a larger export is written\n"
-          "               whole, with a warning that proposes windows that fit\n"
+          "               trace at 2 to 4 times its size): a larger export, in either\n"
+          "               format, is written whole, with a warning that proposes\n"
+          "               windows that fit\n"
           "\n"
           "Perfetto's format is the one for big traces (about 3 to 10 times the\n"
           "trace's size); JSON, about five times larger and slower to load, is for\n"
@@ -164,7 +165,7 @@ int ctrace__cmd_export(int argc, char **argv) {
       rc = 1;
     }
   }
-  if (rc == 0 && !json && res.bytes > win.budget) {
+  if (rc == 0 && res.bytes > win.budget) {
     /* Written whole, as asked; but a browser will not open it. */
     int64_t from = win.from, to = win.has_to && win.to < longest ? win.to : longest;
     char size[32], budget[32];
@@ -175,7 +176,8 @@ int ctrace__cmd_export(int argc, char **argv) {
             "Perfetto's UI holds a trace at 2 to 4 times its size)\n",
             size, budget);
     char *list = join(files, n);
-    ctrace__tool_propose("export", &win, from, to, res.bytes, to - from, list ? list : files[0], out);
+    ctrace__tool_propose(json ? "export -f json" : "export", &win, from, to, res.bytes, to - from,
+                         list ? list : files[0], out);
     free(list);
   }
 done:

@@ -137,8 +137,9 @@ void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t
   if (count > 1 && (to - from) - (count - 1) * len <= len / 4) count--;
   char a[32], b[32], l[32];
   ctrace__tool_fmt_duration(l, sizeof l, len);
-  fprintf(stderr, "ctrace %s: open it in %lld window%s of %s, each a smaller export:\n", cmd,
-          (long long)count, count == 1 ? "" : "s", l);
+  /* cmd may carry options the windows need ("export -f json"). */
+  fprintf(stderr, "ctrace %.*s: open it in %lld window%s of %s, each a smaller export:\n",
+          (int)strcspn(cmd, " "), cmd, (long long)count, count == 1 ? "" : "s", l);
   int64_t shown = 0;
   /* With -o FILE, each window its own file: FILE's name with -1, -2, ...
    * before its extension. */

@@ -167,6 +167,10 @@ if [ -n "$from" ]; then
     size=$(stat -c %s "$run/part.pftrace" 2>/dev/null || echo 0)
     [ "$size" -gt 0 ] && [ "$size" -lt 8192 ] || fail budget "the proposed window $from is $size bytes for a 2K budget"
 fi
+st=0
+"$ctrace" export -f json --budget 2K -o "$run/big.json" "$tr" 2>"$run/bigj.err" || st=$?
+[ "$st" -eq 0 ] && grep -q -- "ctrace export -f json -o $run/big-1.json --from 0s --to" "$run/bigj.err" ||
+    fail budget "export -f json: exit status $st, or no JSON windows proposed: $(cat "$run/bigj.err")"
 "$ctrace" export --budget 1G -o "$run/small.pftrace" "$tr" 2>"$run/small.err" || fail budget "export under the budget failed"
 [ ! -s "$run/small.err" ] || fail budget "a warning under the budget: $(cat "$run/small.err")"
 st=0
