@@ -31,7 +31,9 @@
 #   - every track's slices nest, every flow ends after it begins, interned
 #     data is defined before use on a sequence that needs it (Perfetto);
 #   - a bad trace among good ones: exit status 1, the byte offset said, and
-#     nothing left under the -o name; nor after a write error.
+#     nothing left under the -o name; nor after a write error;
+#   - with PERFETTO_PROTOS set (a checkout of Perfetto's repository), each
+#     Perfetto export decodes with Perfetto's own protos, every field known.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
@@ -64,6 +66,17 @@ export_flat() {
             fail "$name" "protoc cannot decode the export"; head -n 5 "$out.dec.err" | sed 's/^/  | /' >&2; return 1
         fi
         awk -f "$here/perfetto_flat.awk" "$out.txt" >"$out.flat"
+        # With Perfetto's own protos at hand (PERFETTO_PROTOS: a checkout
+        # of its repository, holding protos/perfetto/trace/trace.proto),
+        # the export decodes with them too, and has no field they lack.
+        if [ -n "${PERFETTO_PROTOS:-}" ]; then
+            if ! protoc --proto_path="$PERFETTO_PROTOS" --decode=perfetto.protos.Trace \
+                   protos/perfetto/trace/trace.proto <"$out" >"$out.real" 2>"$out.real.err"; then
+                fail "$name" "Perfetto's protos cannot decode the export"; head -n 5 "$out.real.err" | sed 's/^/  | /' >&2
+            elif grep -qE '^ *[0-9]+: ' "$out.real"; then
+                fail "$name" "fields Perfetto's protos do not know: $(grep -m 3 -E '^ *[0-9]+: ' "$out.real" | tr '\n' ' ')"
+            fi
+        fi
     elif ! jq -r -f "$here/json_flat.jq" "$out" >"$out.flat" 2>"$out.dec.err"; then
         fail "$name" "jq cannot read the JSON export"; head -n 5 "$out.dec.err" | sed 's/^/  | /' >&2; return 1
     fi
