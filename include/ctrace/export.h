@@ -46,6 +46,10 @@ typedef struct ctrace_export_options {
    * counters start at from_ns with their values then. to_ns == 0 with
    * from_ns == 0 is the whole. */
   int64_t from_ns, to_ns;
+  /* A window of generations of Go 1.22+ traces instead: gen_from to gen_to
+   * (from 1, both in), from the first event of gen_from to the last of
+   * gen_to, each trace's own (0: none; not with from_ns, to_ns). */
+  uint64_t gen_from, gen_to;
   /* Stop once more than this many bytes are written (0: no limit): the
    * export is then incomplete, and ctrace_export_result says where. */
   uint64_t max_bytes;

@@ -1,6 +1,7 @@
 /* ctrace_export: runs the walk (walk.c) over each trace into the encoder of
  * the format asked for (perfetto.c, json.c). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,9 +29,11 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
   ex_enc *e = format == CTRACE_EXPORT_JSON ? ctrace__ex_json(out) : ctrace__ex_perfetto(out);
   /* The window filter only where a window or a budget is asked: the whole
    * goes straight to the encoder. */
-  bool windowed = opt->from_ns > 0 || opt->to_ns != 0 || opt->max_bytes;
+  bool windowed = opt->from_ns > 0 || opt->to_ns != 0 || opt->max_bytes || opt->gen_from;
   if (e && windowed) {
-    ex_enc *w = ctrace__ex_window(e, opt->from_ns, opt->to_ns == 0 ? -1 : opt->to_ns, opt->max_bytes);
+    /* A generation range starts with no window: the walk sets it. */
+    int64_t from = opt->gen_from ? INT64_MAX : opt->from_ns;
+    ex_enc *w = ctrace__ex_window(e, from, opt->to_ns == 0 ? -1 : opt->to_ns, opt->max_bytes);
     if (!w) e->free(e);
     e = w;
   }
@@ -44,7 +47,8 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
     ex_source s = {.r = traces[i].reader, .name = traces[i].name,
                    .pid = traces[i].pid ? traces[i].pid : (uint32_t)i + 1, .index = (uint32_t)i,
                    .count = (uint32_t)n, .progress = opt->progress ? progress : NULL, .progress_arg = &pg,
-                   .duration = opt->durations ? opt->durations[i] : 0};
+                   .duration = opt->durations ? opt->durations[i] : 0, .gen_from = opt->gen_from,
+                   .gen_to = opt->gen_to};
     rc = ctrace__ex_walk(&s, e, err, errlen) ? CTRACE_ENOMEM : 0; /* what a walk fails on */
     if (windowed && ctrace__ex_window_over(e, &res->reached_ns)) res->over = 1, res->over_trace = i;
   }

@@ -67,6 +67,9 @@ typedef struct ex_source {
   void (*progress)(void *arg, int64_t ts, int64_t duration);
   void *progress_arg;
   int64_t duration;
+  /* A range of a Go 1.22+ trace's generations, from 1 (0: none): the walk
+   * moves the window of e (window) to their times as it meets them. */
+  uint64_t gen_from, gen_to;
 } ex_source;
 
 /* An encoder: the walk calls begin for each trace, then rec for each of
@@ -82,6 +85,9 @@ struct ex_enc {
   FILE *out;
   bool oom, werr;
   bool stop;      /* what is left of the trace is not wanted: the walk stops */
+  /* The window filter's: its window's start (from >= 0) or end (to >= 0)
+   * set as the walk finds them; NULL for an encoder. */
+  void (*window)(ex_enc *e, int64_t from, int64_t to);
   uint64_t bytes; /* written to out so far */
 };
 

@@ -42,6 +42,7 @@ typedef struct win {
   ex_enc e; /* first: the walk holds a pointer to it */
   ex_enc *in;
   int64_t from, to;
+  int64_t from0, to0; /* as asked: a generation range moves from and to */
   const ex_source *s;
   u64map ix; /* track key -> index + 1 */
   wtrack *t;
@@ -322,6 +323,8 @@ static void wn_begin(ex_enc *e, const ex_source *s) {
   w->s = s;
   w->opened = w->closed = w->e.stop = false;
   w->last = 0;
+  w->from = w->from0;
+  w->to = w->to0;
   w->in->begin(w->in, s);
 }
 
@@ -340,6 +343,14 @@ static void wn_free(ex_enc *e) {
   free(w);
 }
 
+/* A generation range's times, found by the walk as it goes: the start
+ * before any record of the range, the end before any after it. */
+static void wn_window(ex_enc *e, int64_t from, int64_t to) {
+  win *w = (win *)e;
+  if (from >= 0) w->from = from;
+  if (to >= 0) w->to = to;
+}
+
 bool ctrace__ex_window_over(const ex_enc *e, int64_t *reached) {
   const win *w = (const win *)e;
   if (w->over) *reached = w->reached;
@@ -350,9 +361,10 @@ ex_enc *ctrace__ex_window(ex_enc *in, int64_t from, int64_t to, uint64_t max_byt
   win *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->max_bytes = max_bytes;
-  w->e = (ex_enc){.begin = wn_begin, .rec = wn_rec, .finish = wn_finish, .free = wn_free, .out = in->out};
+  w->e = (ex_enc){.begin = wn_begin, .rec = wn_rec, .finish = wn_finish, .free = wn_free, .window = wn_window,
+                  .out = in->out};
   w->in = in;
-  w->from = from;
-  w->to = to;
+  w->from = w->from0 = from;
+  w->to = w->to0 = to;
   return &w->e;
 }

@@ -12,7 +12,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace export [-f perfetto|json] [-o FILE] [--from TIME] [--to TIME] TRACE...\n"
+          "usage: ctrace export [-f perfetto|json] [-o FILE] [--from TIME] [--to TIME] [--gen A-B] TRACE...\n"
           "\n"
           "Writes the traces TRACE... as one timeline to FILE, or to standard output\n"
           "when it is not a terminal, in Perfetto's protobuf trace format (the default;\n"
@@ -38,6 +38,8 @@ static void usage(FILE *f) {
           "  --to TIME    ... up to TIME. A slice open at the window's start begins\n"
           "               there, one open at its end ends there, and the counters\n"
           "               start with their values then; what is outside is left out.\n"
+          "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
+          "               traces, from 1 (Go writes one about every second)\n"
           "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
           "               trace at 2 to 4 times its size): a larger export, in either\n"
           "               format, is written whole, with a warning that proposes\n"
@@ -50,7 +52,8 @@ static void usage(FILE *f) {
           "\n"
           "Exit status 0 (with a warning past the budget), 1 if a trace is bad (the\n"
           "error names its byte offset), 2 on bad usage (a bad window: its end not\n"
-          "after its start, or its start after the trace's end).\n");
+          "after its start, its start after the trace's end, generations a trace\n"
+          "does not have).\n");
 }
 
 /* The files, space-separated, for a command line to copy. */
@@ -127,7 +130,19 @@ int ctrace__cmd_export(int argc, char **argv) {
   /* Every trace is read through before anything is written: a bad one
    * leaves no output. */
   rc = 1;
-  if (!ctrace__tool_export_open("export", files, n, traces, durations)) goto done;
+  uint64_t *gens = calloc(n, sizeof *gens);
+  if (!gens) {
+    fprintf(stderr, "ctrace export: out of memory\n");
+    goto done;
+  }
+  bool opened = ctrace__tool_export_open("export", files, n, traces, durations, gens);
+  int gc = opened ? ctrace__tool_gen_check("export", &win, files, gens, n) : 0;
+  free(gens);
+  if (!opened) goto done;
+  if (gc != 0) {
+    rc = 2;
+    goto done;
+  }
   for (size_t i = 0; i < n; i++)
     if (durations[i] > longest) longest = durations[i];
   if (ctrace__tool_window_check("export", &win, longest) != 0) {
@@ -151,7 +166,7 @@ int ctrace__cmd_export(int argc, char **argv) {
   ctrace__tool_progress_begin(&prog, "export", files);
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0,
                                .progress = ctrace__tool_progress_show, .progress_arg = &prog,
-                               .durations = durations};
+                               .durations = durations, .gen_from = win.gen_from, .gen_to = win.gen_to};
   int xrc = ctrace_export_ex(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, &opt, f, &res, err,
                              sizeof err);
   ctrace__tool_progress_end(&prog);

@@ -60,10 +60,11 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
  * no other trace has. Every trace is read through here, before anything is
  * written: false, with the reader's message said (its byte offset), for a
  * bad one; the caller closes what was opened with ctrace__tool_export_close
- * either way. durations (NULL: not wanted) gets each trace's, first to last
- * event, in ns. */
+ * either way. durations and gens (NULL: not wanted) get each trace's
+ * duration (first to last event, in ns) and generations (0 for a classic
+ * trace). */
 bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
-                              int64_t *durations);
+                              int64_t *durations, uint64_t *gens);
 void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
 
 /* An export's window and budget (window.c), as --from, --to and --budget
@@ -71,6 +72,7 @@ void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
 typedef struct ctrace__tool_window {
   int64_t from, to; /* ns since the trace's start */
   bool has_from, has_to;
+  uint64_t gen_from, gen_to; /* --gen A-B; 0: none */
   uint64_t budget; /* bytes of Perfetto's format a browser opens */
 } ctrace__tool_window;
 
@@ -78,12 +80,15 @@ typedef struct ctrace__tool_window {
  * four times its size, and a tab gets a few GiB at most. */
 #define CTRACE__TOOL_BUDGET (1ull << 30)
 
-/* argv[*i] if it is --from, --to or --budget (with its value, = or the
+/* argv[*i] if it is --from, --to, --gen or --budget (with its value, = or the
  * next argument, *i moved past it) into w: 1; 0 if it is none; -1 (said)
  * if its value is bad. */
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w);
-/* The window against the longest trace's duration: 0, or -1 (said). */
+/* The window against the longest trace's duration, and a generation range
+ * against each trace's generations: 0, or -1 (said). */
 int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int64_t duration);
+int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const char **files,
+                           const uint64_t *gens, size_t n);
 /* "1.5s", "250ms", "100us", "0": a time into ns; 0, or -1 if bad. */
 int ctrace__tool_duration(const char *s, int64_t *ns);
 /* "512M", "2G", "100K", "1000": a size into bytes; 0, or -1 if bad. */

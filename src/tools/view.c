@@ -19,7 +19,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] TRACE...\n"
+          "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] [--gen A-B] TRACE...\n"
           "\n"
           "Exports the traces TRACE... as one timeline in Perfetto's format (as\n"
           "`ctrace export` does), serves it on http://127.0.0.1:9001 and prints the\n"
@@ -39,6 +39,8 @@ static void usage(FILE *f) {
           "  --from TIME  view the window from TIME on, a time since each trace's\n"
           "               first event with its unit: 1.5s, 250ms, 100us, 2m\n"
           "  --to TIME    ... up to TIME (as `ctrace export --from --to`)\n"
+          "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
+          "               traces, from 1 (Go writes one about every second)\n"
           "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
           "               trace at 2 to 4 times its size)\n"
           "\n"
@@ -49,8 +51,8 @@ static void usage(FILE *f) {
           "Exit status 0 (interrupted, or sent with --once), 1 if a trace is bad (the\n"
           "error names its byte offset; nothing is served), the export is larger than\n"
           "the budget (windows proposed; nothing is served) or the port is in use, 2\n"
-          "on bad usage (a bad window: its end not after its start, or its start\n"
-          "after the trace's end).\n");
+          "on bad usage (a bad window: its end not after its start, its start after\n"
+          "the trace's end, generations a trace does not have).\n");
 }
 
 /* The name the export is served under: the first trace's file name, with
@@ -130,7 +132,19 @@ int ctrace__cmd_view(int argc, char **argv) {
   /* The whole export is made, in memory, before the port is even taken: a
    * bad trace serves nothing, and the UI gets a Content-Length. */
   rc = 1;
-  if (!ctrace__tool_export_open("view", files, n, traces, durations)) goto done;
+  uint64_t *gens = calloc(n, sizeof *gens);
+  if (!gens) {
+    fprintf(stderr, "ctrace view: out of memory\n");
+    goto done;
+  }
+  bool opened = ctrace__tool_export_open("view", files, n, traces, durations, gens);
+  int gc = opened ? ctrace__tool_gen_check("view", &win, files, gens, n) : 0;
+  free(gens);
+  if (!opened) goto done;
+  if (gc != 0) {
+    rc = 2;
+    goto done;
+  }
   for (size_t i = 0; i < n; i++)
     if (durations[i] > longest) longest = durations[i];
   if (ctrace__tool_window_check("view", &win, longest) != 0) {
@@ -149,7 +163,7 @@ int ctrace__cmd_view(int argc, char **argv) {
   ctrace__tool_progress_begin(&prog, "view", files);
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0, .max_bytes = win.budget,
                                .progress = ctrace__tool_progress_show, .progress_arg = &prog,
-                               .durations = durations};
+                               .durations = durations, .gen_from = win.gen_from, .gen_to = win.gen_to};
   ctrace_export_result res;
   int xrc = ctrace_export_ex(traces, n, CTRACE_EXPORT_PERFETTO, &opt, mem, &res, err, sizeof err);
   ctrace__tool_progress_end(&prog);

@@ -65,9 +65,9 @@ void ctrace__tool_fmt_size(char *b, size_t n, uint64_t bytes) {
 
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w) {
   const char *a = argv[*i], *v = NULL;
-  int which = 0; /* 1 from, 2 to, 3 budget */
-  static const char *const names[] = {NULL, "--from", "--to", "--budget"};
-  for (int k = 1; k <= 3; k++) {
+  int which = 0; /* 1 from, 2 to, 3 budget, 4 gen */
+  static const char *const names[] = {NULL, "--from", "--to", "--budget", "--gen"};
+  for (int k = 1; k <= 4; k++) {
     size_t len = strlen(names[k]);
     if (strncmp(a, names[k], len) != 0) continue;
     if (a[len] == '=') v = a + len + 1;
@@ -80,6 +80,24 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
     break;
   }
   if (!which) return 0;
+  if (which == 4) {
+    /* A or A-B, from 1. */
+    char *end;
+    errno = 0;
+    unsigned long long a = strtoull(v, &end, 10), b = a;
+    if (end != v && *end == '-') {
+      const char *bv = end + 1;
+      b = strtoull(bv, &end, 10);
+      if (end == bv) a = 0;
+    }
+    if (v[0] == '-' || end == v || *end || errno || a == 0 || b < a) {
+      fprintf(stderr, "ctrace %s: bad --gen %s (generations A-B or A, from 1, A at most B)\n", cmd, v);
+      return -1;
+    }
+    w->gen_from = a;
+    w->gen_to = b;
+    return 1;
+  }
   if (which == 3) {
     if (ctrace__tool_size(v, &w->budget) != 0) {
       fprintf(stderr, "ctrace %s: bad --budget %s (a size such as 512M or 2G)\n", cmd, v);
@@ -97,6 +115,29 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
   if (which == 1) w->from = ns, w->has_from = true;
   else w->to = ns, w->has_to = true;
   return 1;
+}
+
+int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const char **files,
+                           const uint64_t *gens, size_t n) {
+  if (!w->gen_from) return 0;
+  if (w->has_from || w->has_to) {
+    fprintf(stderr, "ctrace %s: --gen is a window of its own: not with --from or --to\n", cmd);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!gens[i]) {
+      fprintf(stderr, "ctrace %s: --gen: %s is not a Go 1.22+ trace: it has no generations (use --from, --to)\n",
+              cmd, files[i]);
+      return -1;
+    }
+    if (w->gen_to > gens[i]) {
+      fprintf(stderr, "ctrace %s: --gen %llu-%llu: %s has %llu generation%s\n", cmd,
+              (unsigned long long)w->gen_from, (unsigned long long)w->gen_to, files[i],
+              (unsigned long long)gens[i], gens[i] == 1 ? "" : "s");
+      return -1;
+    }
+  }
+  return 0;
 }
 
 int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int64_t duration) {

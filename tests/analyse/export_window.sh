@@ -17,6 +17,7 @@
 #   - each counter's value at A is the whole's last before A;
 #   - every flow that ends in the window begins in it;
 #   - no track is described that has nothing in the window.
+# Generations: --gen windows of a Go 1.23 trace (below).
 # Then bad windows (an end not after the start, a start after the trace's
 # end, a time without a unit) exit 2 and say why, with nothing written;
 # --budget past the export: export writes it whole with a warning that
@@ -150,6 +151,52 @@ st=0
 "$ctrace" view --from 2ms --to 1ms --port 0 "$tr" 2>"$run/bad.err" || st=$?
 [ "$st" -eq 2 ] && grep -q "where it does not begin" "$run/bad.err" || fail "bad window" "view: exit status $st, $(cat "$run/bad.err")"
 
+# Generations (--gen A-B) of a Go 1.23 trace of 4: each generation's
+# window begins where the one before ends, the first at the trace's start
+# and the last at its end; --gen 2-3 is the time window from the start of
+# generation 2 to the end of generation 3, record for record; bad ranges,
+# a classic trace, and --gen with --from exit 2.
+gens=$here/../reader/gens-go1.23.trace
+if [ -f "$gens" ]; then
+    flat gens.whole perfetto "$gens"
+    # The first generation begins with the trace's first record.
+    prev=$(awk -F'|' '$3 != "" { if (m == "" || $3 + 0 < m) m = $3 + 0 } END { printf "%.0f\n", m }' "$run/gens.whole.perfetto.flat")
+    for g in 1 2 3 4; do
+        flat "gens.$g" perfetto --gen "$g" "$gens" || continue
+        f=$run/gens.$g.perfetto.flat
+        lo=$(awk -F'|' '$3 != "" { if (m == "" || $3 + 0 < m) m = $3 + 0 } END { printf "%.0f\n", m }' "$f")
+        hi=$(awk -F'|' '$3 != "" && $3 + 0 > m { m = $3 + 0 } END { printf "%.0f\n", m }' "$f")
+        [ "$lo" = "$prev" ] || fail gens "generation $g begins at $lo, not where the one before ends ($prev)"
+        [ "$hi" -gt "$lo" ] || fail gens "generation $g is empty ($lo to $hi)"
+        [ "$g" = 2 ] && g2=$lo
+        [ "$g" = 3 ] && g3=$hi
+        prev=$hi
+    done
+    last=$(awk -F'|' '$3 != "" && $3 + 0 > m { m = $3 + 0 } END { printf "%.0f\n", m }' "$run/gens.whole.perfetto.flat")
+    [ "$prev" = "$last" ] || fail gens "the last generation ends at $prev, the trace at $last"
+    if [ -n "${g2:-}" ] && [ -n "${g3:-}" ]; then
+        flat gens.23 perfetto --gen 2-3 "$gens"
+        flat gens.t23 perfetto --from "${g2}ns" --to "${g3}ns" "$gens"
+        sort "$run/gens.23.perfetto.flat" >"$run/gens.23.sorted"
+        sort "$run/gens.t23.perfetto.flat" >"$run/gens.t23.sorted"
+        same gens "--gen 2-3 against --from ${g2}ns --to ${g3}ns" "$run/gens.t23.sorted" "$run/gens.23.sorted"
+    fi
+    for bad in "5:has 4 generations" "3-2:bad --gen" "0:bad --gen" "x:bad --gen"; do
+        st=0
+        "$ctrace" export --gen "${bad%%:*}" -o "$run/gbad.out" "$gens" 2>"$run/gbad.err" || st=$?
+        [ "$st" -eq 2 ] && grep -q -- "${bad#*:}" "$run/gbad.err" && [ ! -e "$run/gbad.out" ] ||
+            fail gens "--gen ${bad%%:*}: exit status $st, $(cat "$run/gbad.err")"
+    done
+    st=0
+    "$ctrace" export --gen 1 --from 1ms -o "$run/gbad.out" "$gens" 2>"$run/gbad.err" || st=$?
+    [ "$st" -eq 2 ] && grep -q "not with --from" "$run/gbad.err" || fail gens "--gen with --from: exit status $st"
+    [ -f "$corpus/stress_1_19_good" ] && { st=0
+        "$ctrace" export --gen 1 -o "$run/gbad.out" "$corpus/stress_1_19_good" 2>"$run/gbad.err" || st=$?
+        [ "$st" -eq 2 ] && grep -q "not a Go 1.22+ trace" "$run/gbad.err" || fail gens "--gen on a classic trace: exit status $st"; }
+else
+    fail gens "no $gens"
+fi
+
 # Past the budget: export writes it whole and warns, with windows to
 # export instead; view serves nothing.
 st=0
@@ -197,7 +244,8 @@ fi
 
 for cmd in export view; do
     "$ctrace" "$cmd" --help | grep -q -- "--from TIME" && "$ctrace" "$cmd" --help | grep -q -- "--to TIME" &&
-        "$ctrace" "$cmd" --help | grep -q -- "--budget SIZE" || fail help "ctrace $cmd --help says nothing of --from, --to, --budget"
+        "$ctrace" "$cmd" --help | grep -q -- "--budget SIZE" && "$ctrace" "$cmd" --help | grep -q -- "--gen A-B" ||
+        fail help "ctrace $cmd --help says nothing of --from, --to, --gen, --budget"
 done
 
 finish
