@@ -93,6 +93,7 @@ bench:
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build
 	@bench/bench_dump127.sh build
+	@bench/bench_export.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)

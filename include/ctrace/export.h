@@ -31,12 +31,51 @@ typedef struct ctrace_export_trace {
  * a track per P, GC and stop-the-world slices, a track per user task with
  * its logs, counters of goroutines by state, threads and the heap, flows
  * from creator to created and from waker to woken, and the stacks of
- * creations, blocks and system calls. docs/analyse.md lists it all. Go
- * 1.22+ traces are not exported yet. 0, or a negative code (ctrace/error.h)
+ * creations, blocks and system calls. docs/analyse.md lists it all. 0, or a negative code (ctrace/error.h)
  * with a message in err: CTRACE_ENOMEM, or the system's -errno where
  * writing out failed (the output is then incomplete). */
 int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_format format, FILE *out,
                   char *err, size_t errlen);
+
+/* What an export may be asked beyond the whole of its traces. Zeroed, it
+ * is the whole. */
+typedef struct ctrace_export_options {
+  /* A window, in nanoseconds since each trace's first event: what the
+   * traces show between from_ns and to_ns (to_ns < 0: to the end). A
+   * slice open at from_ns begins there, one open at to_ns ends there, the
+   * counters start at from_ns with their values then. to_ns == 0 with
+   * from_ns == 0 is the whole. */
+  int64_t from_ns, to_ns;
+  /* A window of generations of Go 1.22+ traces instead: gen_from to gen_to
+   * (from 1, both in), from the first event of gen_from to the last of
+   * gen_to, each trace's own (0: none; not with from_ns, to_ns). */
+  uint64_t gen_from, gen_to;
+  /* Stop once more than this many bytes are written (0: no limit): the
+   * export is then incomplete, and ctrace_export_result says where. */
+  uint64_t max_bytes;
+  /* Called now and then with the trace being walked (its index), the time
+   * reached in it and its duration, for progress; NULL for none. */
+  void (*progress)(void *arg, size_t trace, int64_t ts, int64_t duration);
+  void *progress_arg;
+  /* Each trace's duration (ns, first to last event; ctrace_trace_info),
+   * for progress; NULL when unknown. */
+  const int64_t *durations;
+} ctrace_export_options;
+
+typedef struct ctrace_export_result {
+  uint64_t bytes; /* written */
+  /* 1 if the export stopped at max_bytes, the trace it was in and the
+   * time it had reached there. */
+  int over;
+  size_t over_trace;
+  int64_t reached_ns;
+} ctrace_export_result;
+
+/* ctrace_export with options (opt NULL: none) and its result (res may be
+ * NULL). Stopping at max_bytes is not an error: 0, with res->over set. */
+int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_format format,
+                     const ctrace_export_options *opt, FILE *out, ctrace_export_result *res, char *err,
+                     size_t errlen);
 
 /* ctrace_export of one trace as Perfetto's format. */
 int ctrace_export_perfetto(ctrace_reader *r, FILE *out, const char *process_name, uint32_t pid,

@@ -99,6 +99,7 @@ static void drain(js *j, bool all) {
   if (j->b.len < (all ? 1 : 1u << 16)) return;
   if (j->b.oom) j->e.oom = true;
   else if (fwrite(j->b.b, 1, j->b.len, j->e.out) != j->b.len) j->e.werr = true;
+  else j->e.bytes += j->b.len;
   j->b.len = 0;
 }
 

@@ -62,6 +62,14 @@ typedef struct ex_source {
   const char *name;
   uint32_t pid;
   uint32_t index, count; /* its position among the traces, from 0; how many */
+  /* Called now and then with the time the walk has reached and the
+   * trace's duration (ns); NULL for none. */
+  void (*progress)(void *arg, int64_t ts, int64_t duration);
+  void *progress_arg;
+  int64_t duration;
+  /* A range of a Go 1.22+ trace's generations, from 1 (0: none): the walk
+   * moves the window of e (window) to their times as it meets them. */
+  uint64_t gen_from, gen_to;
 } ex_source;
 
 /* An encoder: the walk calls begin for each trace, then rec for each of
@@ -76,11 +84,25 @@ struct ex_enc {
   void (*free)(ex_enc *e);
   FILE *out;
   bool oom, werr;
+  bool stop;      /* what is left of the trace is not wanted: the walk stops */
+  /* The window filter's: its window's start (from >= 0) or end (to >= 0)
+   * set as the walk finds them; NULL for an encoder. */
+  void (*window)(ex_enc *e, int64_t from, int64_t to);
+  uint64_t bytes; /* written to out so far */
 };
 
 /* The encoders; NULL when out of memory. */
 ex_enc *ctrace__ex_perfetto(FILE *out);
 ex_enc *ctrace__ex_json(FILE *out);
+
+/* A filter in front of in (window.c): the records between from and to
+ * (ns since the trace's first event; to < 0: to its end), the walk
+ * stopped once more than max_bytes (0: no limit) are written. NULL when
+ * out of memory; in is then still the caller's. */
+ex_enc *ctrace__ex_window(ex_enc *in, int64_t from, int64_t to, uint64_t max_bytes);
+/* Whether the window's output passed its max_bytes; then *reached is the
+ * time of the trace it had reached. */
+bool ctrace__ex_window_over(const ex_enc *e, int64_t *reached);
 
 /* Walks one checked trace into e. 0, or -1 with err set. */
 int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen);

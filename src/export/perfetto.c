@@ -1,18 +1,27 @@
 /* The Perfetto encoder: the walk's records (model.h) as Perfetto's protobuf
  * trace format (a Trace of TracePackets), written without the Perfetto SDK.
  * Field numbers are those of Perfetto's public protos
- * (protos/perfetto/trace/trace_packet.proto, track_event/track_event.proto,
+ * (protos/perfetto/trace/trace_packet.proto, trace_packet_defaults.proto,
+ * clock_snapshot.proto, track_event/track_event.proto,
  * track_event/track_descriptor.proto, interned_data/interned_data.proto,
  * profiling/profile_common.proto).
  *
+ * A browser holds the file at 2 to 4 times its size, so every byte an event
+ * counts: times are differences on an incremental clock of the sequence's
+ * own (stamp), counters ride as extra values on the event of their time
+ * (counter_joins), flow ids and track uuids are small varints.
+ *
  * Each trace is a packet sequence of its own (trusted_packet_sequence_id =
- * its position + 1), whose first packet clears incremental state: what is
- * interned is the sequence's own, as the trace's stack ids are. Packets are
- * framed as they are made. Interned, in the packet of the first event that
- * needs them: a stack (its function names, source paths, frames and the
- * callstack itself, whose iid is the reader's stack id), and event names
- * and categories, which most events repeat (up to NAMES_MAX of each a
- * sequence: log messages are without end; the rest go inline). */
+ * its position + 1), whose first packet clears incremental state and sets
+ * the sequence's defaults (its clock, the counter tracks of extra values);
+ * what is interned is the sequence's own, as the trace's stack ids are. A
+ * track event is held until the next record (the counters of its time may
+ * join it), the rest framed as they are made. Interned, in the packet of
+ * the first event that needs them: a stack (its function names, source
+ * paths, frames and the callstack itself, whose iid is the reader's stack
+ * id), and event names and categories, which most events repeat (up to
+ * NAMES_MAX of each a sequence: log messages are without end; the rest go
+ * inline). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +35,17 @@
 enum {
   TRACE_PACKET = 1,
   PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED_DATA = 12,
-  PACKET_SEQUENCE_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60,
+  PACKET_SEQUENCE_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_CLOCK_SNAPSHOT = 6,
+  PACKET_TIMESTAMP_CLOCK_ID = 58, PACKET_DEFAULTS = 59,
+  DEFAULTS_TIMESTAMP_CLOCK_ID = 58, DEFAULTS_TRACK_EVENT = 11, TED_EXTRA_COUNTER_TRACK_UUIDS = 31,
+  CS_CLOCKS = 1, CLOCK_ID = 1, CLOCK_TIMESTAMP = 2, CLOCK_INCREMENTAL = 3, CLOCK_UNIT_NS = 4,
+  CLOCK_BOOTTIME = 6, CLOCK_SEQ = 64, /* 64-127: the sequence's own clocks */
   TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID = 5, TD_COUNTER = 8,
   PD_PID = 1, PD_PROCESS_NAME = 6,
   THD_PID = 1, THD_TID = 2, THD_THREAD_NAME = 5,
   TE_TYPE = 9, TE_TRACK_UUID = 11, TE_CATEGORIES = 22, TE_NAME = 23, TE_COUNTER_VALUE = 30,
-  TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48, TE_CALLSTACK_IID = 56,
+  TE_FLOW_IDS_OLD = 36, TE_TERMINATING_FLOW_IDS_OLD = 42, TE_CALLSTACK_IID = 56,
+  TE_EXTRA_COUNTER_VALUES = 12,
   TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
   SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
   ID_FUNCTION_NAMES = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7, ID_SOURCE_PATHS = 18,
@@ -52,9 +66,18 @@ typedef struct strtab {
   size_t n;
 } strtab;
 
+/* The counters a track event carries as extra values (TrackEventDefaults'
+ * extra_counter_track_uuids), in this order: goroutines by state, then
+ * threads. A value is written for each of the first N, N the last that
+ * changed, so the likeliest to change come first. */
+enum { XC_THREADS = 4, XC_N = 6 };
+
 typedef struct pf {
   ex_enc e; /* first: the walk holds a pointer to it */
   const ex_source *s;
+  /* The packet sequence: the trace's position + 1, kept because the
+   * pending packet of a trace is framed once the next one has begun. */
+  uint32_t seq;
   pbuf out; /* framed packets not yet written */
   pbuf pkt, ev, sub, sub2, interned;
   strtab names, cats;
@@ -63,13 +86,48 @@ typedef struct pf {
    * pointer) and frames (by pc) to their iids. */
   u64map stacks, funcs, files, frames;
   uint64_t nfuncs, nfiles, nframes;
+  u64map tracks; /* a track's key (its id << 4 | its kind) to its number */
+  uint64_t ntracks;
+  /* The sequence's clock: the time of its last packet on it, and its unit
+   * in nanoseconds. */
+  int64_t clock, unit;
+  /* The track event built in pkt and ev and not yet framed, at pend_ts,
+   * which counters of the same time join: it carries the first nextra of
+   * xc. */
+  bool pending;
+  int64_t pend_ts;
+  int nextra;
+  unsigned joined; /* the groups in it: 1 goroutines, 2 threads */
+  int64_t xc[XC_N];
+  bool xc_described[2]; /* the goroutine and thread counter groups */
 } pf;
 
-/* Track uuids: the kind in the low 4 bits and the id above, times the
- * number of traces plus the trace's position, so that traces share one
- * file without sharing tracks; small, as every event names its track. */
-static uint64_t uuid(const pf *p, int kind, uint64_t id) {
-  return ((id << 4 | (uint64_t)kind) * p->s->count + p->s->index) + 1;
+/* Track uuids, small because every event names its track: a number per
+ * track of the trace, times the number of traces plus the trace's
+ * position, so that traces share one file without sharing tracks. The
+ * process is 0, the counters' series fixed numbers below TRACK_FIRST (a
+ * series id is its group << 3 | its index); a task, of which there may be
+ * millions, an odd number from its id; the others, as few as goroutines
+ * and Ps, an even number in the order they come (a map). */
+enum { TRACK_FIRST = 32 };
+
+static uint64_t uuid(pf *p, int kind, uint64_t id) {
+  uint64_t n = 0;
+  if (kind == EX_COUNTER) {
+    n = 1 + (id >> 3) * 8 + (id & 7);
+  } else if (kind == EX_TASK) {
+    n = TRACK_FIRST + 2 * id + 1;
+  } else if (kind != EX_PROCESS) {
+    bool fresh;
+    uint64_t *v = ctrace__map_put(&p->tracks, id << 4 | (uint64_t)kind, &fresh);
+    if (!v) {
+      p->e.oom = true;
+      return 0;
+    }
+    if (fresh) *v = TRACK_FIRST + 2 * p->ntracks++;
+    n = *v;
+  }
+  return n * p->s->count + p->s->index + 1;
 }
 
 /* Writes the framed packets once there are many, or all. */
@@ -77,12 +135,13 @@ static void drain(pf *p, bool all) {
   if (p->out.len < (all ? 1 : 1u << 16)) return;
   if (p->out.oom) p->e.oom = true;
   else if (fwrite(p->out.b, 1, p->out.len, p->e.out) != p->out.len) p->e.werr = true;
+  else p->e.bytes += p->out.len;
   p->out.len = 0;
 }
 
 /* Frames the packet built in p->pkt into the output. */
 static void flush(pf *p) {
-  pb_uint(&p->pkt, PACKET_SEQUENCE_ID, p->s->index + 1);
+  pb_uint(&p->pkt, PACKET_SEQUENCE_ID, p->seq);
   pb_msg(&p->out, TRACE_PACKET, &p->pkt);
   drain(p, false);
 }
@@ -184,6 +243,7 @@ static uint64_t intern_stack(pf *p, uint64_t stack) {
 static void track(pf *p, const ex_rec *r) {
   uint64_t u = uuid(p, r->kind, r->id);
   if (r->kind == EX_COUNTER) { /* a track per series, named "GROUP SERIES" */
+    if (r->id < 2) p->xc_described[r->id] = true;
     for (int i = 0; i < r->nseries; i++) {
       char name[128];
       snprintf(name, sizeof name, "%s %s", r->name, r->series[i]);
@@ -222,38 +282,104 @@ static void track(pf *p, const ex_rec *r) {
   flush(p);
 }
 
-/* A TrackEvent of type on track, with what r gives. */
+/* The packet's time on the sequence's incremental clock: the time since
+ * the sequence's last packet, in its unit. A time that goes back, or is
+ * not a multiple of the unit, is written whole on the boot clock, which
+ * the sequence's clock snapshot makes the same time line; the incremental
+ * clock then stays where it was. */
+static void stamp(pf *p, int64_t ts) {
+  if (ts >= p->clock && (ts - p->clock) % p->unit == 0) {
+    pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)((ts - p->clock) / p->unit));
+    p->clock = ts;
+  } else {
+    pb_uint(&p->pkt, PACKET_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
+    pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)ts);
+  }
+}
+
+/* A flow's id, small as a varint: the walk's ids are unique across the
+ * traces by a high part (the trace's position), which would make every id
+ * 6 bytes; here the trace's position is interleaved in the low part. */
+static uint64_t flow_id(const pf *p, uint64_t id) {
+  uint64_t local = id & ((1ull << 40) - 1);
+  return (local - 1) * p->s->count + p->s->index + 1;
+}
+
+/* Frames the pending track event, with its counter values. */
+static void pend_flush(pf *p) {
+  if (!p->pending) return;
+  for (int i = 0; i < p->nextra; i++) pb_uint(&p->ev, TE_EXTRA_COUNTER_VALUES, (uint64_t)p->xc[i]);
+  pb_msg(&p->pkt, PACKET_TRACK_EVENT, &p->ev);
+  if (p->interned.len) pb_msg(&p->pkt, PACKET_INTERNED_DATA, &p->interned);
+  flush(p);
+  p->pending = false;
+  p->nextra = 0;
+  p->joined = 0;
+}
+
+/* A TrackEvent of type on track, with what r gives, left pending. Every
+ * one needs the sequence's incremental state: its time is on the
+ * sequence's incremental clock. */
 static void event(pf *p, const ex_rec *r, int type, uint64_t track) {
   uint64_t cs = r->stack ? intern_stack(p, r->stack) : 0;
-  pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)r->ts);
+  stamp(p, r->ts);
+  pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
   pb_uint(&p->ev, TE_TYPE, (uint64_t)type);
   pb_uint(&p->ev, TE_TRACK_UUID, track);
-  bool interned = cs != 0;
   if (type != TYPE_SLICE_END) {
     uint64_t iid;
     if (r->cat && r->cat[0]) {
       if ((iid = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat))) pb_uint(&p->ev, TE_CATEGORY_IIDS, iid);
       else pb_str(&p->ev, TE_CATEGORIES, r->cat);
-      interned |= iid != 0;
     }
     if ((iid = intern_name(p, &p->names, ID_EVENT_NAMES, r->name))) pb_uint(&p->ev, TE_NAME_IID, iid);
     else pb_str(&p->ev, TE_NAME, r->name);
-    interned |= iid != 0;
   }
-  if (r->flow_out) pb_fixed64(&p->ev, TE_FLOW_IDS, r->flow_out);
-  if (r->flow_in) pb_fixed64(&p->ev, TE_TERMINATING_FLOW_IDS, r->flow_in);
+  /* The varint fields Perfetto's reader takes as well as the fixed64 ones
+   * (flow_ids_old, terminating_flow_ids_old): 3 bytes an id, not 9. */
+  if (r->flow_out) pb_uint(&p->ev, TE_FLOW_IDS_OLD, flow_id(p, r->flow_out));
+  if (r->flow_in) pb_uint(&p->ev, TE_TERMINATING_FLOW_IDS_OLD, flow_id(p, r->flow_in));
   if (cs) pb_uint(&p->ev, TE_CALLSTACK_IID, cs);
-  /* What is interned is the sequence's incremental state. */
-  if (interned) pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-  pb_msg(&p->pkt, PACKET_TRACK_EVENT, &p->ev);
-  if (p->interned.len) pb_msg(&p->pkt, PACKET_INTERNED_DATA, &p->interned);
-  flush(p);
+  p->pending = true;
+  p->pend_ts = r->ts;
+  p->nextra = 0;
+  p->joined = 0;
+}
+
+/* The first index of a counter group in xc, -1 for one not there. */
+static int xc_base(const ex_rec *r) {
+  return r->id == EX_C_GOROUTINES ? 0 : r->id == EX_C_THREADS ? XC_THREADS : -1;
+}
+
+/* Counter values join the pending track event of their time when they
+ * can: as its extra counter values, a byte or two each, instead of a
+ * packet each. */
+static bool counter_joins(pf *p, const ex_rec *r) {
+  int base = xc_base(r);
+  if (base < 0 || !p->pending || p->pend_ts != r->ts) return false;
+  /* A second change of a group at one time keeps its own packet: both
+   * values stay in the trace. */
+  unsigned group = base ? 2 : 1;
+  if (p->joined & group) return false;
+  p->joined |= group;
+  /* Every value up to the last one written names a described track. */
+  if (base == XC_THREADS && !p->xc_described[0]) return false;
+  int last = -1;
+  for (int i = 0; i < r->nseries; i++) {
+    p->xc[base + i] = r->values[i];
+    if (r->changed & 1u << i) last = base + i;
+  }
+  if (last + 1 > p->nextra) p->nextra = last + 1;
+  return true;
 }
 
 static void counter(pf *p, const ex_rec *r) {
+  int base = xc_base(r);
   for (int i = 0; i < r->nseries; i++) {
+    if (base >= 0) p->xc[base + i] = r->values[i];
     if (!(r->changed & 1u << i)) continue;
-    pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)r->ts);
+    stamp(p, r->ts);
+    pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     pb_uint(&p->ev, TE_TYPE, TYPE_COUNTER);
     pb_uint(&p->ev, TE_TRACK_UUID, uuid(p, EX_COUNTER, r->id << 3 | (uint64_t)i));
     pb_uint(&p->ev, TE_COUNTER_VALUE, (uint64_t)r->values[i]);
@@ -265,6 +391,9 @@ static void counter(pf *p, const ex_rec *r) {
 static void pf_rec(ex_enc *e, const ex_rec *r) {
   pf *p = (pf *)e;
   uint64_t t = uuid(p, r->kind, r->id);
+  if (r->type == EX_COUNTER_VALUES && counter_joins(p, r)) return;
+  /* Packets go out in the order their times were taken on the clock. */
+  pend_flush(p);
   switch (r->type) {
   case EX_TRACK: track(p, r); break;
   case EX_BEGIN: event(p, r, TYPE_SLICE_BEGIN, t); break;
@@ -281,21 +410,74 @@ static void interned_free(pf *p) {
   ctrace__map_free(&p->funcs);
   ctrace__map_free(&p->files);
   ctrace__map_free(&p->frames);
+  ctrace__map_free(&p->tracks);
   strtab_free(&p->names);
   strtab_free(&p->cats);
 }
 
+/* The unit of the sequence's clock: the greatest common divisor of the
+ * first times of the trace (Go 1.22+ traces count in 64 ns on amd64),
+ * which makes most differences a byte shorter. A later time it does not
+ * divide goes on the boot clock (stamp). */
+static int64_t clock_unit(ctrace_reader *r) {
+  ctrace__model_rewind(r);
+  ctrace_event ev;
+  uint64_t g = 0;
+  int n = 0;
+  while (n < 4096 && ctrace__model_next(r, &ev)) {
+    uint64_t a = (uint64_t)(ev.ts > 0 ? ev.ts : 0), b = g;
+    while (b) { uint64_t t = a % b; a = b; b = t; }
+    if (ev.ts > 0) g = a, n++;
+  }
+  ctrace__model_rewind(r);
+  return n >= 16 && g > 0 && g <= 1000 ? (int64_t)g : 1;
+}
+
 static void pf_begin(ex_enc *e, const ex_source *s) {
   pf *p = (pf *)e;
+  pend_flush(p);
   p->s = s;
+  p->seq = s->index + 1;
   interned_free(p);
-  p->nfuncs = p->nfiles = p->nframes = 0;
-  /* The sequence's first packet clears its incremental state. */
+  p->nfuncs = p->nfiles = p->nframes = p->ntracks = 0;
+  p->clock = 0;
+  p->unit = clock_unit(s->r);
+  memset(p->xc, 0, sizeof p->xc);
+  p->xc_described[0] = p->xc_described[1] = false;
+  /* The sequence's first packet clears its incremental state and sets its
+   * defaults: times on the sequence's own clock, and the counter tracks of
+   * a track event's extra values. */
   pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+  pb_uint(&p->sub, DEFAULTS_TIMESTAMP_CLOCK_ID, CLOCK_SEQ);
+  for (int i = 0; i < XC_N; i++) {
+    uint64_t c = i < XC_THREADS ? (uint64_t)EX_C_GOROUTINES << 3 | (uint64_t)i
+                                : (uint64_t)EX_C_THREADS << 3 | (uint64_t)(i - XC_THREADS);
+    pb_uint(&p->sub2, TED_EXTRA_COUNTER_TRACK_UUIDS, uuid(p, EX_COUNTER, c));
+  }
+  pb_msg(&p->sub, DEFAULTS_TRACK_EVENT, &p->sub2);
+  pb_msg(&p->pkt, PACKET_DEFAULTS, &p->sub);
+  flush(p);
+  /* The clock: incremental, from 0 where the boot clock (the trace's time
+   * line) is 0. */
+  pbuf clk = {0};
+  pb_uint(&clk, CLOCK_ID, CLOCK_BOOTTIME);
+  pb_uint(&clk, CLOCK_TIMESTAMP, 0);
+  pb_msg(&p->sub, CS_CLOCKS, &clk);
+  pb_uint(&clk, CLOCK_ID, CLOCK_SEQ);
+  pb_uint(&clk, CLOCK_TIMESTAMP, 0);
+  pb_uint(&clk, CLOCK_INCREMENTAL, 1);
+  pb_uint(&clk, CLOCK_UNIT_NS, (uint64_t)p->unit);
+  pb_msg(&p->sub, CS_CLOCKS, &clk);
+  if (clk.oom) p->e.oom = true;
+  free(clk.b);
+  pb_msg(&p->pkt, PACKET_CLOCK_SNAPSHOT, &p->sub);
   flush(p);
 }
 
-static void pf_finish(ex_enc *e) { drain((pf *)e, true); }
+static void pf_finish(ex_enc *e) {
+  pend_flush((pf *)e);
+  drain((pf *)e, true);
+}
 
 static void pf_free(ex_enc *e) {
   pf *p = (pf *)e;

@@ -387,9 +387,22 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   ctrace__model_rewind(s->r);
   ctrace_event ev;
   int64_t last = 0;
-  while (!w.oom && !e->oom && !e->werr && ctrace__model_next(s->r, &ev)) {
+  uint64_t nev = 0;
+  /* The generation the events are in: Go 1.22 and 1.23 traces pass a Sync
+   * at each generation's end, Go 1.25+ ones at each one's start and at the
+   * trace's end (src/parse/model.h). */
+  bool ranged = s->gen_from && e->window;
+  uint64_t gen = ctrace_reader_version(s->r) >= 1025 ? 0 : 1;
+  if (ranged && gen >= s->gen_from) e->window(e, 0, -1);
+  while (!w.oom && !e->oom && !e->werr && !e->stop && ctrace__model_next(s->r, &ev)) {
+    if (ranged && ev.format == 1 && ev.type == CTRACE_EV122_Sync) {
+      gen++;
+      if (gen == s->gen_from) e->window(e, ev.ts, -1);
+      if (gen == s->gen_to + 1) e->window(e, -1, ev.ts);
+    }
     last = ev.ts;
     event(&w, &ev);
+    if (s->progress && (++nev & 0x3fff) == 0) s->progress(s->progress_arg, ev.ts, s->duration);
   }
   /* What is still open ends with the trace. */
   for (size_t i = 0; i < w.gix.cap; i++) {

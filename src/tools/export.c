@@ -12,7 +12,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace export [-f perfetto|json] [-o FILE] TRACE...\n"
+          "usage: ctrace export [-f perfetto|json] [-o FILE] [--from TIME] [--to TIME] [--gen A-B] TRACE...\n"
           "\n"
           "Writes the traces TRACE... as one timeline to FILE, or to standard output\n"
           "when it is not a terminal, in Perfetto's protobuf trace format (the default;\n"
@@ -33,11 +33,38 @@ static void usage(FILE *f) {
           "  -f FORMAT    perfetto (the default) or json\n"
           "  --perfetto   the same as -f perfetto\n"
           "  -o FILE      write to FILE (replaced only once the export is complete)\n"
+          "  --from TIME  export the window from TIME on, a time since each trace's\n"
+          "               first event with its unit: 1.5s, 250ms, 100us, 2m\n"
+          "  --to TIME    ... up to TIME. A slice open at the window's start begins\n"
+          "               there, one open at its end ends there, and the counters\n"
+          "               start with their values then; what is outside is left out.\n"
+          "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
+          "               traces, from 1 (Go writes one about every second)\n"
+          "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
+          "               trace at 2 to 4 times its size): a larger export, in either\n"
+          "               format, is written whole, with a warning that proposes\n"
+          "               windows that fit\n"
           "\n"
-          "Go 1.22 and later traces are not exported yet.\n"
+          "Perfetto's format is the one for big traces (about 3 to 10 times the\n"
+          "trace's size); JSON, about five times larger and slower to load, is for\n"
+          "small traces and tools that read only JSON. On a terminal, an export that\n"
+          "takes more than a second shows its progress.\n"
           "\n"
-          "Exit status 0, 1 if a trace is bad (the error names its byte offset), 2 on\n"
-          "bad usage.\n");
+          "Exit status 0 (with a warning past the budget), 1 if a trace is bad (the\n"
+          "error names its byte offset), 2 on bad usage (a bad window: its end not\n"
+          "after its start, its start after the trace's end, generations a trace\n"
+          "does not have).\n");
+}
+
+/* The files, space-separated, for a command line to copy. */
+static char *join(const char **files, size_t n) {
+  size_t len = 1;
+  for (size_t i = 0; i < n; i++) len += strlen(files[i]) + 1;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  s[0] = 0;
+  for (size_t i = 0; i < n; i++) strcat(strcat(s, i ? " " : ""), files[i]);
+  return s;
 }
 
 int ctrace__cmd_export(int argc, char **argv) {
@@ -46,13 +73,26 @@ int ctrace__cmd_export(int argc, char **argv) {
   ctrace_export_trace *traces = calloc((size_t)argc, sizeof *traces);
   size_t n = 0;
   int rc = 2;
+  ctrace__tool_window win = {.budget = CTRACE__TOOL_BUDGET};
+  int64_t *durations = NULL, longest = 0;
+  ctrace_export_result res = {0};
+  bool json = false;
   if (!files || !traces) {
+    fprintf(stderr, "ctrace export: out of memory\n");
+    rc = 1;
+    goto done;
+  }
+  durations = calloc((size_t)argc, sizeof *durations);
+  if (!durations) {
     fprintf(stderr, "ctrace export: out of memory\n");
     rc = 1;
     goto done;
   }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    int wa = ctrace__tool_window_arg("export", argc, argv, &i, &win);
+    if (wa < 0) goto done;
+    if (wa > 0) continue;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       rc = 0;
@@ -74,7 +114,7 @@ int ctrace__cmd_export(int argc, char **argv) {
       files[n++] = a;
     }
   }
-  bool json = strcmp(format, "json") == 0;
+  json = strcmp(format, "json") == 0;
   if (!json && strcmp(format, "perfetto") != 0) {
     fprintf(stderr, "ctrace export: unknown format %s (perfetto or json)\n", format);
     goto done;
@@ -90,7 +130,25 @@ int ctrace__cmd_export(int argc, char **argv) {
   /* Every trace is read through before anything is written: a bad one
    * leaves no output. */
   rc = 1;
-  if (!ctrace__tool_export_open("export", files, n, traces)) goto done;
+  uint64_t *gens = calloc(n, sizeof *gens);
+  if (!gens) {
+    fprintf(stderr, "ctrace export: out of memory\n");
+    goto done;
+  }
+  bool opened = ctrace__tool_export_open("export", files, n, traces, durations, gens);
+  int gc = opened ? ctrace__tool_gen_check("export", &win, files, gens, n) : 0;
+  free(gens);
+  if (!opened) goto done;
+  if (gc != 0) {
+    rc = 2;
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (durations[i] > longest) longest = durations[i];
+  if (ctrace__tool_window_check("export", &win, longest) != 0) {
+    rc = 2;
+    goto done;
+  }
   FILE *f = stdout;
   ctrace__tool_out o;
   if (out) {
@@ -104,10 +162,16 @@ int ctrace__cmd_export(int argc, char **argv) {
     o.fd = -1; /* fclose closes it */
   }
   char err[512];
-  if (ctrace_export(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, f, err, sizeof err) == 0)
-    rc = 0;
-  else
-    fprintf(stderr, "ctrace export: %s\n", err);
+  ctrace__tool_progress prog;
+  ctrace__tool_progress_begin(&prog, "export", files);
+  ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0,
+                               .progress = ctrace__tool_progress_show, .progress_arg = &prog,
+                               .durations = durations, .gen_from = win.gen_from, .gen_to = win.gen_to};
+  int xrc = ctrace_export_ex(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, &opt, f, &res, err,
+                             sizeof err);
+  ctrace__tool_progress_end(&prog);
+  if (xrc == 0) rc = 0;
+  else fprintf(stderr, "ctrace export: %s\n", err);
   if (out) {
     int e = fclose(f) ? errno : 0;
     int c = ctrace__tool_out_close(&o, rc == 0 && !e);
@@ -116,9 +180,25 @@ int ctrace__cmd_export(int argc, char **argv) {
       rc = 1;
     }
   }
+  if (rc == 0 && res.bytes > win.budget) {
+    /* Written whole, as asked; but a browser will not open it. */
+    int64_t from = win.from, to = win.has_to && win.to < longest ? win.to : longest;
+    char size[32], budget[32];
+    ctrace__tool_fmt_size(size, sizeof size, res.bytes);
+    ctrace__tool_fmt_size(budget, sizeof budget, win.budget);
+    fprintf(stderr,
+            "ctrace export: warning: the export is %s, more than a browser opens (--budget %s: "
+            "Perfetto's UI holds a trace at 2 to 4 times its size)\n",
+            size, budget);
+    char *list = join(files, n);
+    ctrace__tool_propose(json ? "export -f json" : "export", &win, from, to, res.bytes, to - from,
+                         list ? list : files[0], out);
+    free(list);
+  }
 done:
   if (traces) ctrace__tool_export_close(traces, n);
   free(files);
   free(traces);
+  free(durations);
   return rc;
 }

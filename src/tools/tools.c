@@ -169,11 +169,15 @@ static bool pid_used(const ctrace_export_trace *t, size_t n, uint32_t pid) {
   return false;
 }
 
-bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t) {
+bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
+                              int64_t *durations, uint64_t *gens) {
   for (size_t i = 0; i < n; i++) {
     const char *base = strrchr(files[i], '/');
     t[i].name = base ? base + 1 : files[i];
-    if (!(t[i].reader = ctrace__tool_open_analysed(cmd, files[i], NULL))) return false;
+    ctrace_trace_info info;
+    if (!(t[i].reader = ctrace__tool_open_analysed(cmd, files[i], &info))) return false;
+    if (durations) durations[i] = info.duration_ns;
+    if (gens) gens[i] = info.generations;
     uint32_t pid = pid_of(t[i].name);
     t[i].pid = pid && !pid_used(t, i, pid) ? pid : 0;
   }

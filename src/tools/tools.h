@@ -60,9 +60,61 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
  * no other trace has. Every trace is read through here, before anything is
  * written: false, with the reader's message said (its byte offset), for a
  * bad one; the caller closes what was opened with ctrace__tool_export_close
- * either way. */
-bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t);
+ * either way. durations and gens (NULL: not wanted) get each trace's
+ * duration (first to last event, in ns) and generations (0 for a classic
+ * trace). */
+bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
+                              int64_t *durations, uint64_t *gens);
 void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
+
+/* An export's window and budget (window.c), as --from, --to and --budget
+ * give them. */
+typedef struct ctrace__tool_window {
+  int64_t from, to; /* ns since the trace's start */
+  bool has_from, has_to;
+  uint64_t gen_from, gen_to; /* --gen A-B; 0: none */
+  uint64_t budget; /* bytes of Perfetto's format a browser opens */
+} ctrace__tool_window;
+
+/* What a browser tab opens: Perfetto's UI holds a trace in memory at two to
+ * four times its size, and a tab gets a few GiB at most. */
+#define CTRACE__TOOL_BUDGET (1ull << 30)
+
+/* argv[*i] if it is --from, --to, --gen or --budget (with its value, = or the
+ * next argument, *i moved past it) into w: 1; 0 if it is none; -1 (said)
+ * if its value is bad. */
+int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w);
+/* The window against the longest trace's duration, and a generation range
+ * against each trace's generations: 0, or -1 (said). */
+int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int64_t duration);
+int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const char **files,
+                           const uint64_t *gens, size_t n);
+/* "1.5s", "250ms", "100us", "0": a time into ns; 0, or -1 if bad. */
+int ctrace__tool_duration(const char *s, int64_t *ns);
+/* "512M", "2G", "100K", "1000": a size into bytes; 0, or -1 if bad. */
+int ctrace__tool_size(const char *s, uint64_t *bytes);
+/* bytes as "1.5 GiB", "300 MiB", "12 KiB". */
+void ctrace__tool_fmt_size(char *b, size_t n, uint64_t bytes);
+/* ns as ctrace__tool_duration reads it back. */
+void ctrace__tool_fmt_duration(char *b, size_t n, int64_t ns);
+/* Says on stderr which windows of [from, to) to export instead, bytes
+ * having been written for span ns of it; files: the traces, as typed;
+ * out: the -o FILE given (NULL: none), which each window's command names
+ * with its number. */
+void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t from, int64_t to,
+                          uint64_t bytes, int64_t span, const char *files, const char *out);
+
+/* An export's progress on a terminal, once it has taken a second. */
+typedef struct ctrace__tool_progress {
+  const char *cmd;
+  const char **files;
+  double start, after; /* shown once after seconds have passed */
+  bool tty, shown;
+} ctrace__tool_progress;
+void ctrace__tool_progress_begin(ctrace__tool_progress *p, const char *cmd, const char **files);
+/* A ctrace_export_options progress callback; arg: the ctrace__tool_progress. */
+void ctrace__tool_progress_show(void *arg, size_t trace, int64_t ts, int64_t duration);
+void ctrace__tool_progress_end(ctrace__tool_progress *p);
 
 /* An output file a command writes whole or not at all (-o FILE). A
  * regular file, or a new one, is written beside its name (DIR/.NAME.

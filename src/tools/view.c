@@ -19,7 +19,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace view [--port=N] [--once] TRACE...\n"
+          "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] [--gen A-B] TRACE...\n"
           "\n"
           "Exports the traces TRACE... as one timeline in Perfetto's format (as\n"
           "`ctrace export` does), serves it on http://127.0.0.1:9001 and prints the\n"
@@ -36,10 +36,23 @@ static void usage(FILE *f) {
           "               from port 9001 only (its Content-Security-Policy): another\n"
           "               port is for tests, or a UI that allows it.\n"
           "  --once       exit once the trace has been sent (the UI fetches it once)\n"
+          "  --from TIME  view the window from TIME on, a time since each trace's\n"
+          "               first event with its unit: 1.5s, 250ms, 100us, 2m\n"
+          "  --to TIME    ... up to TIME (as `ctrace export --from --to`)\n"
+          "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
+          "               traces, from 1 (Go writes one about every second)\n"
+          "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
+          "               trace at 2 to 4 times its size)\n"
+          "\n"
+          "An export larger than the budget is not served: a browser tab could not\n"
+          "open it. The windows that fit are proposed instead, to view one at a\n"
+          "time with --from and --to.\n"
           "\n"
           "Exit status 0 (interrupted, or sent with --once), 1 if a trace is bad (the\n"
-          "error names its byte offset; nothing is served) or the port is in use, 2\n"
-          "on bad usage.\n");
+          "error names its byte offset; nothing is served), the export is larger than\n"
+          "the budget (windows proposed; nothing is served) or the port is in use, 2\n"
+          "on bad usage (a bad window: its end not after its start, its start after\n"
+          "the trace's end, generations a trace does not have).\n");
 }
 
 /* The name the export is served under: the first trace's file name, with
@@ -73,13 +86,18 @@ int ctrace__cmd_view(int argc, char **argv) {
   char *buf = NULL, *name = NULL, *path = NULL;
   size_t len = 0;
   int rc = 2;
-  if (!files || !traces) {
+  ctrace__tool_window win = {.budget = CTRACE__TOOL_BUDGET};
+  int64_t *durations = calloc((size_t)argc, sizeof *durations), longest = 0;
+  if (!files || !traces || !durations) {
     fprintf(stderr, "ctrace view: out of memory\n");
     rc = 1;
     goto done;
   }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
+    int wa = ctrace__tool_window_arg("view", argc, argv, &i, &win);
+    if (wa < 0) goto done;
+    if (wa > 0) continue;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       rc = 0;
@@ -114,17 +132,62 @@ int ctrace__cmd_view(int argc, char **argv) {
   /* The whole export is made, in memory, before the port is even taken: a
    * bad trace serves nothing, and the UI gets a Content-Length. */
   rc = 1;
-  if (!ctrace__tool_export_open("view", files, n, traces)) goto done;
+  uint64_t *gens = calloc(n, sizeof *gens);
+  if (!gens) {
+    fprintf(stderr, "ctrace view: out of memory\n");
+    goto done;
+  }
+  bool opened = ctrace__tool_export_open("view", files, n, traces, durations, gens);
+  int gc = opened ? ctrace__tool_gen_check("view", &win, files, gens, n) : 0;
+  free(gens);
+  if (!opened) goto done;
+  if (gc != 0) {
+    rc = 2;
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (durations[i] > longest) longest = durations[i];
+  if (ctrace__tool_window_check("view", &win, longest) != 0) {
+    rc = 2;
+    goto done;
+  }
   FILE *mem = open_memstream(&buf, &len);
   if (!mem) {
     fprintf(stderr, "ctrace view: %s\n", strerror(errno));
     goto done;
   }
   char err[512];
-  int xrc = ctrace_export(traces, n, CTRACE_EXPORT_PERFETTO, mem, err, sizeof err);
+  /* Made up to the budget and no further: past it nothing is served, and
+   * what was made tells how much of the trace fits. */
+  ctrace__tool_progress prog;
+  ctrace__tool_progress_begin(&prog, "view", files);
+  ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0, .max_bytes = win.budget,
+                               .progress = ctrace__tool_progress_show, .progress_arg = &prog,
+                               .durations = durations, .gen_from = win.gen_from, .gen_to = win.gen_to};
+  ctrace_export_result res;
+  int xrc = ctrace_export_ex(traces, n, CTRACE_EXPORT_PERFETTO, &opt, mem, &res, err, sizeof err);
+  ctrace__tool_progress_end(&prog);
   if (fclose(mem) && xrc == 0) snprintf(err, sizeof err, "%s", strerror(errno)), xrc = -1;
   if (xrc != 0) {
     fprintf(stderr, "ctrace view: %s\n", err);
+    goto done;
+  }
+  if (res.over) {
+    char at[32];
+    ctrace__tool_fmt_duration(at, sizeof at, res.reached_ns);
+    int64_t to = win.has_to && win.to < longest ? win.to : longest;
+    char budget[32];
+    ctrace__tool_fmt_size(budget, sizeof budget, win.budget);
+    fprintf(stderr,
+            "ctrace view: the export passes %s (--budget) at %s into %s, more than a browser opens "
+            "(Perfetto's UI holds a trace at 2 to 4 times its size): not served\n",
+            budget, at, files[res.over_trace]);
+    /* Only the traces before the one it stopped in were whole; the rate
+     * of the one it stopped in stands for the rest. */
+    char list[4096] = "";
+    for (size_t i = 0; i < n && strlen(list) + strlen(files[i]) + 2 < sizeof list; i++)
+      strcat(strcat(list, i ? " " : ""), files[i]);
+    ctrace__tool_propose("view", &win, win.from, to, res.bytes, res.reached_ns - win.from, list, NULL);
     goto done;
   }
   ctrace__tool_export_close(traces, n);
@@ -159,6 +222,7 @@ done:
   if (traces) ctrace__tool_export_close(traces, n);
   free(files);
   free(traces);
+  free(durations);
   free(buf);
   free(name);
   free(path);

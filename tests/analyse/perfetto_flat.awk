@@ -12,11 +12,21 @@
 # names, leaf first, joined by ";". Broken wire rules (an iid used before
 # the sequence defines it, a packet using interned data without
 # SEQ_NEEDS_INCREMENTAL_STATE, a sequence whose first packet does not clear
-# its incremental state) print "ERR|what".
+# its incremental state, a time on a clock no snapshot of the sequence
+# defines, more extra counter values than counter tracks) print "ERR|what".
+#
+# Times are resolved as Perfetto's reader does: a packet's clock is its
+# timestamp_clock_id, else its sequence's default (trace_packet_defaults);
+# a sequence clock (64 and up) marked incremental in the sequence's clock
+# snapshot adds its timestamp, times the clock's unit, to the clock's last
+# time; the boot clock (6), or none, is the time itself. A track event's
+# extra counter values are counter values at its time, on the tracks its
+# extra_counter_track_uuids, else its sequence's defaults, name in order.
 function unq(s) { sub(/^"/, "", s); sub(/"$/, "", s); gsub(/\\"/, "\"", s); gsub(/\\\\/, "\\", s); return s }
 function err(what) { print "ERR|" what " (packet " npk ")" }
 function reset() {
-    ts = ""; seq = ""; flags = 0; te = 0; td = 0
+    ts = ""; seq = ""; flags = 0; te = 0; td = 0; pclk = ""; nxv = 0; nxu = 0; nclk = 0
+    split("", xv); split("", xu)
     etype = ""; track = ""; ncat = 0; name = ""; name_iid = ""; cv = ""; nfl = 0; ntfl = 0; cs = ""
     uuid = ""; tname = ""; parent = ""; kind = ""; pid = ""; tid = ""
     split("", cats); split("", fl); split("", tfl)
@@ -35,11 +45,25 @@ function stackof(s, iid,    n, a, i, out) {
 function line(type, value, stack) {
     print tpid[track] "|" type "|" ts "|" tnm[track] "|" tkd[track] "|" name "|" catstr "|" value "|" stack
 }
-function packet_end(    i, c, st) {
+function packet_end(    i, c, st, cid, n, u) {
     npk++
     if (!(seq in seen)) {
         seen[seq] = 1
         if (flags % 2 != 1) err("sequence " seq " does not begin by clearing its incremental state")
+    }
+    for (i = 1; i <= nclk; i++) {
+        cunit[seq, pc_id[i]] = pc_unit[i]; cinc[seq, pc_id[i]] = pc_inc[i]
+        clast[seq, pc_id[i]] = pc_ts[i] * pc_unit[i]
+    }
+    if (ts != "") {
+        cid = pclk != "" ? pclk : (seq in dclk) ? dclk[seq] : ""
+        if (cid + 0 >= 64) {
+            if (!((seq, cid) in cunit)) err("clock " cid " has no snapshot on sequence " seq)
+            else if (cinc[seq, cid]) {
+                if (int(flags / 2) % 2 != 1) err("a time on an incremental clock without SEQ_NEEDS_INCREMENTAL_STATE")
+                clast[seq, cid] += ts * cunit[seq, cid]; ts = clast[seq, cid]
+            } else ts = ts * cunit[seq, cid]
+        } else if (cid != "" && cid != 6) err("time on clock " cid)
     }
     if (td) {
         if (kind == "process") { tpid[uuid] = pid; tkd[uuid] = "process"; tnm[uuid] = tname }
@@ -73,6 +97,14 @@ function packet_end(    i, c, st) {
     else if (etype == "TYPE_SLICE_END") line("E", "", st)
     else if (etype == "TYPE_INSTANT") line("I", "", st)
     else if (etype == "TYPE_COUNTER") line("C", cv, st)
+    n = nxu ? nxu : (seq in dxn) ? dxn[seq] : 0
+    if (nxv > n) err(nxv " extra counter values for " n " counter tracks")
+    for (i = 1; i <= nxv && i <= n; i++) {
+        u = nxu ? xu[i] : dxu[seq, i]
+        track = u; name = ""; catstr = ""
+        if (!(track in tnm)) err("track " track " used before it is described")
+        line("C", xv[i], "")
+    }
     for (i = 1; i <= nfl; i++) { name = ""; catstr = ""; line("S", fl[i], "") }
     for (i = 1; i <= ntfl; i++) { name = ""; catstr = ""; line("F", tfl[i], "") }
 }
@@ -85,11 +117,17 @@ BEGIN { depth = 0; npk = 0 }
     else if ($1 == "process" || $1 == "thread") kind = $1
     else if ($1 == "counter") kind = "counter"
     ent_iid = ""; ent_val = ""; ent_fn = ""; ent_ids = ""
+    clk_id = ""; clk_ts = 0; clk_inc = ""; clk_unit = ""
+    if ($1 == "track_event_defaults") dxn[seq] = 0
     next
 }
 /^ *}$/ {
     # An interned entry ends: into the sequence's tables.
     p = path[depth]
+    if (p == "clocks") {  # applied at the packet's end, its sequence known
+        nclk++; pc_id[nclk] = clk_id; pc_ts[nclk] = clk_ts; pc_inc[nclk] = clk_inc == "true"
+        pc_unit[nclk] = clk_unit != "" ? clk_unit : 1
+    }
     if (path[depth - 1] == "interned_data") {
         if (p == "event_names") ename[seq, ent_iid] = ent_val
         else if (p == "event_categories") ecat[seq, ent_iid] = ent_val
@@ -109,6 +147,16 @@ BEGIN { depth = 0; npk = 0 }
         if (k == "timestamp") ts = v
         else if (k == "trusted_packet_sequence_id") seq = v
         else if (k == "sequence_flags") flags = v
+        else if (k == "timestamp_clock_id") pclk = v
+    } else if (p == "trace_packet_defaults") {
+        if (k == "timestamp_clock_id") dclk[seq] = v
+    } else if (p == "track_event_defaults") {
+        if (k == "extra_counter_track_uuids") dxu[seq, ++dxn[seq]] = v
+    } else if (p == "clocks") {
+        if (k == "clock_id") clk_id = v
+        else if (k == "timestamp") clk_ts = v
+        else if (k == "is_incremental") clk_inc = v
+        else if (k == "unit_multiplier_ns") clk_unit = v
     } else if (p == "track_event") {
         if (k == "type") etype = v
         else if (k == "track_uuid") track = v
@@ -117,8 +165,10 @@ BEGIN { depth = 0; npk = 0 }
         else if (k == "name") name = unq(v)
         else if (k == "name_iid") name_iid = v
         else if (k == "counter_value") cv = v
-        else if (k == "flow_ids") fl[++nfl] = v
-        else if (k == "terminating_flow_ids") tfl[++ntfl] = v
+        else if (k == "flow_ids" || k == "flow_ids_old") fl[++nfl] = v
+        else if (k == "terminating_flow_ids" || k == "terminating_flow_ids_old") tfl[++ntfl] = v
+        else if (k == "extra_counter_values") xv[++nxv] = v
+        else if (k == "extra_counter_track_uuids") xu[++nxu] = v
         else if (k == "callstack_iid") cs = v
     } else if (p == "track_descriptor") {
         if (k == "uuid") uuid = v

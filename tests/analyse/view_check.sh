@@ -18,6 +18,7 @@
 #   - GET of the path: 200, the CORS origin, application/octet-stream,
 #     no-cache, Content-Length, and a body byte-identical to
 #     `ctrace export -o FILE` of the same traces; then --once exits 0;
+#   - with --from/--to, the body is `ctrace export --from --to`'s;
 #   - several traces, without --once: the same, then SIGINT ends it, 0;
 #   - a bad trace: exit 1 with its byte offset, no link, no "serving".
 # Exit status: 0 pass, 1 failure, 2 usage error.
@@ -159,6 +160,21 @@ else
     wait_exit "$vpid" 30
     vpid=
     expect one "--once exit status after the GET" 0 "$st"
+fi
+
+# ---- a window: --from/--to serve what `ctrace export --from --to` writes --------
+"$ctrace" export --from 2ms --to 6ms -o "$run/win.want" "$run/ex_threads.trace" || die "ctrace export of a window failed"
+cmp -s "$run/win.want" "$run/one.want" && fail window "the window's export is the whole's"
+if ! start win --once --from 2ms --to 6ms "$run/ex_threads.trace"; then
+    fail window "ctrace view --from --to did not start (exit status $st)"; sed 's/^/  | /' "$run/win.err" >&2
+else
+    url=$(head -n 1 "$run/win.out"); url=${url#*url=}
+    "${curl[@]}" -o "$run/win.got" -H "Origin: $origin" "$url" || fail window "curl GET failed"
+    cmp -s "$run/win.want" "$run/win.got" ||
+        fail window "body ($(wc -c <"$run/win.got") bytes) differs from ctrace export --from --to's ($(wc -c <"$run/win.want"))"
+    wait_exit "$vpid" 30
+    vpid=
+    expect window "--once exit status after the GET" 0 "$st"
 fi
 
 # ---- several traces, until SIGINT ---------------------------------------------
