@@ -62,7 +62,11 @@ static int read_uvarint(const uint8_t *data, uint64_t end, uint64_t *off, uint64
 }
 
 /* Go's binary.Uvarint on data[off, end): bytes used, or <= 0. */
-static int uvarint(const uint8_t *data, uint64_t off, uint64_t end, uint64_t *v) {
+static inline int uvarint(const uint8_t *data, uint64_t off, uint64_t end, uint64_t *v) {
+  if (off < end && data[off] < 0x80) { /* most arguments: one byte */
+    *v = data[off];
+    return 1;
+  }
   uint64_t x = 0;
   unsigned s = 0;
   for (int i = 0; off + (uint64_t)i < end; i++) {

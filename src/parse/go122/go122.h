@@ -134,6 +134,7 @@ typedef struct g2task {
 /* Go's ordering (order.go): persistent across generations. */
 typedef struct g2order {
   u64map gs, ps, ms, tasks; /* id -> index + 1 into the pools */
+  u64cache gc, pc, mc;      /* the same, for ids met lately */
   g2g *g;
   uint64_t ng, capg, gfree; /* a free list through .seq */
   g2p *p;
@@ -167,6 +168,7 @@ typedef struct g2gen {
   g2str *str;
   uint64_t nstr, capstr;
   u64map stacks; /* id -> index + 1 into stk */
+  u64cache stk_cache; /* the same, for stacks met lately */
   g2stack *stk;
   uint64_t nstk, capstk;
   uint64_t *pcs; /* every stack's pcs, in order */
@@ -212,6 +214,9 @@ typedef struct g2reader {
   /* counts for ctrace_trace_info */
   uint64_t ngens;
   u64map seen_g, seen_p, seen_m;
+  /* Ids already in the seen_ maps (value 1): most events' M, P and G
+   * were seen lately, and then need no insertion. */
+  u64cache noted_m, noted_p, noted_g;
   int64_t first_ts;
   bool have_first;
   uint64_t batches_done; /* batches read to their end, for trimming */

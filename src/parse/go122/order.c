@@ -91,17 +91,27 @@ void ctrace__g2_order_free(g2order *o) {
 
 /* ---- pools --------------------------------------------------------------- */
 
+/* The pool index + 1 of id, through the cache: 0 if absent. */
+static inline uint64_t lookup(u64map *m, u64cache *c, int64_t id) {
+  uint64_t ix = ctrace__cache_get(c, (uint64_t)id);
+  if (ix) return ix;
+  const uint64_t *i = ctrace__map_get(m, (uint64_t)id);
+  if (!i) return 0;
+  ctrace__cache_put(c, (uint64_t)id, *i);
+  return *i;
+}
+
 static g2g *get_g(g2order *o, int64_t id) {
-  const uint64_t *i = ctrace__map_get(&o->gs, (uint64_t)id);
-  return i ? &o->g[*i - 1] : NULL;
+  uint64_t i = lookup(&o->gs, &o->gc, id);
+  return i ? &o->g[i - 1] : NULL;
 }
 static g2p *get_p(g2order *o, int64_t id) {
-  const uint64_t *i = ctrace__map_get(&o->ps, (uint64_t)id);
-  return i ? &o->p[*i - 1] : NULL;
+  uint64_t i = lookup(&o->ps, &o->pc, id);
+  return i ? &o->p[i - 1] : NULL;
 }
 static g2m *get_m(g2order *o, int64_t id) {
-  const uint64_t *i = ctrace__map_get(&o->ms, (uint64_t)id);
-  return i ? &o->m[*i - 1] : NULL;
+  uint64_t i = lookup(&o->ms, &o->mc, id);
+  return i ? &o->m[i - 1] : NULL;
 }
 
 static bool grow(void **p, uint64_t *cap, uint64_t need, size_t size) {
@@ -140,6 +150,7 @@ static void del_g(g2order *o, int64_t id) {
   if (!i) return;
   uint64_t idx = *i - 1;
   ctrace__map_del(&o->gs, (uint64_t)id);
+  ctrace__cache_del(&o->gc, (uint64_t)id);
   free_g(&o->g[idx]);
   o->g[idx].seq = o->gfree;
   o->gfree = idx + 1;
