@@ -250,8 +250,10 @@ void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to);
 void ctrace__g2_order_init(g2order *o);
 void ctrace__g2_order_free(g2order *o);
 /* Go's ordering.Advance: 1 if ev happened (its events queued), 0 if it
- * cannot happen yet, -1 with *err if it cannot happen at all. */
-int ctrace__g2_advance(g2reader *r, const g2ev *ev, ctrace_parse_error *err);
+ * cannot happen yet (ev left as it was), -1 with *err if it cannot happen
+ * at all. What the ordering adds (old states, a task's parent and type)
+ * is written into ev. */
+int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err);
 
 /* stream.c */
 g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped, int ver);

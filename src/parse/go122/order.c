@@ -850,12 +850,15 @@ static int go_range_end(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err)
   return OK;
 }
 
-int ctrace__g2_advance(g2reader *r, const g2ev *in, ctrace_parse_error *err) {
+int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err) {
   g2order *o = &r->order;
   uint64_t gen = r->gen.gen;
   if (o->initial_gen == 0) o->initial_gen = gen;
-  g2ev e = *in, *ev = &e;
-  int64_t m = in->m;
+  /* ev is changed in place (an old state, a task's parent) only where it
+   * happens (or fails for good): one that must wait is tried again as
+   * it was read. Not copied: a copy of every event was a tenth of the
+   * reader's time. */
+  int64_t m = ev->m;
   ctx cur = {G2_NONE, G2_NONE, m};
   g2m *ms = NULL;
   if (m != G2_NONE) {
