@@ -16,7 +16,8 @@
 # interleaved; one line per case from the medians (wall seconds, and CPU
 # seconds, user + system, which a loaded machine moves less):
 #   BENCH name=<case>-vs-go123 speedup=<go wall / ctrace wall>
-#     ctrace_s=... ctrace_cpu_s=... go_s=... rss_mb=<ctrace peak RSS>
+#     cpu_speedup=<go CPU / ctrace CPU> ctrace_s=... ctrace_cpu_s=...
+#     go_s=... go_cpu_s=... rss_mb=<ctrace peak RSS>
 #     go_rss_mb=... ctrace_s_4x=... rss_4x_mb=... rss_growth_4x=<4x / 1x RSS>
 #     time_growth_4x=<4x / 1x CPU> trace_mb=... rounds=...
 # Cases: check (against -d=1), stats (against -d=1), pprof-sync (against
@@ -116,12 +117,12 @@ for c in $cases; do
   f=$dir/big-$c.times f4=$dir/big-$c-4x.times gf=$dir/big-$g.times
   awk -v name="$c" -v w="$(median 1 "$f")" -v r="$(median 2 "$f")" -v cpu="$(median 3 "$f")" \
       -v w4="$(median 1 "$f4")" -v r4="$(median 2 "$f4")" -v cpu4="$(median 3 "$f4")" \
-      -v gw="$(median 1 "$gf")" -v gr="$(median 2 "$gf")" -v go_cmd="$g" \
+      -v gw="$(median 1 "$gf")" -v gr="$(median 2 "$gf")" -v gcpu="$(median 3 "$gf")" -v go_cmd="$g" \
       -v mb="$(mbs "$trace")" -v mb4="$(mbs "$trace4")" -v k="$rounds" -v gk="$go_rounds" 'BEGIN {
     if (w < 0.01) w = 0.01
     if (cpu < 0.01) cpu = 0.01
-    printf "BENCH name=%s-vs-go123 speedup=%.1f ctrace_s=%.2f ctrace_cpu_s=%.2f go_s=%.2f rss_mb=%.1f go_rss_mb=%.1f ctrace_s_4x=%.2f ctrace_cpu_s_4x=%.2f rss_4x_mb=%.1f rss_growth_4x=%.2f time_growth_4x=%.2f go=%s trace_mb=%s trace_4x_mb=%s rounds=%s go_rounds=%s\n",
-      name, gw / w, w, cpu, gw, r / 1024, gr / 1024, w4, cpu4, r4 / 1024, r4 / r, cpu4 / cpu,
+    printf "BENCH name=%s-vs-go123 speedup=%.1f cpu_speedup=%.1f ctrace_s=%.2f ctrace_cpu_s=%.2f go_s=%.2f go_cpu_s=%.2f rss_mb=%.1f go_rss_mb=%.1f ctrace_s_4x=%.2f ctrace_cpu_s_4x=%.2f rss_4x_mb=%.1f rss_growth_4x=%.2f time_growth_4x=%.2f go=%s trace_mb=%s trace_4x_mb=%s rounds=%s go_rounds=%s\n",
+      name, gw / w, gcpu / cpu, w, cpu, gw, gcpu, r / 1024, gr / 1024, w4, cpu4, r4 / 1024, r4 / r, cpu4 / cpu,
       go_cmd == "god1" ? "d=1" : "pprof=sync", mb, mb4, k, gk
   }'
 done
