@@ -227,6 +227,11 @@ typedef struct g2reader {
    * cut_error why. */
   uint64_t cut_at;
   bool cut_hit;
+  /* The stream ended at an io.EOF of Go's from inside a section (gen.c):
+   * a clean end that any longer file reads the same way, so a cut after
+   * it changes nothing (ctrace_reader_cut). Kept across rewinds, as
+   * cut_hit: the file is the same. */
+  bool eof_inside;
   ctrace_parse_error cut_error;
 } g2reader;
 

@@ -266,6 +266,7 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
   if (had) ctrace__g2_release(r, from, to);
   if (rc == -2) { /* Go's io.EOF from inside a section: the end, cleanly */
     r->done = true;
+    r->eof_inside = true;
     return 0;
   }
   if (rc >= 0) rc = install(r, err);
@@ -368,6 +369,7 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     r->have_gen = false;
     r->spill_err = r->spill_err_sync = true;
     r->spill_eof = rc == -2 || cut;
+    if (rc == -2) r->eof_inside = true;
     r->spill_error = *err;
     return sync_event(r, ev, false, err);
   }
