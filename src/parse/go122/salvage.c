@@ -233,17 +233,6 @@ static uint64_t whole_of(const walk *w) {
 }
 static uint64_t begun_of(const walk *w) { return w->n + (w->torn && w->torn_new); }
 
-/* Whether the first generation, read as Go reads it (gen.c), ends with an
- * io.EOF from inside a section. */
-static bool first_gen_eof(const ctrace_reader *r) {
-  g2reader *g = ctrace__g2_new(r->data, r->len, false, r->ver);
-  if (!g) return false;
-  ctrace_parse_error e;
-  bool eof = ctrace__g2_read_gen(g, &e) == -2;
-  ctrace__g2_free(g);
-  return eof;
-}
-
 int ctrace__cut_plan(ctrace_reader *r, ctrace_parse_error *err) {
   r->cut_planned = true;
   if (!r->g2) return 0;
@@ -269,10 +258,6 @@ int ctrace__cut_plan(ctrace_reader *r, ctrace_parse_error *err) {
       c->generations = w.n - 1;
       c->dropped = 1;
     }
-  } else if (whole == 0 && first_gen_eof(r)) {
-    /* Go's reader ends inside the first generation, before the tear,
-     * with io.EOF, which its tools take for the trace's clean end: the
-     * file reads whole (no generation), as without a cut. */
   } else if (whole == 0) {
     ret = ctrace__perr(err, w.end,
                        "cut short inside its first generation (begun at byte %llu; the file has %zu bytes): "
