@@ -92,6 +92,7 @@ bench:
 	@bench/bench_programs.sh build
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build
+	@bench/bench_big.sh build
 	@bench/bench_dump127.sh build
 	@bench/bench_export.sh build
 

@@ -123,11 +123,17 @@ typedef struct ctrace_group_stats {
   ctrace_gtimes t; /* sums over the group */
 } ctrace_group_stats;
 
+/* The percentiles of ctrace_stats are read from a sketch, not from every
+ * value kept, so that memory does not grow with the trace: each is within
+ * this relative error of the nearest-rank percentile, then rounded to the
+ * nanosecond (exact below 50 ns); max and count are exact. */
+#define CTRACE_STATS_QUANTILE_ERROR 0.01
+
 typedef struct ctrace_latency_stats {
   const char *name; /* task or region type */
   uint64_t count;   /* with both ends in the trace */
   uint64_t open;    /* begun or ended outside the trace: not in the latencies */
-  int64_t p50, p90, p99, max;
+  int64_t p50, p90, p99, max; /* percentiles within CTRACE_STATS_QUANTILE_ERROR */
 } ctrace_latency_stats;
 
 /* Who kept them waiting: the waits a GoUnblock ended (every block but
@@ -138,7 +144,7 @@ typedef struct ctrace_waker_stats {
   const char *woken;
   const char *waker; /* NULL: no waker known (the wait ended by itself) */
   uint64_t count;
-  int64_t total, p50, p99, max; /* wait times, nearest-rank percentiles */
+  int64_t total, p50, p99, max; /* wait times; percentiles within CTRACE_STATS_QUANTILE_ERROR */
   /* With no waker, why the waits ended by themselves where the trace says
    * (ctrace run's waits in poll, select and epoll, docs/run.md): "timeout",
    * "signal", "timer" (a timerfd), "outside" (a descriptor made ready by

@@ -10,6 +10,7 @@
 #include "ctrace/analyse.h"
 #include "parse/map.h"
 #include "parse/model.h"
+#include "sketch.h"
 
 /* A goroutine stops running to wait: GoSleep, GoBlock and its kinds
  * (send, receive, select, sync, cond, network, GC). Not GoStop, which Go
@@ -78,9 +79,6 @@ int ctrace__an_filter_lifetimes(ctrace_reader *r, an_filter *f, char *err, size_
 int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end);
 void ctrace__an_filter_free(an_filter *f);
 
-/* Nearest-rank percentile q of sorted d[0..n), n > 0 (stats.c). */
-int64_t ctrace__an_pct(const int64_t *d, size_t n, double q);
-
 /* The start function of goroutine g as Go names it: the first frame of the
  * stack its creation gives it ("" if unknown). */
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack);
@@ -118,22 +116,36 @@ uint64_t ctrace__an_waker_of(const ctrace_event *ev);
  * a string of the reader's. NULL for a wait with a waker, or none told. */
 const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev);
 
-/* One wait a GoUnblock ended, for ctrace stats: the goroutines (waker 0:
- * none known), then their start functions (waker_name NULL: none known)
- * and their threads' names ("" none), why it ended by itself
- * (ctrace__an_why), and its time. */
+/* The waits GoUnblocks ended, for ctrace stats, gathered as the trace is
+ * read: one record per (woken goroutine, waker goroutine, why), with the
+ * count, total and a sketch of their times (sketch.h), not every wait, so
+ * that memory does not grow with the trace's length. The goroutines
+ * (waker 0: none known), why it ended by itself (ctrace__an_why), then,
+ * once the pass has named every goroutine, their start functions
+ * (waker_name NULL: none known) and their threads' names ("" none). */
 typedef struct an_wait {
   uint64_t woken, waker;
   const char *woken_name, *waker_name, *why;
-  int64_t d;
   const char *woken_thread, *waker_thread;
+  int64_t total;
+  an_sketch d; /* the times: count d.n, max d.max */
 } an_wait;
 
-/* The table of ctrace stats from the named waits w (sorted in place):
- * a row per (woken_name, woken_thread, waker_name, waker_thread, why), by
- * total time, largest first.
- * 0, or -1 when out of memory. */
-int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout);
+typedef struct an_waits {
+  u64map ix; /* a hash of the three keys (then + 1, + 2 ... where taken) -> index + 1 */
+  an_wait *w;
+  size_t n, cap;
+} an_waits;
+
+/* Adds a wait of d ns. False when out of memory. */
+bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, const char *why, int64_t d);
+void ctrace__an_waits_free(an_waits *t);
+
+/* The table of ctrace stats from the named records of t (sorted in
+ * place): a row per (woken_name, woken_thread, waker_name, waker_thread,
+ * why), by total time, largest first; p50 and p99 within the sketch's
+ * bound. 0, or -1 when out of memory. */
+int ctrace__an_waker_table(an_waits *t, ctrace_waker_stats **out, size_t *nout);
 
 /* -t waker. */
 int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,

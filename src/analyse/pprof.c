@@ -56,10 +56,46 @@ static bool counted(ctrace_profile_kind k, uint8_t t) {
   }
 }
 
+/* Go 1.23's command line clips even an unfiltered profile to each
+ * goroutine's lifetime (pprofMatchingGoroutines with no name): from its
+ * first start (0 if it never runs) to its end (or the trace's). Where
+ * filter.c learns the lifetimes in a pass of their own, the profile's own
+ * pass learns them as it goes, which saves a pass of the trace: an
+ * interval of a goroutine that has started is clipped at once (its start
+ * no longer changes; its end, if any, comes after). One of a goroutine
+ * not started yet (waiting when the trace began, or in Go 1.27's rules a
+ * creation up to the start) is kept aside: it counts nothing if the
+ * goroutine starts later, which drops it then, and is counted at the end
+ * of the pass if it never does. So is one that ends after an end of its
+ * goroutine already seen (a later GoStop would move the end). The values
+ * are filter.c's to the nanosecond; only such a rare sample kept aside
+ * to the end comes after the others in the profile, if its stack had no
+ * sample yet. */
+typedef struct deferred {
+  pending pe;
+  int64_t ts;
+} deferred;
+
+typedef struct life {
+  int64_t start, end; /* first GoStart (0 if none yet), GoEnd/GoStop (-1 if none yet) */
+  bool member;        /* one filter.c keeps: seen as it sees goroutines */
+  deferred *d;        /* intervals kept aside */
+  size_t nd, capd;
+} life;
+
+typedef struct lives {
+  u64map index; /* g -> index + 1 into l */
+  life *l;
+  size_t n, cap;
+  size_t members;
+  int64_t last; /* the last event's time */
+} lives;
+
 typedef struct ctx {
   ctrace_reader *r;
   ctrace_profile_kind kind;
   const an_filter *f;
+  lives *online; /* lifetimes learned in the pass, instead of f */
   ctrace_profile *p;
   uint64_t *locs;
   size_t caplocs;
@@ -96,6 +132,68 @@ static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
   return true;
 }
 
+static life *life_of(lives *l, uint64_t g) {
+  bool fresh;
+  life *x = ctrace__map_slot(&l->index, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
+  if (x && fresh) x->end = -1;
+  return x;
+}
+
+/* What filter.c's pass learns of goroutines from ev (its rules, the same
+ * events); then the intervals kept aside of a goroutine that starts count
+ * nothing (they end before its start, and filter.c clips them to it). */
+static bool life_observe(lives *l, const ctrace_event *ev) {
+  l->last = ev->ts;
+  uint64_t g = ev->g;
+  if (ev->type == CTRACE_EV_GoCreate || ev->type == CTRACE__MODEL_GoStatusStack) g = ev->args[0];
+  if (!g || !(ev->type == CTRACE_EV_GoCreate || ev->type == CTRACE_EV_GoStart ||
+              ev->type == CTRACE_EV_GoStartLabel || ev->type == CTRACE_EV_GoEnd ||
+              ev->type == CTRACE_EV_GoStop || ev->tstack))
+    return true;
+  life *x = life_of(l, g);
+  if (!x) return false;
+  if (!x->member) l->members++;
+  x->member = true;
+  switch (ev->type) {
+  case CTRACE_EV_GoStart:
+  case CTRACE_EV_GoStartLabel:
+    if (x->start == 0) {
+      x->start = ev->ts;
+      if (x->start != 0) {
+        free(x->d);
+        x->d = NULL;
+        x->nd = x->capd = 0;
+      }
+    }
+    break;
+  case CTRACE_EV_GoEnd:
+  case CTRACE_EV_GoStop:
+    x->end = ev->ts;
+    break;
+  default:
+    break;
+  }
+  return true;
+}
+
+/* Go's pprofOverlappingDuration of [begin, end] with the lifetime of a
+ * member goroutine x: closed intervals, those that touch overlap by 0. */
+static int64_t life_overlap(const life *x, int64_t last, int64_t begin, int64_t end) {
+  if (!x || !x->member) return 0;
+  int64_t lb = x->start, le = x->end >= 0 ? x->end : last;
+  if (!(lb <= end && begin <= le)) return 0;
+  int64_t b = lb > begin ? lb : begin, e = le < end ? le : end;
+  return e > b ? e - b : 0;
+}
+
+static void lives_free(lives *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->l[i].d);
+  free(l->l);
+  ctrace__map_free(&l->index);
+}
+
+static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, int64_t d);
+
 /* pe is linked to an event at time ts: count the pair if it is of the
  * profile's kind (Go's buildProfile: one sample per stack id, its
  * locations the stack's frames, leaf first). */
@@ -104,7 +202,47 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
   const ctrace_frame *fr = NULL;
   size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
   if (n == 0 && !c->go127) return 0; /* Go 1.27 counts it under the empty stack */
-  int64_t d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
+  int64_t d;
+  if (c->online) {
+    uint64_t *ix = ctrace__map_get(&c->online->index, pe->g);
+    life *x = ix ? &c->online->l[*ix - 1] : NULL;
+    if (!x || x->start == 0 || (x->end >= 0 && ts > x->end)) {
+      /* Not started yet, or after an end: to the end of the pass. */
+      if (!x && !(x = life_of(c->online, pe->g))) return -1;
+      if (x->nd == x->capd) {
+        size_t cap = x->capd ? x->capd * 2 : 2;
+        void *m = realloc(x->d, cap * sizeof *x->d);
+        if (!m) return -1;
+        x->d = m;
+        x->capd = cap;
+      }
+      x->d[x->nd++] = (deferred){*pe, ts};
+      return 0;
+    }
+    d = life_overlap(x, c->online->last, pe->ts, ts);
+  } else {
+    d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
+  }
+  return count(c, pe, fr, n, d);
+}
+
+/* The intervals kept aside, once the pass knows every lifetime. */
+static int linked_deferred(ctx *c) {
+  lives *l = c->online;
+  for (size_t i = 0; i < l->n; i++) {
+    life *x = &l->l[i];
+    for (size_t k = 0; k < x->nd; k++) {
+      const pending *pe = &x->d[k].pe;
+      const ctrace_frame *fr = NULL;
+      size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
+      if (count(c, pe, fr, n, life_overlap(x, l->last, pe->ts, x->d[k].ts)) < 0) return -1;
+    }
+  }
+  return 0;
+}
+
+/* Adds a pair of d ns under pe's stack (frames fr), if d > 0. */
+static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, int64_t d) {
   if (d <= 0) return 0;
   prof_sample *s;
   uint64_t key = c->go127 ? pcs_key(fr, n) : pe->stack;
@@ -282,6 +420,10 @@ static int go123_profile(ctx *c) {
   transition t;
   ctrace__model_rewind(c->r);
   while (rc == 0 && ctrace__model_next(c->r, &ev)) {
+    if (c->online && !life_observe(c->online, &ev)) {
+      rc = -1;
+      break;
+    }
     if (!transition_of(&ev, &t)) continue;
     pending *pe = pend_of(&s, t.g);
     if (!pe) {
@@ -322,6 +464,10 @@ static int go127_profile(ctx *c) {
   ctrace_event ev;
   ctrace__model_rewind(c->r);
   while (rc == 0 && ctrace__model_next(c->r, &ev)) {
+    if (c->online && !life_observe(c->online, &ev)) {
+      rc = -1;
+      break;
+    }
     if (ev.type != CTRACE__MODEL_Transition || ev.format != 1) continue;
     pending *pe = pend_of(&s, ev.args[0]);
     if (!pe) {
@@ -350,9 +496,11 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   /* Go 1.23's command line clips even an unfiltered profile to each
    * goroutine's lifetime (its pprofMatchingGoroutines with no name). */
   bool go123 = ctrace_reader_version(r) >= 1022 && opt->kind <= CTRACE_PROFILE_SCHED;
-  int frc = go123 && !opt->goroutine && !opt->region
-                ? ctrace__an_filter_lifetimes(r, &f, err, errlen)
-                : ctrace__an_filter_build(r, opt, &f, err, errlen);
+  /* Those lifetimes are learned in the profile's pass (lives, above). */
+  bool online = go123 && !opt->goroutine && !opt->region;
+  lives lv = {0};
+  ctrace_profile_options none = {.kind = opt->kind};
+  int frc = ctrace__an_filter_build(r, online ? &none : opt, &f, err, errlen);
   if (frc) return frc;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
@@ -371,8 +519,19 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   } else if (opt->kind == CTRACE_PROFILE_WAKER) {
     rc = ctrace__an_waker(r, &f, p, err, errlen);
   } else {
-    ctx c = {r, opt->kind, &f, p, NULL, 0, go123, go123 && ctrace_reader_version(r) >= 1025, {0}};
+    ctx c = {r, opt->kind, &f, online ? &lv : NULL, p, NULL, 0, go123,
+             go123 && ctrace_reader_version(r) >= 1025, {0}};
     rc = c.go127 ? go127_profile(&c) : go123 ? go123_profile(&c) : go_profile(&c);
+    if (rc == 0 && online) rc = linked_deferred(&c);
+    if (rc == 0 && online && lv.members == 0 && !p->oom) {
+      /* filter.c's words, for a trace with no goroutine to keep. */
+      snprintf(err, errlen, "failed to find matching goroutines for name: ");
+      free(c.locs);
+      ctrace__map_free(&c.last);
+      ctrace_profile_free(p);
+      rc = CTRACE_EINVAL;
+      goto out;
+    }
     free(c.locs);
     ctrace__map_free(&c.last);
     if (rc || p->oom) {
@@ -388,6 +547,7 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   }
   *out = p;
 out:
+  lives_free(&lv);
   ctrace__an_filter_free(&f);
   return rc;
 }

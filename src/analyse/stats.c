@@ -47,10 +47,11 @@ typedef struct gst {
   int64_t sys_p;
 } gst;
 
+/* A task's or region's type: its latencies as a sketch (sketch.h), not
+ * kept one by one. */
 typedef struct lat {
   const char *name;
-  int64_t *d;
-  size_t n, cap;
+  an_sketch d;
   uint64_t open;
 } lat;
 
@@ -61,8 +62,7 @@ typedef struct sctx {
   gst *gs;
   size_t ngs, capgs;
   u64map syscalling_p; /* p + 1 -> g + 1 */
-  an_wait *waits; /* who kept them waiting (waker.c) */
-  size_t nwaits, capwaits;
+  an_waits waits; /* who kept them waiting (waker.c) */
   lat *tasks, *regions; /* by type, in the order met */
   size_t ntasks, captasks, nregions, capregions;
   u64map threads, open_regions, open_tasks; /* seq/task -> ts+1 */
@@ -236,44 +236,22 @@ static lat *lat_of(lat **arr, size_t *n, size_t *cap, const char *name, bool *oo
   return &(*arr)[(*n)++];
 }
 
-static bool lat_add(lat *l, int64_t d) {
-  if (l->n == l->cap) {
-    size_t c = l->cap ? l->cap * 2 : 16;
-    void *m = realloc(l->d, c * sizeof *l->d);
-    if (!m) return false;
-    l->d = m;
-    l->cap = c;
-  }
-  l->d[l->n++] = d;
-  return true;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-int64_t ctrace__an_pct(const int64_t *d, size_t n, double q) {
-  size_t k = (size_t)ceil(q * (double)n);
-  if (k < 1) k = 1;
-  return d[k - 1];
-}
+static bool lat_add(lat *l, int64_t d) { return ctrace__an_sketch_add(&l->d, d); }
 
 static int finish_lat(lat *ls, size_t n, ctrace_latency_stats **out, size_t *nout) {
   *out = calloc(n ? n : 1, sizeof **out);
   if (!*out) return -1;
   for (size_t i = 0; i < n; i++) {
     lat *l = &ls[i];
-    if (l->n) qsort(l->d, l->n, sizeof *l->d, cmp_i64); /* d is NULL when n is 0 */
     ctrace_latency_stats *o = &(*out)[i];
     o->name = l->name;
-    o->count = l->n;
+    o->count = l->d.n;
     o->open = l->open;
-    if (l->n) {
-      o->p50 = ctrace__an_pct(l->d, l->n, 0.50);
-      o->p90 = ctrace__an_pct(l->d, l->n, 0.90);
-      o->p99 = ctrace__an_pct(l->d, l->n, 0.99);
-      o->max = l->d[l->n - 1];
+    if (l->d.n) {
+      o->p50 = ctrace__an_sketch_quantile(&l->d, 0.50);
+      o->p90 = ctrace__an_sketch_quantile(&l->d, 0.90);
+      o->p99 = ctrace__an_sketch_quantile(&l->d, 0.99);
+      o->max = l->d.max;
     }
   }
   *nout = n;
@@ -419,16 +397,10 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   case CTRACE_EV_GoUnblock:
     if (!(g = gfind(c, ev->args[0], false))) break;
     if (g->state == G_WAITING && g->reason != CTRACE_BLOCK_SLEEP) {
-      if (c->nwaits == c->capwaits) {
-        size_t cap = c->capwaits ? c->capwaits * 2 : 256;
-        void *m = realloc(c->waits, cap * sizeof *c->waits);
-        if (!m) return false;
-        c->waits = m;
-        c->capwaits = cap;
-      }
       /* Named once the pass has named every goroutine. */
-      c->waits[c->nwaits++] = (an_wait){g->s.id, ctrace__an_waker_of(ev), NULL, NULL,
-                                        ctrace__an_why(c->r, ev), ev->ts - g->last_block, "", ""};
+      if (!ctrace__an_wait_add(&c->waits, g->s.id, ctrace__an_waker_of(ev), ctrace__an_why(c->r, ev),
+                               ev->ts - g->last_block))
+        return false;
     }
     to(c, g, G_RUNNABLE, ev->ts, 0, 0);
     break;
@@ -577,8 +549,8 @@ static bool collect_goroutines(sctx *c) {
   }
   qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
 
-  for (size_t i = 0; i < c->nwaits; i++) {
-    an_wait *w = &c->waits[i];
+  for (size_t i = 0; i < c->waits.n; i++) {
+    an_wait *w = &c->waits.w[i];
     gst *g = gfind(c, w->woken, false);
     w->woken_name = g ? g->s.name : "";
     w->woken_thread = g ? g->s.thread : "";
@@ -588,7 +560,7 @@ static bool collect_goroutines(sctx *c) {
       w->waker_thread = g ? g->s.thread : "";
     }
   }
-  return ctrace__an_waker_table(c->waits, c->nwaits, &st->wakers, &st->nwakers) == 0;
+  return ctrace__an_waker_table(&c->waits, &st->wakers, &st->nwakers) == 0;
 }
 
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
@@ -631,13 +603,13 @@ oom:
   rc = CTRACE_ENOMEM;
 out:
   ctrace_stats_free(st);
-  for (size_t i = 0; i < c.ntasks; i++) free(c.tasks[i].d);
-  for (size_t i = 0; i < c.nregions; i++) free(c.regions[i].d);
+  for (size_t i = 0; i < c.ntasks; i++) ctrace__an_sketch_free(&c.tasks[i].d);
+  for (size_t i = 0; i < c.nregions; i++) ctrace__an_sketch_free(&c.regions[i].d);
   free(c.tasks);
   free(c.regions);
   ctrace__an_mmu_free(mmu);
   free(c.gs);
-  free(c.waits);
+  ctrace__an_waits_free(&c.waits);
   ctrace__map_free(&c.gix);
   ctrace__map_free(&c.syscalling_p);
   ctrace__map_free(&c.threads);

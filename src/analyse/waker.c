@@ -247,9 +247,8 @@ static int cmp_key(const char *wo, const char *wot, const char *wk, const char *
 
 static int cmp_wait(const void *a, const void *b) {
   const an_wait *x = a, *y = b;
-  int k = cmp_key(x->woken_name, x->woken_thread, x->waker_name, x->waker_thread, x->why,
-                  y->woken_name, y->woken_thread, y->waker_name, y->waker_thread, y->why);
-  return k ? k : (x->d > y->d) - (x->d < y->d);
+  return cmp_key(x->woken_name, x->woken_thread, x->waker_name, x->waker_thread, x->why,
+                 y->woken_name, y->woken_thread, y->waker_name, y->waker_thread, y->why);
 }
 
 static int cmp_row(const void *a, const void *b) {
@@ -259,18 +258,66 @@ static int cmp_row(const void *a, const void *b) {
                  y->woken_thread, y->waker, y->waker_thread, y->why);
 }
 
-int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_t *nout) {
+static uint64_t wait_hash(uint64_t woken, uint64_t waker, const char *why) {
+  uint64_t h = woken * 0x9e3779b97f4a7c15u;
+  h ^= (waker + 0x632be59bd9b4e019u) * 0xc2b2ae3d27d4eb4fu;
+  h ^= (uint64_t)(uintptr_t)why * 0x165667b19e3779f9u;
+  return h ^ h >> 29;
+}
+
+bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, const char *why, int64_t d) {
+  /* Open addressing over the hashes: a hash taken by another record tries
+   * the next one. */
+  for (uint64_t h = wait_hash(woken, waker, why);; h++) {
+    bool fresh;
+    uint64_t *ix = ctrace__map_put(&t->ix, h, &fresh);
+    if (!ix) return false;
+    if (!fresh) {
+      an_wait *w = &t->w[*ix - 1];
+      if (w->woken != woken || w->waker != waker || w->why != why) continue;
+      if (!ctrace__an_sketch_add(&w->d, d)) return false;
+      w->total += d;
+      return true;
+    }
+    if (t->n == t->cap) {
+      size_t cap = t->cap ? t->cap * 2 : 64;
+      void *m = realloc(t->w, cap * sizeof *t->w);
+      if (!m) {
+        ctrace__map_del(&t->ix, h);
+        return false;
+      }
+      t->w = m;
+      t->cap = cap;
+    }
+    an_wait *w = &t->w[t->n];
+    *w = (an_wait){.woken = woken, .waker = waker, .why = why, .woken_name = "", .woken_thread = "",
+                   .waker_thread = ""};
+    if (!ctrace__an_sketch_add(&w->d, d)) {
+      ctrace__map_del(&t->ix, h);
+      return false;
+    }
+    w->total = d;
+    *ix = ++t->n;
+    return true;
+  }
+}
+
+void ctrace__an_waits_free(an_waits *t) {
+  for (size_t i = 0; i < t->n; i++) ctrace__an_sketch_free(&t->w[i].d);
+  free(t->w);
+  ctrace__map_free(&t->ix);
+  memset(t, 0, sizeof *t);
+}
+
+int ctrace__an_waker_table(an_waits *t, ctrace_waker_stats **out, size_t *nout) {
+  an_wait *w = t->w;
+  size_t n = t->n;
   *nout = 0;
   *out = calloc(n ? n : 1, sizeof **out);
-  int64_t *d = malloc((n ? n : 1) * sizeof *d);
-  if (!*out || !d) {
-    free(*out);
-    free(d);
-    *out = NULL;
-    return -1;
-  }
-  /* Sorted by pair, then time: each pair's waits are a run, in order. */
+  if (!*out) return -1;
+  /* Sorted by names: the records of a row are a run. */
   if (n) qsort(w, n, sizeof *w, cmp_wait);
+  an_sketch d = {0};
   for (size_t i = 0, j; i < n; i = j) {
     ctrace_waker_stats *row = &(*out)[(*nout)++];
     *row = (ctrace_waker_stats){.woken = w[i].woken_name, .waker = w[i].waker_name,
@@ -280,15 +327,20 @@ int ctrace__an_waker_table(an_wait *w, size_t n, ctrace_waker_stats **out, size_
                                   w[j].waker_thread, w[j].why, row->woken, row->woken_thread,
                                   row->waker, row->waker_thread, row->why);
          j++) {
-      d[j - i] = w[j].d;
-      row->total += w[j].d;
+      if (!ctrace__an_sketch_merge(&d, &w[j].d)) {
+        ctrace__an_sketch_free(&d);
+        free(*out);
+        *out = NULL;
+        return -1;
+      }
+      row->total += w[j].total;
     }
-    row->count = j - i;
-    row->p50 = ctrace__an_pct(d, j - i, 0.50);
-    row->p99 = ctrace__an_pct(d, j - i, 0.99);
-    row->max = d[j - i - 1];
+    row->count = d.n;
+    row->p50 = ctrace__an_sketch_quantile(&d, 0.50);
+    row->p99 = ctrace__an_sketch_quantile(&d, 0.99);
+    row->max = d.max;
+    ctrace__an_sketch_free(&d);
   }
-  free(d);
   qsort(*out, *nout, sizeof **out, cmp_row);
   return 0;
 }

@@ -3,20 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t slot(uint64_t key, size_t cap) {
-  key ^= key >> 33;
-  key *= 0xff51afd7ed558ccdu;
-  key ^= key >> 33;
-  return (size_t)key & (cap - 1);
-}
-
-uint64_t *ctrace__map_get(const u64map *m, uint64_t key) {
-  if (!m->cap) return NULL;
-  for (size_t i = slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    if (!m->used[i]) return NULL;
-    if (m->keys[i] == key) return &m->vals[i];
-  }
-}
+static size_t slot(uint64_t key, size_t cap) { return ctrace__map_slot_of(key, cap); }
 
 static bool grow(u64map *m) {
   size_t cap = m->cap ? m->cap * 2 : 16;

@@ -15,12 +15,50 @@ typedef struct u64map {
   size_t cap, len;
 } u64map;
 
-/* Pointer to the value of key, or NULL. */
-uint64_t *ctrace__map_get(const u64map *m, uint64_t key);
+static inline size_t ctrace__map_slot_of(uint64_t key, size_t cap) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdu;
+  key ^= key >> 33;
+  return (size_t)key & (cap - 1);
+}
+
+/* Pointer to the value of key, or NULL. Inline: the reader looks up a
+ * goroutine, P, stack or string several times per event. */
+static inline uint64_t *ctrace__map_get(const u64map *m, uint64_t key) {
+  if (!m->cap) return NULL;
+  for (size_t i = ctrace__map_slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->used[i]) return NULL;
+    if (m->keys[i] == key) return &m->vals[i];
+  }
+}
 /* Pointer to the value of key, inserted as 0 if absent (*fresh says so);
  * NULL if out of memory. The pointer is valid until the next put. */
 uint64_t *ctrace__map_put(u64map *m, uint64_t key, bool *fresh);
 bool ctrace__map_del(u64map *m, uint64_t key);
+
+/* A direct-mapped cache in front of a u64map, for keys looked up once an
+ * event or more (the goroutines, Ps and threads of the events, their
+ * stacks): a hit costs one cache line, where the map's probe touches
+ * three arrays. A value of 0 is an empty entry (so a zeroed cache is
+ * empty); the owner clears an entry whose key leaves the map. */
+#define CTRACE__CACHE_SIZE 64
+typedef struct u64cache {
+  uint64_t key[CTRACE__CACHE_SIZE], val[CTRACE__CACHE_SIZE];
+} u64cache;
+
+static inline uint64_t ctrace__cache_get(const u64cache *c, uint64_t key) {
+  unsigned i = (unsigned)(key ^ key >> 6) & (CTRACE__CACHE_SIZE - 1);
+  return c->key[i] == key ? c->val[i] : 0;
+}
+static inline void ctrace__cache_put(u64cache *c, uint64_t key, uint64_t val) {
+  unsigned i = (unsigned)(key ^ key >> 6) & (CTRACE__CACHE_SIZE - 1);
+  c->key[i] = key;
+  c->val[i] = val;
+}
+static inline void ctrace__cache_del(u64cache *c, uint64_t key) {
+  unsigned i = (unsigned)(key ^ key >> 6) & (CTRACE__CACHE_SIZE - 1);
+  if (c->key[i] == key) c->val[i] = 0;
+}
 /* Records kept in an array in the order of their keys' arrival, found by
  * key through m (which holds index + 1): the record of key, added zeroed
  * when new (*fresh says so). arrp points to the caller's pointer to the

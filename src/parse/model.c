@@ -253,7 +253,15 @@ static uint64_t gid(uint64_t g) { return (int64_t)g < 0 ? 0 : g; }
 
 static ctrace_event *emit(model *a, const ctrace_event *src, uint8_t type, uint64_t g) {
   ctrace_event *e = &a->q[(a->qhead + a->qlen++) % QMAX];
-  memset(e, 0, sizeof *e);
+  /* Every field but the ones set below, by hand: a memset of the whole
+   * event is a rep stosq, a tenth of a profile's pass over 1.22+ trace. */
+  memset(e->args, 0, sizeof e->args);
+  e->stack = e->tstack = 0;
+  e->sargs[0] = e->sargs[1] = NULL;
+  e->sargs_len[0] = e->sargs_len[1] = 0;
+  e->format = e->kind = e->has_stack = e->has_tstack = 0;
+  e->frames = e->tframes = NULL;
+  e->nframes = e->ntframes = 0;
   e->seq = a->seq++;
   e->ts = src->ts - a->t0;
   e->off = src->off;

@@ -288,6 +288,9 @@ void ctrace_reader_allow_cut(ctrace_reader *r, int allow) {
 
 int ctrace_reader_cut(const ctrace_reader *r, ctrace_salvage_info *s) {
   if (!r->cut_planned || !r->g2 || !(r->cut_known || r->g2->cut_hit)) return 0;
+  /* Read to an io.EOF of Go's before the cut: the whole file reads the
+   * same (the same bytes up to there), so nothing was left out. */
+  if (r->g2->eof_inside) return 0;
   *s = r->cut;
   if (r->g2->cut_hit) s->error = r->g2->cut_error;
   if (r->checked) s->info = r->info;

@@ -125,7 +125,7 @@ static void table(const ctrace_stats *s) {
   for (int w = 0; w < 2; w++) {
     const ctrace_latency_stats *l = w ? s->regions : s->tasks;
     size_t n = w ? s->nregions : s->ntasks;
-    printf("\n%s (ms)\n", w ? "Regions" : "Tasks");
+    printf("\n%s (ms; p50, p90, p99 within %g%%)\n", w ? "Regions" : "Tasks", CTRACE_STATS_QUANTILE_ERROR * 100);
     if (!n) {
       printf("  none\n");
       continue;
@@ -154,7 +154,7 @@ static void table(const ctrace_stats *s) {
       printf("\n");
     }
   }
-  printf("\nWho kept them waiting (ms)\n");
+  printf("\nWho kept them waiting (ms; p50, p99 within %g%%)\n", CTRACE_STATS_QUANTILE_ERROR * 100);
   if (!s->nwakers) {
     printf("  none\n");
     return;
@@ -272,6 +272,7 @@ static void json(const ctrace_stats *s) {
          ", \"stw_ns\": %" PRId64 ", \"stw_max_ns\": %" PRId64 "},\n",
          in->duration_ns, in->events, in->goroutines, in->procs, s->threads, s->gc_cycles,
          s->gc_ns, s->stw_count, s->stw_ns, s->stw_max_ns);
+  printf("  \"quantile_relative_error\": %g,\n", CTRACE_STATS_QUANTILE_ERROR);
   printf("  \"groups\": [");
   for (size_t i = 0; i < s->ngroups; i++) {
     printf("%s\n    {\"start_function\": ", i ? "," : "");

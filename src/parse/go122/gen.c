@@ -18,6 +18,9 @@
  * takes io.EOF for the trace's clean end: those return G2_EOF here, and
  * the stream ends there without an error, as Go's does. */
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +65,11 @@ static int read_uvarint(const uint8_t *data, uint64_t end, uint64_t *off, uint64
 }
 
 /* Go's binary.Uvarint on data[off, end): bytes used, or <= 0. */
-static int uvarint(const uint8_t *data, uint64_t off, uint64_t end, uint64_t *v) {
+static inline int uvarint(const uint8_t *data, uint64_t off, uint64_t end, uint64_t *v) {
+  if (off < end && data[off] < 0x80) { /* most arguments: one byte */
+    *v = data[off];
+    return 1;
+  }
   uint64_t x = 0;
   unsigned s = 0;
   for (int i = 0; off + (uint64_t)i < end; i++) {
@@ -563,6 +570,14 @@ static int read_gen126(g2reader *r, ctrace_parse_error *err) {
 
 int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
   ctrace__g2_gen_free(&r->gen);
+#ifdef __GLIBC__
+  /* The last generation's tables are free, but glibc keeps their pages
+   * where a smaller block still in use lies above them: the heap's
+   * resident size grew with every generation (8.9 MB for 2 generations,
+   * 12 MB for 4, with 4 MB in use). Handing free pages back once per
+   * generation keeps memory flat in the trace's length. */
+  malloc_trim(0);
+#endif
   g2gen *g = &r->gen;
   if (r->ver >= 1026) return read_gen126(r, err);
   g->start = r->have_spill ? r->spill_off : r->off;

@@ -134,6 +134,7 @@ typedef struct g2task {
 /* Go's ordering (order.go): persistent across generations. */
 typedef struct g2order {
   u64map gs, ps, ms, tasks; /* id -> index + 1 into the pools */
+  u64cache gc, pc, mc;      /* the same, for ids met lately */
   g2g *g;
   uint64_t ng, capg, gfree; /* a free list through .seq */
   g2p *p;
@@ -167,6 +168,7 @@ typedef struct g2gen {
   g2str *str;
   uint64_t nstr, capstr;
   u64map stacks; /* id -> index + 1 into stk */
+  u64cache stk_cache; /* the same, for stacks met lately */
   g2stack *stk;
   uint64_t nstk, capstk;
   uint64_t *pcs; /* every stack's pcs, in order */
@@ -212,6 +214,9 @@ typedef struct g2reader {
   /* counts for ctrace_trace_info */
   uint64_t ngens;
   u64map seen_g, seen_p, seen_m;
+  /* Ids already in the seen_ maps (value 1): most events' M, P and G
+   * were seen lately, and then need no insertion. */
+  u64cache noted_m, noted_p, noted_g;
   int64_t first_ts;
   bool have_first;
   uint64_t batches_done; /* batches read to their end, for trimming */
@@ -222,6 +227,11 @@ typedef struct g2reader {
    * cut_error why. */
   uint64_t cut_at;
   bool cut_hit;
+  /* The stream ended at an io.EOF of Go's from inside a section (gen.c):
+   * a clean end that any longer file reads the same way, so a cut after
+   * it changes nothing (ctrace_reader_cut). Kept across rewinds, as
+   * cut_hit: the file is the same. */
+  bool eof_inside;
   ctrace_parse_error cut_error;
   /* A trace that may be cut short, and seems cut inside its first
    * generation (first_cut_error says where): read as Go reads it, which
@@ -251,8 +261,10 @@ void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to);
 void ctrace__g2_order_init(g2order *o);
 void ctrace__g2_order_free(g2order *o);
 /* Go's ordering.Advance: 1 if ev happened (its events queued), 0 if it
- * cannot happen yet, -1 with *err if it cannot happen at all. */
-int ctrace__g2_advance(g2reader *r, const g2ev *ev, ctrace_parse_error *err);
+ * cannot happen yet (ev left as it was), -1 with *err if it cannot happen
+ * at all. What the ordering adds (old states, a task's parent and type)
+ * is written into ev. */
+int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err);
 
 /* stream.c */
 g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped, int ver);

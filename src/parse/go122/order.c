@@ -91,17 +91,27 @@ void ctrace__g2_order_free(g2order *o) {
 
 /* ---- pools --------------------------------------------------------------- */
 
+/* The pool index + 1 of id, through the cache: 0 if absent. */
+static inline uint64_t lookup(u64map *m, u64cache *c, int64_t id) {
+  uint64_t ix = ctrace__cache_get(c, (uint64_t)id);
+  if (ix) return ix;
+  const uint64_t *i = ctrace__map_get(m, (uint64_t)id);
+  if (!i) return 0;
+  ctrace__cache_put(c, (uint64_t)id, *i);
+  return *i;
+}
+
 static g2g *get_g(g2order *o, int64_t id) {
-  const uint64_t *i = ctrace__map_get(&o->gs, (uint64_t)id);
-  return i ? &o->g[*i - 1] : NULL;
+  uint64_t i = lookup(&o->gs, &o->gc, id);
+  return i ? &o->g[i - 1] : NULL;
 }
 static g2p *get_p(g2order *o, int64_t id) {
-  const uint64_t *i = ctrace__map_get(&o->ps, (uint64_t)id);
-  return i ? &o->p[*i - 1] : NULL;
+  uint64_t i = lookup(&o->ps, &o->pc, id);
+  return i ? &o->p[i - 1] : NULL;
 }
 static g2m *get_m(g2order *o, int64_t id) {
-  const uint64_t *i = ctrace__map_get(&o->ms, (uint64_t)id);
-  return i ? &o->m[*i - 1] : NULL;
+  uint64_t i = lookup(&o->ms, &o->mc, id);
+  return i ? &o->m[i - 1] : NULL;
 }
 
 static bool grow(void **p, uint64_t *cap, uint64_t need, size_t size) {
@@ -140,6 +150,7 @@ static void del_g(g2order *o, int64_t id) {
   if (!i) return;
   uint64_t idx = *i - 1;
   ctrace__map_del(&o->gs, (uint64_t)id);
+  ctrace__cache_del(&o->gc, (uint64_t)id);
   free_g(&o->g[idx]);
   o->g[idx].seq = o->gfree;
   o->gfree = idx + 1;
@@ -839,12 +850,15 @@ static int go_range_end(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err)
   return OK;
 }
 
-int ctrace__g2_advance(g2reader *r, const g2ev *in, ctrace_parse_error *err) {
+int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err) {
   g2order *o = &r->order;
   uint64_t gen = r->gen.gen;
   if (o->initial_gen == 0) o->initial_gen = gen;
-  g2ev e = *in, *ev = &e;
-  int64_t m = in->m;
+  /* ev is changed in place (an old state, a task's parent) only where it
+   * happens (or fails for good): one that must wait is tried again as
+   * it was read. Not copied: a copy of every event was a tenth of the
+   * reader's time. */
+  int64_t m = ev->m;
   ctx cur = {G2_NONE, G2_NONE, m};
   g2m *ms = NULL;
   if (m != G2_NONE) {
