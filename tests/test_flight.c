@@ -161,6 +161,28 @@ static void *racer(void *arg) {
   return NULL;
 }
 
+/* The logs of the window of a snapshot taken between t and t_end: how
+ * many it must hold (completed before t, begun inside min_age of t_end),
+ * and, with req and old open, their numbers and those it must not hold
+ * (older than min_age, and more, before t). */
+static int window_logs(uint64_t t, uint64_t t_end, FILE *req, FILE *old) {
+  uint32_t n = atomic_load(&seq);
+  if (n > MAX_SEQ) n = MAX_SEQ;
+  uint64_t need_from = t_end - (MIN_AGE_MS - 1) * 1000000ull;
+  uint64_t too_old = t - (MIN_AGE_MS + 2 * GEN_MS + 30) * 1000000ull;
+  int nreq = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t b = __atomic_load_n(&began[i], __ATOMIC_ACQUIRE);
+    uint64_t d = __atomic_load_n(&done[i], __ATOMIC_ACQUIRE);
+    if (d && d < t && b >= need_from) {
+      nreq++;
+      if (req) fprintf(req, "%u\n", i);
+    }
+    if (old && d && d < too_old) fprintf(old, "%u\n", i);
+  }
+  return nreq;
+}
+
 static void snapshot(const char *dir, int k) {
   char path[4096];
   snprintf(path, sizeof path, "%s/snap.%d.trace", dir, k);
@@ -172,23 +194,22 @@ static void snapshot(const char *dir, int k) {
   /* The window is the successful call's: a racer's snapshot in between
    * may drop what an earlier time would still need. The call takes its
    * time somewhere between t and t_end, which a loaded machine may set
-   * milliseconds apart: what it must hold is what completed before t and
-   * began inside min_age of t_end; what it must not, older than min_age
-   * (and more) before t. A call that took more than 50 ms, which would
-   * leave too few logs to check, is made again. */
+   * milliseconds apart. A call that took more than 50 ms, or whose window
+   * holds 50 logs or fewer (the loggers starved by a loaded machine),
+   * leaves too little to check: it is made again. */
   uint64_t t, t_end;
-  int err;
+  int err, nreq = 0;
   for (int tries = 0;; tries++) {
     while (t = now_ns(), (err = ctrace_flight_write(fd)) == CTRACE_EBUSY)
       nanosleep(&(struct timespec){0, 100000}, NULL);
     t_end = now_ns();
-    if (err || t_end - t < 50000000u || tries == 20) break;
+    if (err || tries == 100) break;
+    if (t_end - t < 50000000u && (nreq = window_logs(t, t_end, NULL, NULL)) > 50) break;
     if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)) break;
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
   }
   close(fd);
   CHECK(err == 0, "snapshot %d: %s", k, ctrace_strerror(err));
-  uint32_t n = atomic_load(&seq);
-  if (n > MAX_SEQ) n = MAX_SEQ;
   snprintf(path, sizeof path, "%s/snap.%d.req", dir, k);
   FILE *req = fopen(path, "w");
   snprintf(path, sizeof path, "%s/snap.%d.old", dir, k);
@@ -197,18 +218,10 @@ static void snapshot(const char *dir, int k) {
     CHECK(0, "%s: %s", path, strerror(errno));
     return;
   }
-  uint64_t need_from = t_end - (MIN_AGE_MS - 1) * 1000000ull;
-  uint64_t too_old = t - (MIN_AGE_MS + 2 * GEN_MS + 30) * 1000000ull;
-  int nreq = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    uint64_t b = __atomic_load_n(&began[i], __ATOMIC_ACQUIRE);
-    uint64_t d = __atomic_load_n(&done[i], __ATOMIC_ACQUIRE);
-    if (d && d < t && b >= need_from) fprintf(req, "%u\n", i), nreq++;
-    if (d && d < too_old) fprintf(old, "%u\n", i);
-  }
+  nreq = window_logs(t, t_end, req, old);
   fclose(req);
   fclose(old);
-  CHECK(nreq > 50, "snapshot %d: only %d logs in the window", k, nreq);
+  CHECK(nreq > 50, "snapshot %d: only %d logs in the window after 100 tries", k, nreq);
 }
 
 static void api_edges(void) {
