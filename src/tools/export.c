@@ -130,23 +130,9 @@ int ctrace__cmd_export(int argc, char **argv) {
   /* Every trace is read through before anything is written: a bad one
    * leaves no output. */
   rc = 1;
-  uint64_t *gens = calloc(n, sizeof *gens);
-  if (!gens) {
-    fprintf(stderr, "ctrace export: out of memory\n");
-    goto done;
-  }
-  bool opened = ctrace__tool_export_open("export", files, n, traces, durations, gens);
-  int gc = opened ? ctrace__tool_gen_check("export", &win, files, gens, n) : 0;
-  free(gens);
-  if (!opened) goto done;
-  if (gc != 0) {
-    rc = 2;
-    goto done;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (durations[i] > longest) longest = durations[i];
-  if (ctrace__tool_window_check("export", &win, longest) != 0) {
-    rc = 2;
+  int prep = ctrace__tool_export_prepare("export", files, n, traces, durations, &win, &longest);
+  if (prep != 0) {
+    rc = prep;
     goto done;
   }
   FILE *f = stdout;

@@ -89,6 +89,12 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
 int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int64_t duration);
 int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const char **files,
                            const uint64_t *gens, size_t n);
+/* export's and view's start: the traces opened (ctrace__tool_export_open)
+ * and the window held to them. 0 with *longest the longest trace's
+ * duration, or the command's exit status (1: a trace does not read or
+ * memory ran out, 2: the window does not fit them), said. */
+int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
+                                int64_t *durations, const ctrace__tool_window *w, int64_t *longest);
 /* "1.5s", "250ms", "100us", "0": a time into ns; 0, or -1 if bad. */
 int ctrace__tool_duration(const char *s, int64_t *ns);
 /* "512M", "2G", "100K", "1000": a size into bytes; 0, or -1 if bad. */

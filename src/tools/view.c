@@ -132,23 +132,9 @@ int ctrace__cmd_view(int argc, char **argv) {
   /* The whole export is made, in memory, before the port is even taken: a
    * bad trace serves nothing, and the UI gets a Content-Length. */
   rc = 1;
-  uint64_t *gens = calloc(n, sizeof *gens);
-  if (!gens) {
-    fprintf(stderr, "ctrace view: out of memory\n");
-    goto done;
-  }
-  bool opened = ctrace__tool_export_open("view", files, n, traces, durations, gens);
-  int gc = opened ? ctrace__tool_gen_check("view", &win, files, gens, n) : 0;
-  free(gens);
-  if (!opened) goto done;
-  if (gc != 0) {
-    rc = 2;
-    goto done;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (durations[i] > longest) longest = durations[i];
-  if (ctrace__tool_window_check("view", &win, longest) != 0) {
-    rc = 2;
+  int prep = ctrace__tool_export_prepare("view", files, n, traces, durations, &win, &longest);
+  if (prep != 0) {
+    rc = prep;
     goto done;
   }
   FILE *mem = open_memstream(&buf, &len);
