@@ -40,7 +40,8 @@ int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_for
 /* What an export may be asked beyond the whole of its traces. Zeroed, it
  * is the whole. */
 typedef struct ctrace_export_options {
-  /* A window, in nanoseconds since each trace's first event: what the
+  /* A window, in nanoseconds since each trace's first event (or on the
+   * timeline of offsets_ns, below): what the
    * traces show between from_ns and to_ns (to_ns < 0: to the end). A
    * slice open at from_ns begins there, one open at to_ns ends there, the
    * counters start at from_ns with their values then. to_ns == 0 with
@@ -60,6 +61,12 @@ typedef struct ctrace_export_options {
   /* Each trace's duration (ns, first to last event; ctrace_trace_info),
    * for progress; NULL when unknown. */
   const int64_t *durations;
+  /* Each trace's place on one timeline, added to its times (ns): traces
+   * of several processes put side by side by their clocks (ctrace
+   * export places those of ctrace run by the clock each holds). NULL:
+   * each trace's first event at 0. A window (from_ns, to_ns) is then on
+   * that timeline. */
+  const int64_t *offsets_ns;
 } ctrace_export_options;
 
 typedef struct ctrace_export_result {

@@ -48,7 +48,7 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
                    .pid = traces[i].pid ? traces[i].pid : (uint32_t)i + 1, .index = (uint32_t)i,
                    .count = (uint32_t)n, .progress = opt->progress ? progress : NULL, .progress_arg = &pg,
                    .duration = opt->durations ? opt->durations[i] : 0, .gen_from = opt->gen_from,
-                   .gen_to = opt->gen_to};
+                   .gen_to = opt->gen_to, .offset = opt->offsets_ns ? opt->offsets_ns[i] : 0};
     rc = ctrace__ex_walk(&s, e, err, errlen) ? CTRACE_ENOMEM : 0; /* what a walk fails on */
     if (windowed && ctrace__ex_window_over(e, &res->reached_ns)) res->over = 1, res->over_trace = i;
   }

@@ -70,6 +70,7 @@ typedef struct ex_source {
   /* A range of a Go 1.22+ trace's generations, from 1 (0: none): the walk
    * moves the window of e (window) to their times as it meets them. */
   uint64_t gen_from, gen_to;
+  int64_t offset; /* added to every time (ctrace_export_options.offsets_ns) */
 } ex_source;
 
 /* An encoder: the walk calls begin for each trace, then rec for each of

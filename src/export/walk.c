@@ -58,7 +58,12 @@ static const char *const thread_series[] = {"running", "in syscall"};
 static const char *const heap_series[] = {"bytes"};
 static const char *const counter_names[] = {"goroutines", "threads", "heap"};
 
-static void put(walk *w, ex_rec *r) { w->e->rec(w->e, r); }
+/* Every record goes out here, on the timeline of the traces exported
+ * together (the trace's offset). */
+static void put(walk *w, ex_rec *r) {
+  if (r->type != EX_TRACK) r->ts += w->s->offset;
+  w->e->rec(w->e, r);
+}
 
 static void track(walk *w, int kind, uint64_t id, const char *name) {
   put(w, &(ex_rec){.type = EX_TRACK, .kind = (uint8_t)kind, .id = id, .name = name});
@@ -393,12 +398,12 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
    * trace's end (src/parse/model.h). */
   bool ranged = s->gen_from && e->window;
   uint64_t gen = ctrace_reader_version(s->r) >= 1025 ? 0 : 1;
-  if (ranged && gen >= s->gen_from) e->window(e, 0, -1);
+  if (ranged && gen >= s->gen_from) e->window(e, s->offset, -1);
   while (!w.oom && !e->oom && !e->werr && !e->stop && ctrace__model_next(s->r, &ev)) {
     if (ranged && ev.format == 1 && ev.type == CTRACE_EV122_Sync) {
       gen++;
-      if (gen == s->gen_from) e->window(e, ev.ts, -1);
-      if (gen == s->gen_to + 1) e->window(e, -1, ev.ts);
+      if (gen == s->gen_from) e->window(e, ev.ts + s->offset, -1);
+      if (gen == s->gen_to + 1) e->window(e, -1, ev.ts + s->offset);
     }
     last = ev.ts;
     event(&w, &ev);

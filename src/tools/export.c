@@ -19,10 +19,11 @@ static void usage(FILE *f) {
           "open it in ui.perfetto.dev or trace_processor) or in the JSON trace event\n"
           "format of Chrome's viewer (for tools that read only JSON).\n"
           "\n"
-          "Each trace is a process: pid N when its name ends in .pid<N> (the files\n"
-          "of `ctrace run -f`), else 1, 2, ... (a number no other trace has), named\n"
-          "after the file. Each trace's first event is at time 0: traces of separate\n"
-          "processes are not aligned to one clock. In each process: a track per\n"
+          "Each trace is a process, named by its program and pid where it says them\n"
+          "(`ctrace run` writes them), else after its file, pid N when its name ends\n"
+          "in .pid<N> (the files of `ctrace run -f`), else 1, 2, .... Traces that all\n"
+          "hold their clock (`ctrace run`'s) go on one timeline by it; else each\n"
+          "starts at 0, with a warning for each without. In each process: a track per\n"
           "goroutine with its states as slices (running, runnable, syscall, waiting\n"
           "and why) and its user regions, a track per P, GC and stop-the-world slices,\n"
           "a track per user task (creation to end) with its logs (category, message),\n"
@@ -74,7 +75,7 @@ int ctrace__cmd_export(int argc, char **argv) {
   size_t n = 0;
   int rc = 2;
   ctrace__tool_window win = {.budget = CTRACE__TOOL_BUDGET};
-  int64_t *durations = NULL, longest = 0;
+  int64_t *durations = NULL, *offsets = NULL, longest = 0; /* offsets: durations' second half */
   ctrace_export_result res = {0};
   bool json = false;
   if (!files || !traces) {
@@ -82,7 +83,8 @@ int ctrace__cmd_export(int argc, char **argv) {
     rc = 1;
     goto done;
   }
-  durations = calloc((size_t)argc, sizeof *durations);
+  durations = calloc(2 * (size_t)argc, sizeof *durations);
+  offsets = durations ? durations + argc : NULL;
   if (!durations) {
     fprintf(stderr, "ctrace export: out of memory\n");
     rc = 1;
@@ -130,7 +132,7 @@ int ctrace__cmd_export(int argc, char **argv) {
   /* Every trace is read through before anything is written: a bad one
    * leaves no output. */
   rc = 1;
-  int prep = ctrace__tool_export_prepare("export", files, n, traces, durations, &win, &longest);
+  int prep = ctrace__tool_export_prepare("export", files, n, traces, durations, offsets, &win, &longest);
   if (prep != 0) {
     rc = prep;
     goto done;
@@ -152,7 +154,7 @@ int ctrace__cmd_export(int argc, char **argv) {
   ctrace__tool_progress_begin(&prog, "export", files);
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0,
                                .progress = ctrace__tool_progress_show, .progress_arg = &prog,
-                               .durations = durations, .gen_from = win.gen_from, .gen_to = win.gen_to};
+                               .durations = durations, .offsets_ns = offsets, .gen_from = win.gen_from, .gen_to = win.gen_to};
   int xrc = ctrace_export_ex(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, &opt, f, &res, err,
                              sizeof err);
   ctrace__tool_progress_end(&prog);

@@ -84,9 +84,11 @@ static const char *party(char *buf, size_t n, const char *thread, const char *fn
 
 static void ms(FILE *f, int64_t ns) { fprintf(f, " %12.3f", (double)ns / 1e6); }
 
-static void table(const ctrace_stats *s) {
+static void table(const ctrace_stats *s, const ctrace__tool_proc *p) {
   const ctrace_trace_info *in = &s->info;
   printf("Summary\n");
+  if (p->found)
+    printf("  process      %s (pid %u, parent %u) on %s: %s\n", p->program, p->pid, p->ppid, p->host, p->cmdline);
   printf("  duration     %.3f ms\n", (double)in->duration_ns / 1e6);
   printf("  events       %" PRIu64 "\n", in->events);
   printf("  goroutines   %" PRIu64 "\n", in->goroutines);
@@ -264,9 +266,20 @@ static void jtimes(const ctrace_gtimes *t) {
   printf("}, \"other_ns\": %" PRId64, t->unknown);
 }
 
-static void json(const ctrace_stats *s) {
+static void json(const ctrace_stats *s, const ctrace__tool_proc *p) {
   const ctrace_trace_info *in = &s->info;
-  printf("{\n  \"summary\": {\"duration_ns\": %" PRId64 ", \"events\": %" PRIu64
+  if (p->found) {
+    printf("{\n  \"process\": {\"pid\": %u, \"ppid\": %u, \"host\": ", p->pid, p->ppid);
+    qstr(stdout, p->host, JSON);
+    printf(", \"program\": ");
+    qstr(stdout, p->program, JSON);
+    printf(", \"cmdline\": ");
+    qstr(stdout, p->cmdline, JSON);
+    printf("},\n");
+  } else {
+    printf("{\n");
+  }
+  printf("  \"summary\": {\"duration_ns\": %" PRId64 ", \"events\": %" PRIu64
          ", \"goroutines\": %" PRIu64 ", \"procs\": %" PRIu64 ", \"threads\": %" PRIu64
          ", \"gc_cycles\": %" PRIu64 ", \"gc_ns\": %" PRId64 ", \"stw_count\": %" PRIu64
          ", \"stw_ns\": %" PRId64 ", \"stw_max_ns\": %" PRId64 "},\n",
@@ -377,13 +390,15 @@ int ctrace__cmd_stats(int argc, char **argv) {
   ctrace_stats *s;
   char err[256];
   int rc = 0;
+  ctrace__tool_proc proc;
+  ctrace__tool_process(r, &proc);
   if (ctrace_stats_build(r, &info, &s, err, sizeof err)) {
     fprintf(stderr, "ctrace stats: %s: %s\n", trace, err);
     rc = 1;
   } else {
-    if (fm == TABLE) table(s);
+    if (fm == TABLE) table(s, &proc);
     else if (fm == CSV) csv(s);
-    else json(s);
+    else json(s, &proc);
     if (fflush(stdout) || ferror(stdout)) {
       perror("ctrace stats: stdout");
       rc = 1;

@@ -87,7 +87,8 @@ int ctrace__cmd_view(int argc, char **argv) {
   size_t len = 0;
   int rc = 2;
   ctrace__tool_window win = {.budget = CTRACE__TOOL_BUDGET};
-  int64_t *durations = calloc((size_t)argc, sizeof *durations), longest = 0;
+  int64_t *durations = calloc(2 * (size_t)argc, sizeof *durations), longest = 0;
+  int64_t *offsets = durations ? durations + argc : NULL; /* durations' second half */
   if (!files || !traces || !durations) {
     fprintf(stderr, "ctrace view: out of memory\n");
     rc = 1;
@@ -132,7 +133,7 @@ int ctrace__cmd_view(int argc, char **argv) {
   /* The whole export is made, in memory, before the port is even taken: a
    * bad trace serves nothing, and the UI gets a Content-Length. */
   rc = 1;
-  int prep = ctrace__tool_export_prepare("view", files, n, traces, durations, &win, &longest);
+  int prep = ctrace__tool_export_prepare("view", files, n, traces, durations, offsets, &win, &longest);
   if (prep != 0) {
     rc = prep;
     goto done;
@@ -149,7 +150,7 @@ int ctrace__cmd_view(int argc, char **argv) {
   ctrace__tool_progress_begin(&prog, "view", files);
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0, .max_bytes = win.budget,
                                .progress = ctrace__tool_progress_show, .progress_arg = &prog,
-                               .durations = durations, .gen_from = win.gen_from, .gen_to = win.gen_to};
+                               .durations = durations, .offsets_ns = offsets, .gen_from = win.gen_from, .gen_to = win.gen_to};
   ctrace_export_result res;
   int xrc = ctrace_export_ex(traces, n, CTRACE_EXPORT_PERFETTO, &opt, mem, &res, err, sizeof err);
   ctrace__tool_progress_end(&prog);

@@ -232,19 +232,20 @@ void ctrace__tool_progress_end(ctrace__tool_progress *p) {
 }
 
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
-                                int64_t *durations, const ctrace__tool_window *w, int64_t *longest) {
+                                int64_t *durations, int64_t *offsets, const ctrace__tool_window *w,
+                                int64_t *longest) {
   uint64_t *gens = calloc(n, sizeof *gens);
   if (!gens) {
     fprintf(stderr, "ctrace %s: out of memory\n", cmd);
     return 1;
   }
-  bool opened = ctrace__tool_export_open(cmd, files, n, t, durations, gens);
+  bool opened = ctrace__tool_export_open(cmd, files, n, t, durations, gens, offsets);
   int gc = opened ? ctrace__tool_gen_check(cmd, w, files, gens, n) : 0;
   free(gens);
   if (!opened) return 1;
   if (gc != 0) return 2;
   *longest = 0;
   for (size_t i = 0; i < n; i++)
-    if (durations[i] > *longest) *longest = durations[i];
+    if (offsets[i] + durations[i] > *longest) *longest = offsets[i] + durations[i];
   return ctrace__tool_window_check(cmd, w, *longest) != 0 ? 2 : 0;
 }

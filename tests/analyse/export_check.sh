@@ -94,10 +94,21 @@ check() {
     "$bindir/export_stacks" "$file" >"$o.stacks"
     local f=$o.flat d=$o.dump
 
-    # The process.
-    printf '%s\n' "${file##*/}" >"$o.proc.want"
+    # The process: by the program and pid its log says (ctrace run writes
+    # it), else after the file.
+    # (The pid the log says, though the export numbers the process
+    # otherwise where another has it: a program's images before and after
+    # an exec.)
+    awk '!n && / category=ctrace.process / && match($0, / exe=.* cmdline=/) {
+            n = split(substr($0, RSTART + 5, RLENGTH - 14), p, "/"); match($0, / message=pid=[0-9]+/)
+            print p[n] " (pid " substr($0, RSTART + 13, RLENGTH - 13) ")" }' "$d" >"$o.prog"
+    if [ -s "$o.prog" ]; then
+        cp "$o.prog" "$o.proc.want"
+    else
+        printf '%s\n' "${file##*/}" >"$o.proc.want"
+    fi
     awk -F'|' '$2 == "D" && $5 == "process" { print $4 }' "$f" >"$o.proc.got"
-    same "$name" "process $pid named after the file" "$o.proc.want" "$o.proc.got"
+    same "$name" "process $pid named by its program or its file" "$o.proc.want" "$o.proc.got"
 
     # Goroutine tracks, named "... G<id>".
     awk '{ t = $2; g = substr($4, 3) }
@@ -225,8 +236,12 @@ pids() {
     local -a got=()
     local f n i
     for f in "$@"; do
-        n=0
-        [[ ${f##*/} =~ \.pid([0-9]+)$ ]] && n=${BASH_REMATCH[1]}
+        # The pid its process's log says (ctrace run writes it), else the
+        # file name's.
+        n=$("$ctrace" dump "$f" | awk '!n && / category=ctrace.process / && match($0, / message=pid=[0-9]+/) {
+            n = substr($0, RSTART + 13, RLENGTH - 13); print n }')
+        [ -n "$n" ] || n=0
+        [ "$n" != 0 ] || [[ ! ${f##*/} =~ \.pid([0-9]+)$ ]] || n=${BASH_REMATCH[1]}
         for i in "${got[@]}"; do [ "$i" = "$n" ] && n=0; done
         got+=("$n")
     done

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# timeline_check.sh - traces of several processes on one timeline, each
+# named by its program and pid (the log ctrace run writes as a trace
+# starts: src/preload/identity.c).
+#
+# Usage: tests/run/timeline_check.sh CTRACE BINDIR OUTDIR
+#
+#   - run_forklate under `ctrace run -f` forks 300 ms after it starts:
+#     in the export of both traces the child's first event comes 300 ms
+#     or more after the parent's first (it was drawn at 0.1 ms), the
+#     processes are "run_forklate (pid N)", N their pids, and ctrace stats
+#     of the child says its program, pid and parent;
+#   - two programs traced one after the other: the second's first event
+#     comes after the first's last;
+#   - a trace without that log (ex_threads writes its own) beside one
+#     with: a warning names it, and each is placed as when exported alone.
+# Times are read from the JSON export (jq).
+# Exit status: 0 pass, 1 failure, 2 usage error.
+set -euo pipefail
+prog=${0##*/}
+[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+ctrace=$1 bindir=$2 out=$3
+fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out"
+
+# pid TAB name TAB first TAB last (microseconds), per process of a JSON export.
+spans() {
+    jq -r '(if type == "object" then .traceEvents else . end) as $e
+        | ($e | map(select(.ph == "M" and .name == "process_name")) | map({key: (.pid | tostring), value: .args.name}) | from_entries) as $n
+        | $e | map(select(.ts != null)) | group_by(.pid)[]
+        | [.[0].pid, $n[.[0].pid | tostring], (map(.ts) | min), (map(.ts) | max)] | @tsv' "$1"
+}
+
+# A child forked 300 ms in.
+"$ctrace" run -f -o "$out/f.trace" -- "$bindir/run_forklate" || fail "run_forklate failed"
+child=$(ls "$out"/f.trace.pid* 2>/dev/null | head -1)
+[ -n "$child" ] || fail "no trace of the forked child"
+"$ctrace" export -f json -o "$out/f.json" "$out/f.trace" "$child" 2>"$out/f.err" || fail "export: $(cat "$out/f.err")"
+[ ! -s "$out/f.err" ] || fail "export warned: $(cat "$out/f.err")"
+spans "$out/f.json" >"$out/f.spans"
+[ "$(wc -l <"$out/f.spans")" -eq 2 ] || fail "not two processes: $(cat "$out/f.spans")"
+cpid=${child##*.pid}
+awk -F'\t' -v c="$cpid" '$1 == c && $2 == "run_forklate (pid " c ")" { ok++ } $1 != c && $2 == "run_forklate (pid " $1 ")" { ok++ }
+    END { exit ok != 2 }' "$out/f.spans" || fail "the processes are not named run_forklate (pid N): $(cat "$out/f.spans")"
+gap=$(awk -F'\t' -v c="$cpid" '$1 == c { cf = $3 } $1 != c { pf = $3 } END { printf "%.0f", cf - pf }' "$out/f.spans")
+[ "$gap" -ge 300000 ] || fail "the child's first event is $gap us after the parent's, not 300 ms or more"
+echo "$prog: forked 300 ms in: the child's first event $((gap / 1000)) ms after the parent's"
+# ctrace stats says which process it describes.
+ppid=$(awk -F'\t' -v c="$cpid" '$1 != c { print $1 }' "$out/f.spans")
+"$ctrace" stats "$child" | grep -q "^  process      run_forklate (pid $cpid, parent $ppid) on " ||
+    fail "stats of the child does not say run_forklate (pid $cpid, parent $ppid): $("$ctrace" stats "$child" | head -3)"
+
+# Two programs, one after the other.
+"$ctrace" run -o "$out/a.trace" -- sleep 0.05
+"$ctrace" run -o "$out/b.trace" -- sleep 0.05
+"$ctrace" export -f json -o "$out/ab.json" "$out/a.trace" "$out/b.trace" || fail "export of two runs"
+spans "$out/ab.json" >"$out/ab.spans"
+awk -F'\t' 'NR == 1 { a_last = $4 } NR == 2 { b_first = $3 } END { exit !(NR == 2 && b_first > a_last) }' \
+    "$out/ab.spans" || fail "the second run does not come after the first: $(cat "$out/ab.spans")"
+echo "$prog: two runs one after the other: in that order on one timeline"
+
+# A trace without the log, beside one with.
+"$bindir/ex_threads" "$out/plain.trace" >/dev/null
+"$ctrace" export -f json -o "$out/mixed.json" "$out/plain.trace" "$out/a.trace" 2>"$out/mixed.err" ||
+    fail "export of a mixed pair"
+grep -q "warning: $out/plain.trace holds no clock" "$out/mixed.err" || fail "no warning for the trace without a clock: $(cat "$out/mixed.err")"
+# Each where it is when exported alone.
+for t in plain a; do
+    "$ctrace" export -f json -o "$out/$t.json" "$out/$t.trace"
+    spans "$out/$t.json" | cut -f3-4
+done >"$out/alone.spans"
+spans "$out/mixed.json" | cut -f3-4 | cmp -s - "$out/alone.spans" ||
+    fail "without a clock, the traces are not where each is alone: $(spans "$out/mixed.json") against $(cat "$out/alone.spans")"
+echo "$prog: a trace without a clock: warned, and each placed as it is alone"
