@@ -44,7 +44,7 @@ unnamed -
 by_other worker-o
 by_other worker-t'
 readonly NAMES="pre-start worker-a worker-p worker-c rename-1 rename-2 worker-o worker-t"
-# An ASan build's threads all start in ASan's asan_thread_start, which
+# An ASan build's threads all start in ASan's asan_thread_start(void*), which
 # its pthread_create hands the shim as theirs.
 asan=0
 [ "${CTRACE_TEST_SANITIZE:-}" != address ] || asan=1
@@ -85,8 +85,8 @@ check() {
                    print fn, (th == "" ? "-" : th) }' "$out/$name.csv")
     local line
     while read -r line; do
-        [ "$asan" -eq 0 ] || line="asan_thread_start ${line#* }"
-        grep -qx "$line" <<<"$got" || fail "$name: ctrace stats has no goroutine \"$line\": $(tr '\n' ';' <<<"$got")"
+        [ "$asan" -eq 0 ] || line="asan_thread_start(void*) ${line#* }"
+        grep -qxF -- "$line" <<<"$got" || fail "$name: ctrace stats has no goroutine \"$line\": $(tr '\n' ';' <<<"$got")"
     done <<<"$WANT"
     grep -q ' pre-start$' <<<"$got" || fail "$name: ctrace stats has no pre-start thread: $(tr '\n' ';' <<<"$got")"
     # main and the unnamed thread: 9 goroutines, 7 named.
@@ -109,7 +109,7 @@ check() {
         fail "$name: JSON groups are not one a worker-* thread: $(jq -c '[.groups[] | [.start_function, .thread]]' "$out/$name.json")"
     "$ctrace" stats "$t" >"$out/$name.table"
     grep -q '^Goroutines by thread name and start function' "$out/$name.table" &&
-        grep -Eq '^  rename-2 +(renamer|asan_thread_start) +1 ' "$out/$name.table" ||
+        grep -Eq '^  rename-2 +(renamer|asan_thread_start\(void\*\)) +1 ' "$out/$name.table" ||
         fail "$name: the table does not group by thread name: $(sed -n '/^Goroutines/,/^$/p' "$out/$name.table")"
 
     # ctrace export: the last name each thread's track is given.
@@ -119,7 +119,7 @@ check() {
     for n in pre-start worker-a worker-p worker-c rename-2 worker-o worker-t; do
         grep -Eq "^$n G[0-9]+$" <<<"$got" || fail "$name: JSON export has no thread named $n: $(tr '\n' ';' <<<"$got")"
     done
-    grep -Eq '^(unnamed|asan_thread_start) G[0-9]+$' <<<"$got" || fail "$name: JSON export names the unnamed thread: $(tr '\n' ';' <<<"$got")"
+    grep -Eq '^(unnamed|asan_thread_start\(void\*\)) G[0-9]+$' <<<"$got" || fail "$name: JSON export names the unnamed thread: $(tr '\n' ';' <<<"$got")"
     "$ctrace" export -o "$out/$name.pb" "$t"
     protoc --proto_path="$here/../analyse" --decode=perfetto.protos.Trace perfetto_min.proto \
         <"$out/$name.pb" >"$out/$name.pb.txt" || fail "$name: protoc cannot decode the export"

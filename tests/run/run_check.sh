@@ -1098,12 +1098,12 @@ case_loop() {
 
 # start_fn NAME G: the start function of G, as ctrace stats names it.
 # is_start NAME G FN: G's start function is FN. In an ASan build every
-# thread's is ASan's asan_thread_start, which its pthread_create hands the
+# thread's is ASan's asan_thread_start(void*) (demangled), which its pthread_create hands the
 # shim in place of the program's: there the links are checked, not names.
 is_start() {
     local f
     f=$(start_fn "$1" "$2")
-    [ "$f" = "$3" ] || { [ "${CTRACE_TEST_SANITIZE:-}" = address ] && [ "$f" = asan_thread_start ]; }
+    [ "$f" = "$3" ] || { [ "${CTRACE_TEST_SANITIZE:-}" = address ] && [ "$f" = "asan_thread_start(void*)" ]; }
 }
 
 start_fn() {
