@@ -154,7 +154,14 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
   g->ctrace__seq = 0;
   g->ctrace__tstatus = st;
   if (!shown) g->ctrace__nregions = 0; /* none open in this trace's eyes */
-  if (shown || (gen == ctrace__gen0 && !creator_stack)) {
+  /* One runnable when the trace first meets it is created, as in a later
+   * generation, when its start is known, rather than stated: Go's tools
+   * name a goroutine by its creation's start function, and one met in a
+   * status by the outermost frame of its first stack (_start, clone3).
+   * By its own thread only, on a P (the thread about to start it): Go's
+   * reader takes GoCreate on a P alone. */
+  bool stated = !(st == CTRACE__G_RUNNABLE && w->t->curg == g && w->p >= 0 && g->ctrace__start_pc);
+  if (shown || (gen == ctrace__gen0 && !creator_stack && stated)) {
     if (st == CTRACE__G_SYSCALL && !shown) {
       g->ctrace__lastp = w->t->tid;
       w->t->sys_g = g;

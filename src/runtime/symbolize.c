@@ -55,8 +55,10 @@ static struct {
   size_t cache_cap, cache_len;
   char **strs;        /* interned strings, open addressing, power-of-2 */
   size_t strs_cap, strs_len;
-  Dwfl_Module *used[256]; /* modules that named a pc, for CTRACE_VERBOSE */
-  size_t nused;
+  Dwfl_Module *used[256]; /* modules that named a pc, for CTRACE_VERBOSE, */
+  size_t nused;           /* in this session */
+  char *said[256];        /* the files report_sources named, since close */
+  size_t nsaid;
 } S;
 
 /* ---- loader generation --------------------------------------------------- */
@@ -368,10 +370,20 @@ static bool has_section(Elf *elf, const char *want) {
   return false;
 }
 
+/* Whether report_sources named file already (and, if not, notes it). */
+static bool said_before(const char *file) {
+  for (size_t i = 0; i < S.nsaid; i++)
+    if (strcmp(S.said[i], file) == 0) return true;
+  if (S.nsaid < sizeof S.said / sizeof S.said[0]) S.said[S.nsaid++] = strdup(file);
+  return false;
+}
+
 /* One line per module that named a pc: where its names came from. The
    choice is libdwfl's: DWARF in the file or in a separate debug file
    (build id, .gnu_debuglink), else .symtab, MiniDebugInfo
-   (.gnu_debugdata), the dynamic symbols. */
+   (.gnu_debugdata), the dynamic symbols. Before each session ends (the
+   modules are libdwfl's), once per file until close: Go's current
+   format ends a session with every generation. */
 static void report_sources(void) {
   const char *v = ctrace__getenv("CTRACE_VERBOSE");
   if (!v || !*v || strcmp(v, "0") == 0) return;
@@ -393,11 +405,14 @@ static void report_sources(void) {
       snprintf(how, sizeof how, "MiniDebugInfo (.gnu_debugdata)");
     else
       snprintf(how, sizeof how, "dynamic symbols only");
-    fprintf(stderr, "ctrace: symbols of %s: %s\n", mainfile ? mainfile : name ? name : "?", how);
+    const char *file = mainfile ? mainfile : name ? name : "?";
+    if (!said_before(file)) fprintf(stderr, "ctrace: symbols of %s: %s\n", file, how);
   }
 }
 
 static void end_session(void) {
+  report_sources();
+  S.nused = 0;
   dwfl_getmodules(S.dwfl, forget_module_cb, NULL, 0);
   dwfl_end(S.dwfl);
   S.dwfl = NULL;
@@ -668,10 +683,8 @@ void ctrace__symbolize_release(void) {
 void ctrace__symbolize_fork_child(void) { memset(&S, 0, sizeof S); }
 
 void ctrace__symbolize_close(void) {
-  if (S.dwfl != NULL) {
-    report_sources();
-    end_session();
-  }
+  if (S.dwfl != NULL) end_session();
+  for (size_t i = 0; i < S.nsaid; i++) free(S.said[i]);
   for (size_t i = 0; i < S.strs_cap; i++)
     free(S.strs[i]);
   free(S.strs);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "reader.h"
+#include "symbolize.h"
 #include "runtime/env.h"
 #include "unwind/unwind.h"
 
@@ -598,6 +599,11 @@ static int stop_locked(void) {
     for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_disarm(t);
     pthread_mutex_unlock(&threads_mu);
     if (!sealed) end_generation(s | 1, s & ~(uint64_t)1, false);
+    /* What the last generation's tables named is written: as at a
+     * classic stop, the symbolizer lets go of all it holds (and says,
+     * under CTRACE_VERBOSE, where names and unwind tables came from). */
+    ctrace__symbolize_close();
+    ctrace__unwind_report();
     if (capped_meanwhile()) rc = CTRACE_ECAPPED;
     ctrace__reader_close_and_wait(0);
     return rc || trace_gaps ? CTRACE_ECAPPED : 0;
