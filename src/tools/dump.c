@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../parse/model.h"
 #include "cmd.h"
 #include "ctrace/parse.h"
 #include "tools.h"
@@ -12,6 +13,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace dump [--strict] FILE\n"
+          "       ctrace dump --model FILE\n"
           "\n"
           "Prints every event of the trace FILE in order, one line each, exactly as\n"
           "`go tool trace -d FILE` prints them, so the two can be diffed. Reads every\n"
@@ -25,7 +27,14 @@ static void usage(FILE *f) {
           "generation, with a warning on stderr that says where it was cut (exit\n"
           "status 0); cut inside its first generation, it is an error. With\n"
           "--strict, a trace cut short is an error, as it is to Go's tool: what\n"
-          "this prints and its exit status are then Go's.\n");
+          "this prints and its exit status are then Go's.\n"
+          "\n"
+          "With --model, prints instead the classic events ctrace's analyses and\n"
+          "exports read, in the words of Go 1.19's `go tool trace -d`: a Go 1.22+\n"
+          "trace's events turned into classic ones as Go 1.23 turns them back\n"
+          "(GoCreate, GoStart, GoBlockSync, GoSysBlock, ...), so that what a\n"
+          "program did can be counted alike in every format. The adapter's own\n"
+          "markers (generation ends, status stacks) are left out.\n");
 }
 
 static int write_all(const char *p, size_t n) {
@@ -45,7 +54,40 @@ static int flush(char *buf, size_t *at) {
   return rc;
 }
 
+/* --model: the model's classic events (format 0), each line as the
+ * classic reader's; a model is read over a checked reader. */
+static int dump_model(const char *path, char *out, size_t cap) {
+  ctrace_reader *r = ctrace__tool_open(path);
+  if (!r) return 1;
+  size_t at = 0;
+  int rc = 0;
+  ctrace_event ev;
+  while (rc == 0 && ctrace__model_next(r, &ev) == 1) {
+    if (ev.format != 0) continue;
+    if (cap - at < 4096 && flush(out, &at)) rc = 1;
+    int n = ctrace_event_format(&ev, out + at, cap - at - 1);
+    if (n < 0 || (size_t)n >= cap - at - 1) continue; /* a classic line is short: never */
+    at += (size_t)n;
+    out[at++] = '\n';
+  }
+  if (flush(out, &at)) rc = 1;
+  if (rc) perror("ctrace dump: stdout");
+  if (ctrace__model_oom(r)) {
+    fprintf(stderr, "ctrace dump: %s: out of memory\n", path);
+    rc = 1;
+  }
+  ctrace_reader_close(r);
+  return rc;
+}
+
 int ctrace__cmd_dump(int argc, char **argv) {
+  enum { OUT = 1 << 20, LINE = 4096 };
+  static char out[OUT];
+  if (argc == 3 && strcmp(argv[1], "--model") == 0) {
+    argv++, argc--;
+    int rc = ctrace__tool_file_arg(argc, argv, usage);
+    return rc >= 0 ? rc : dump_model(argv[1], out, OUT);
+  }
   bool strict = argc == 3 && strcmp(argv[1], "--strict") == 0;
   if (strict) argv++, argc--;
   int rc = ctrace__tool_file_arg(argc, argv, usage);
@@ -57,8 +99,6 @@ int ctrace__cmd_dump(int argc, char **argv) {
   ctrace_parse_error err;
   /* Lines are formatted straight into one big buffer, written out when it
    * fills: stdio per line was a tenth of the time. */
-  enum { OUT = 1 << 20, LINE = 4096 };
-  static char out[OUT];
   size_t at = 0;
   rc = 0;
   ctrace_event ev;

@@ -1,6 +1,8 @@
 /* export_stacks: the stacks of a trace's events, from the reader alone,
  * for export_check.sh to hold `ctrace export` to (ctrace dump prints stack
- * ids only, as Go's -d does). One line per event with a non-empty stack:
+ * ids only, as Go's -d does). The events are the model's (src/parse/model.h):
+ * the classic events of every format, which the export is built from. One
+ * line per event with a non-empty stack:
  *
  *   TS TYPE G FUNC;FUNC;...      (leaf first, as the reader gives them;
  *                                a C++ name may hold spaces)
@@ -9,6 +11,7 @@
 #include <stdio.h>
 
 #include "ctrace/parse.h"
+#include "parse/model.h"
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -24,9 +27,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   ctrace_event ev;
-  while (ctrace_reader_next(r, &ev)) {
+  while (ctrace__model_next(r, &ev) == 1) {
     const ctrace_frame *fr;
-    size_t n = ev.stack ? ctrace_reader_stack(r, ev.stack, &fr) : 0;
+    size_t n = ev.stack && ev.format == 0 ? ctrace__model_stack(r, ev.stack, &fr) : 0;
     if (!n) continue;
     printf("%lld %s %llu ", (long long)ev.ts, ctrace_event_descs[ev.type].name, (unsigned long long)ev.g);
     for (size_t i = 0; i < n; i++) printf("%s%s", i ? ";" : "", fr[i].func ? fr[i].func : "");
