@@ -433,19 +433,32 @@ for trace in "$@"; do
         failed=$((failed + 1))
         continue
     fi
+    read_by=() skipped=()
     for v in "${!tools[@]}"; do
         name=${names[$v]}
+        # Go's current format is for Go 1.22 and later: an older Go says
+        # "unsupported trace file version" of it, by design.
+        if ! go_reads "$trace" "${minors[$v]}"; then
+            skipped+=("$name")
+            continue
+        fi
+        read_by+=("$name")
         if check_version; then
             summary+="${summary:+, }$name: $pages pages"
         else
             ok=0
         fi
     done
+    if [ "${#read_by[@]}" -eq 0 ]; then
+        echo "$prog: $trace: FAIL: none of ${names[*]} reads its format" >&2
+        ok=0
+    fi
+    notread=${skipped[*]+"; not for ${skipped[*]}, older than its format"}
     if [ "$ok" -eq 1 ]; then
         if [ "$parse_only" -eq 1 ]; then
-            echo "go_compat: $trace parsed (${names[*]})"
+            echo "go_compat: $trace parsed (${read_by[*]}$notread)"
         else
-            echo "go_compat: $trace ok ($summary)"
+            echo "go_compat: $trace ok ($summary$notread)"
         fi
     else
         failed=$((failed + 1))

@@ -22,15 +22,30 @@ unset ctrace__gp_here
 
 # go_trace_tool GO: the path of GO's `go tool trace` command. Up to Go 1.23
 # it ships in GOTOOLDIR; from Go 1.24 on it is built on first use into the
-# build cache (GOCACHE), and `go tool -n trace` builds it and says where.
+# build cache, and `go tool -n trace` builds it and says where: into
+# make check's one cache ($CTRACE_GO_WORK/gocache) when there is one, so
+# that it is built once for all the tests, else into the caller's GOCACHE.
 go_trace_tool() {
     local dir
     dir=$(GOTOOLCHAIN=local "$1" env GOTOOLDIR) || return 1
     if [ -x "$dir/trace" ]; then
         echo "$dir/trace"
+    elif [ -n "${CTRACE_GO_WORK:-}" ]; then
+        mkdir -p "$CTRACE_GO_WORK/gocache" &&
+            GOCACHE=$CTRACE_GO_WORK/gocache GOTOOLCHAIN=local GOFLAGS= "$1" tool -n trace
     else
         GOTOOLCHAIN=local GOFLAGS= "$1" tool -n trace
     fi
+}
+# go_reads TRACE GO_MINOR: whether Go 1.GO_MINOR reads TRACE: a trace of
+# Go's current format (header go 1.22 or later) only Go 1.22 and later do.
+go_reads() {
+    local head
+    head=$(head -c 16 "$1" | tr -d '\0')
+    case $head in
+    "go 1.2"[2-9]" trace" | "go 1."[3-9][0-9]" trace") [ "$2" -ge 22 ] ;;
+    *) return 0 ;;
+    esac
 }
 # Those that read Go's current format (a trace ctrace writes with
 # CTRACE_FORMAT=go1.22): all but Go 1.19.

@@ -75,10 +75,12 @@ static void usage(FILE *f) {
           "  --unwind=MODE           how stacks are walked: auto (default: frame pointers\n"
           "                          where the code keeps them, else its unwind tables),\n"
           "                          fp (frame pointers only), tables (unwind tables only)\n"
-          "  --format=FORMAT         go1.11 (default: Go's classic format, which every Go\n"
-          "                          reads) or go1.22 (Go's current format, for Go 1.22\n"
-          "                          and later: cut into self-contained generations, so\n"
-          "                          that a trace cut short keeps all but its last one);\n"
+          "  --format=FORMAT         go1.22 (default: Go's current format, which Go 1.22\n"
+          "                          and later read, cut into self-contained generations,\n"
+          "                          so that the trace of a program killed or cut short\n"
+          "                          keeps all but its last one) or go1.11 (Go's classic\n"
+          "                          format, which every Go reads, Go 1.19 and 1.21 too,\n"
+          "                          and which only a program that exits writes whole);\n"
           "                          without it, $CTRACE_FORMAT if set\n"
           "  --flight[=DURATION]     flight recorder: keep the trace in memory, at least\n"
           "                          its last DURATION (default 10s; ms, s or m), in Go's\n"
@@ -309,6 +311,12 @@ static int parse_args(int argc, char **argv, run_opts *o) {
     }
     o->format = f;
   }
+  /* Go's current format unless told: its generations are whole as they
+   * are written, so a program that dies (SIGKILL, the OOM killer, a
+   * container stopped) leaves a trace that reads up to its last one; a
+   * classic trace's stack table and clock come last, and nothing of it
+   * reads without them. */
+  if (!o->format) o->format = "go1.22";
   if ((o->flight_max_mb || o->flight_sig || o->flight_at_exit) && !o->flight_ms) {
     fprintf(stderr, "ctrace run: --flight-max, --flight-signal and --flight-at-exit go with --flight\n");
     return 2;

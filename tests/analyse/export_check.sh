@@ -90,7 +90,9 @@ export_flat() {
 check() {
     local name=$1 pid=$3 file=$4 o=$run/$1
     awk -F'|' -v p="$pid" '$1 == p' "$2" >"$o.flat"
-    "$ctrace" dump "$file" >"$o.dump"
+    # The classic events of every format: what the export is built from
+    # (ctrace run writes Go's current format).
+    "$ctrace" dump --model "$file" >"$o.dump"
     "$bindir/export_stacks" "$file" >"$o.stacks"
     local f=$o.flat d=$o.dump
 
@@ -238,7 +240,7 @@ pids() {
     for f in "$@"; do
         # The pid its process's log says (ctrace run writes it), else the
         # file name's.
-        n=$("$ctrace" dump "$f" | awk '!n && / category=ctrace.process / && match($0, / message=pid=[0-9]+/) {
+        n=$("$ctrace" dump --model "$f" | awk '!n && / category=ctrace.process / && match($0, / message=pid=[0-9]+/) {
             n = substr($0, RSTART + 13, RLENGTH - 13); print n }')
         [ -n "$n" ] || n=0
         [ "$n" != 0 ] || [[ ! ${f##*/} =~ \.pid([0-9]+)$ ]] || n=${BASH_REMATCH[1]}

@@ -157,14 +157,20 @@ for ex in threads mn_runtime; do
     check "ex_$ex" "$gen/ex_$ex.trace"
 done
 # ctrace run: condition variables (sync), a pipe and a socket (net),
-# system calls, wakeups (sched).
-for p in pingpong pipe tcp threadpool; do
-    args=()
-    [ "$p" = pingpong ] && args=(50)
-    timeout -k 5 120 "$ctrace" run -o "$gen/run_$p.trace" -- "$bindir/run_$p" ${args[@]+"${args[@]}"} \
-        >"$gen/run_$p.log" 2>&1 || { fail "run_$p" "ctrace run failed"; continue; }
-    check "run_$p" "$gen/run_$p.trace"
-done
+# system calls, wakeups (sched). In the classic format here, which Go 1.19
+# reads; in ctrace run's default, Go's current format, against Go 1.23
+# below.
+run_traces() { # FORMAT SUFFIX
+    local p args
+    for p in pingpong pipe tcp threadpool; do
+        args=()
+        [ "$p" = pingpong ] && args=(50)
+        timeout -k 5 120 "$ctrace" run --format="$1" -o "$gen/run_$p$2.trace" -- "$bindir/run_$p" \
+            ${args[@]+"${args[@]}"} >"$gen/run_$p$2.log" 2>&1 || { fail "run_$p$2" "ctrace run failed"; continue; }
+        check "run_$p$2" "$gen/run_$p$2.trace"
+    done
+}
+run_traces go1.11 ""
 # --- traces Go 1.22 and 1.23 write, against Go 1.23 ---------------------------
 # Go 1.23 computes the four profiles on its new model by its own rules
 # (cmd/trace/pprof.go), which ctrace follows on these traces only: held
@@ -238,6 +244,7 @@ if [ -x "$go123" ]; then
             fi
         done
     done
+    run_traces go1.22 -go122
     trace_tool=$saved_trace pprof_tool=$saved_pprof govers=$saved_govers
 else
     fail go1.23 "no Go 1.23 at $go123 (make test-deps)"
@@ -313,7 +320,7 @@ fi
 
 # (gotrace's work makes the four of go1.2?-nocpu certain: main blocks on
 # a channel and on the network before its peers go on.)
-for want in run_pingpong.sync run_pingpong.sched run_tcp.net ex_mn_runtime.syscall ex_threads.sync \
+for want in run_pingpong.sync run_pingpong.sched run_tcp.net run_pingpong-go122.sync run_tcp-go122.net ex_mn_runtime.syscall ex_threads.sync \
     go1.22-nocpu.{net,sync,syscall,sched} go1.23-nocpu.{net,sync,syscall,sched}; do
     if [ "${nsamples[$want]:-0}" -eq 0 ]; then
         fail "${want%.*}" "no samples in the ${want##*.} profile: nothing compared"

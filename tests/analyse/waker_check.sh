@@ -16,7 +16,7 @@
 # tell it, so such pairs' rows are held to the dump's by count, total and
 # max alone), ex_mn_runtime (a runtime on
 # the library API, whose channel peers end each other's waits), and two
-# of Go's corpus. For each, the waits are computed here from `ctrace dump`
+# of Go's corpus. For each, the waits are computed here from `ctrace dump --model`
 # alone (a block but a sleep, or a GoWaiting, up to the GoUnblock of that
 # goroutine; the waker is the unblock's g= unless it is 0 or the woken
 # one), named by the start functions of the goroutine table of `ctrace
@@ -202,7 +202,9 @@ check() {
         { fail "$name" "go tool pprof cannot read the profile"; return 1; }
     grep -q '^contentions/count delay/nanoseconds$' "$out.raw" ||
         fail "$name" "sample types are not contentions/count, delay/nanoseconds"
-    "$ctrace" dump "$file" >"$out.dump"
+    # The classic events of every format (ctrace run writes Go's current
+    # one): a wait is a GoBlock* and the GoUnblock that ends it.
+    "$ctrace" dump --model "$file" >"$out.dump"
     "$ctrace" stats --format=csv "$file" >"$out.stats.csv"
     waits "$out.dump" >"$out.waits"
     names "$out.stats.csv" >"$out.names"

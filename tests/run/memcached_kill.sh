@@ -5,8 +5,8 @@
 # Usage: tests/run/memcached_kill.sh CTRACE OUTDIR
 #
 # Debian's memcached (libevent, epoll; -t 2: a dispatcher, main, and two
-# worker threads) runs under `ctrace run` with CTRACE_FORMAT=go1.22 from
-# the environment (a generation a second), serving six clients in other
+# worker threads) runs under `ctrace run` in its default format, Go's
+# current one (a generation a second), serving six clients in other
 # processes (mcload.py: set and get, connection after connection). After
 # 1.5 s of load it is stopped (SIGSTOP, every thread: its trace file no
 # longer changes) and looked at: if the file ends inside a generation
@@ -52,7 +52,7 @@ user=()
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # No timeout(1) in between: the kill must reach memcached itself (ctrace
 # run execs it, so this is its pid).
-CTRACE_FORMAT=go1.22 "$ctrace" run -o "$t" -- memcached "${user[@]}" -l 127.0.0.1 \
+env -u CTRACE_FORMAT "$ctrace" run -o "$t" -- memcached "${user[@]}" -l 127.0.0.1 \
     -p "$port" -U 0 -t 2 >"$out/mc.out" 2>"$out/mc.err" &
 pid=$!
 # Served once (mcload waits for the port), then six clients for 1.5 s.
