@@ -330,12 +330,17 @@ case_tcp() {
     expect tcp "GoSysCall $m" -ge 401
     expect tcp "GoSysCall $s" -ge 601
     # Both ends are the process's (connect's and accept's sockets paired):
-    # the server's send ends the client's wait for the echo, at least for
-    # most rounds (0 when the connection is not paired).
+    # the server's send ends the client's wait for the echo (none when the
+    # connection is not paired). All but two: the client's first waits,
+    # in connect and the first round, end while the server still waits in
+    # its poll for the connection, with no call of the server's (two in
+    # eleven of twelve runs, in both formats). How many waits there are
+    # is the machine's: a client that finds the echo there waits not at
+    # all (3 to 201 of 200 rounds), so "most" of them would be a bet.
     local waits got
     waits=$(count tcp GoBlockNet "$m")
     got=$(linked tcp "$m" GoBlockNet)
-    [ "$((2 * got))" -ge "$waits" ] || fail "tcp: $got of the client's $waits network waits ended by the server"
+    [ "$((waits - got))" -le 2 ] || fail "tcp: $got of the client's $waits network waits ended by the server"
 }
 
 case_compute() {
