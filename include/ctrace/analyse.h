@@ -194,9 +194,11 @@ typedef enum ctrace_clock_source {
 } ctrace_clock_source;
 
 /* Who a trace is of, and when. ctrace writes a log of category
- * "ctrace.process" as each trace of `ctrace run` starts
- * (src/preload/identity.c): the process's pid, parent, host, executable and
- * command line, and CLOCK_MONOTONIC and CLOCK_REALTIME read with it. Go
+ * "ctrace.process" (src/runtime/identity.c): the process's pid, parent,
+ * host, executable and command line, and CLOCK_MONOTONIC and
+ * CLOCK_REALTIME read with it; in every generation of Go's current format
+ * (a flight recorder's snapshot holds it too), and in the classic format
+ * as a trace of `ctrace run` starts. Go
  * 1.25 and later write a clock snapshot in each generation's sync batch.
  * Either is the anchor that ties the trace's clock to the machine's; Go's
  * snapshot, taken with the trace's time in one step, wins where both are. */

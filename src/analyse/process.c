@@ -9,13 +9,14 @@
 
 #include "analyse/analyse.h"
 
-/* The log is written as the trace starts: among its first events, which
+/* The log is written as the trace (or, in Go's current format, each
+ * generation) starts: among its first events, which
  * are few (the threads' and goroutines' states) before it. Further than
  * this, a trace without one is not read through for it. */
 enum { LOG_WITHIN = 100000 };
 
 /* "pid=N ppid=N host=NAME mono_ns=N real_ns=N exe=PATH cmdline=ARGS"
- * (src/preload/identity.c) into p: false if it is not that. cmdline
+ * (src/runtime/identity.c) into p: false if it is not that. cmdline
  * comes last, for its arguments may hold anything. */
 static bool parse_log(const char *m, int64_t at, ctrace_process_info *p) {
   unsigned pid, ppid = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timeline_check.sh - traces of several processes on one timeline, each
 # named by its program and pid (the log ctrace run writes as a trace
-# starts: src/preload/identity.c).
+# starts: src/runtime/identity.c).
 #
 # Usage: tests/run/timeline_check.sh CTRACE BINDIR OUTDIR
 #
@@ -19,7 +19,13 @@
 #     JSON alike); the JSON export's metadata says the same for the
 #     timeline's ts 0 and each process; the Perfetto export's clock
 #     snapshot ties its clock (BOOTTIME 0) to REALTIME at that time
-#     (protoc --decode with tests/analyse/perfetto_min.proto).
+#     (protoc --decode with tests/analyse/perfetto_min.proto);
+#   - in Go's current format the runtime writes the log in every
+#     generation: a trace ex_threads starts through the API (CTRACE_FORMAT=
+#     go1.22) names its process, and the flight recorder's snapshot of
+#     `sleep 2.5` at its exit, which keeps its last generation only (the
+#     one the start was in ended 2 s before), is named and dated: it
+#     starts 2 s or more after the run did, and before it ended.
 # Times are read from the JSON export (jq).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
@@ -104,3 +110,24 @@ awk -v t="$start_ns" '/clock_id: 6$/ { boot = 1 } /clock_id: 1$/ { real = 1; nex
     real && /timestamp:/ { if ($2 == t && boot) ok = 1; real = 0 } END { exit !ok }' "$out/a.pb.txt" ||
     fail "the Perfetto export's clock snapshot does not tie BOOTTIME 0 to REALTIME $start_ns: $(grep -A14 clock_snapshot "$out/a.pb.txt" | head -20)"
 echo "$prog: wall-clock time: started $started, in stats, the JSON export's metadata and Perfetto's clock snapshot"
+
+# The current format: the log in every generation, whoever started the
+# trace.
+CTRACE_FORMAT=go1.22 "$bindir/ex_threads" "$out/api.trace" >/dev/null
+"$ctrace" stats "$out/api.trace" >"$out/api.stats"
+grep -q "^  process      ex_threads (pid [0-9]*, parent $$) on " "$out/api.stats" ||
+    fail "stats of a trace started through the API does not name ex_threads: $(head -3 "$out/api.stats")"
+grep -q "^  started      .* (UTC, by ctrace.process log)$" "$out/api.stats" ||
+    fail "stats of a trace started through the API does not date it: $(head -3 "$out/api.stats")"
+before=$(date +%s%N)
+"$ctrace" run --flight=200ms --flight-at-exit -o "$out/fl.trace" -- sleep 2.5
+after=$(date +%s%N)
+"$ctrace" stats "$out/fl.trace" >"$out/fl.stats"
+grep -q "^  process      sleep (pid [0-9]*, parent [0-9]*) on " "$out/fl.stats" ||
+    fail "stats of a flight recorder's snapshot does not name sleep: $(head -3 "$out/fl.stats")"
+started=$(sed -n 's/^  started      \([^ ]*\) (UTC, by ctrace.process log)$/\1/p' "$out/fl.stats")
+[ -n "$started" ] || fail "stats of a flight recorder's snapshot does not date it: $(head -3 "$out/fl.stats")"
+start_ns=$(( $(date -u -d "$started" +%s) * 1000000000 + 10#$(echo "$started" | sed 's/.*\.\([0-9]*\)Z$/\1/') ))
+[ "$start_ns" -ge $((before + 2000000000)) ] && [ "$start_ns" -le "$after" ] ||
+    fail "the snapshot starts at $started, not 2 s or more after the run began ($before ns) and before it ended ($after)"
+echo "$prog: the current format: a trace started through the API and a flight recorder's last generation name and date their process"
