@@ -12,7 +12,7 @@ BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler jq gdb \
   python3 libc6-dbg xz-utils rustc postgresql sqlite3 rsync redis-server memcached zstd \
-  netcat-openbsd openssl perl make git bsdutils nodejs
+  netcat-openbsd openssl perl make git bsdutils nodejs nginx-light
 BENCH_PKGS := $(BUILD_PKGS) libunwind-dev time golang-go bookworm-backports/golang-1.23-go \
   libpython3.11 rustc postgresql git
 JOBS ?= $(shell nproc)

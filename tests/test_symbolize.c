@@ -149,8 +149,8 @@ static void test_versioned(void **state) {
 }
 
 /* C++ names are demangled by the process's own __cxa_demangle (main
-   loads libstdc++), Rust's legacy names by their own rules; anything
-   else, or what does not fit, is left as it is. */
+   loads libstdc++), Rust's legacy and v0 names by their own rules;
+   anything else, or what does not fit, is left as it is. */
 static void test_demangle(void **state) {
   static const struct {
     const char *in, *out;
@@ -169,6 +169,35 @@ static void test_demangle(void **state) {
       {"main", "main"},
       {"_Zbroken", "_Zbroken"},
       {"_ZN3foo3barE", "foo::bar"},
+      /* Rust v0 (RFC 2603): names rustc 1.95 made, and made by hand for
+         what it did not; each as binutils' c++filt prints it, less the
+         crate hashes and the types it adds after constants. */
+      {"_RNvCsfq2Zq5gqAK1_2v04main", "v0::main"},
+      {"_RNvMCsfq2Zq5gqAK1_2v0INtB2_5QueuemE5relayB2_", "<v0::Queue<u32>>::relay"},
+      {"_RNvXs1g_NtCsgEmfK2I1SDS_4core3fmtRDNtB6_5DebugEL_Bx_3fmtB8_",
+       "<&dyn core::fmt::Debug as core::fmt::Debug>::fmt"},
+      {"_RINvNtNtCsjrHSEGnQ3l9_3std6thread9lifecycle15spawn_uncheckedNCNvCsfq2Zq5gqAK1_2v04main0uEB10_",
+       "std::thread::lifecycle::spawn_unchecked::<v0::main::{closure#0}, ()>"},
+      {"_RNCNvCs_3foo4main0B3_", "foo::main::{closure#0}"},
+      {"_RNvXCs_3fooNtB2_2SqNtB2_5Shape4area", "<foo::Sq as foo::Shape>::area"},
+      {"_RINvCs_3foo3barFlEmE", "foo::bar::<fn(i32) -> u32>"},
+      {"_RINvCs_3foo3barAhj4_ThcEKj1f_E", "foo::bar::<[u8; 4], (u8, char), 31>"},
+      {"_RINvCs_3foo3barRL_eQSlPhOuFUKCEuDNtCs_3foo5ShapeEL_E",
+       "foo::bar::<&str, &mut [i32], *const u8, *mut (), unsafe extern \"C\" fn(), dyn foo::Shape>"},
+      {"_RINvCs_3foo3barFG_RL0_hEuE", "foo::bar::<for<'a> fn(&'a u8)>"},
+      {"_RINvCs_3foo3barDINtNtNtCs_4core3ops8function6FnOnceTEEp6OutputuEL_E",
+       "foo::bar::<dyn core::ops::function::FnOnce<(), Output = ()>>"},
+      {"_RINvCs_3foo3barKb1_Kc61_Kan5_E", "foo::bar::<true, 'a', -5>"},
+      {"_RINvCs_3foo3barTlEE", "foo::bar::<(i32,)>"},
+      {"_RNvNtCs_3foo1a1b.llvm.123", "foo::a::b"},
+      /* Left as they are: punycode, a version, a back-reference forward
+         or to itself, a cut name, a constant past 64 bits. */
+      {"_RNvCs_3foou3bar", "_RNvCs_3foou3bar"},
+      {"_R5foo", "_R5foo"},
+      {"_RNvB9_3foo", "_RNvB9_3foo"},
+      {"_RB_", "_RB_"},
+      {"_RNvCs_3foo3ba", "_RNvCs_3foo3ba"},
+      {"_RINvCs_3foo3barKm1234567890abcdef0_E", "_RINvCs_3foo3barKm1234567890abcdef0_E"},
   };
   char buf[256];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -176,6 +205,7 @@ static void test_demangle(void **state) {
   char tiny[8];
   assert_string_equal(ctrace__demangle("_ZN4shop5Queue5relayEi", tiny, sizeof tiny), "_ZN4shop5Queue5relayEi");
   assert_string_equal(ctrace__demangle(cases[2].in, tiny, sizeof tiny), cases[2].in);
+  assert_string_equal(ctrace__demangle("_RNvCsfq2Zq5gqAK1_2v04main", tiny, sizeof tiny), "_RNvCsfq2Zq5gqAK1_2v04main");
 }
 
 /* Closing frees everything (the sanitizer build checks for leaks) and a

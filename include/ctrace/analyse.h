@@ -184,6 +184,58 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
                        char *err, size_t errlen);
 void ctrace_stats_free(ctrace_stats *s);
 
+/* ---- the process and its clock ------------------------------------------- */
+
+/* Where a trace's anchor (below) comes from. */
+typedef enum ctrace_clock_source {
+  CTRACE_CLOCK_NONE,        /* none: the trace cannot be dated or placed */
+  CTRACE_CLOCK_PROCESS_LOG, /* ctrace's log "ctrace.process" */
+  CTRACE_CLOCK_GO,          /* Go's clock snapshot (go 1.25+ traces: ctrace_reader_clock) */
+} ctrace_clock_source;
+
+/* Who a trace is of, and when. ctrace writes a log of category
+ * "ctrace.process" (src/runtime/identity.c): the process's pid, parent,
+ * host, executable and command line, and CLOCK_MONOTONIC and
+ * CLOCK_REALTIME read with it; in every generation of Go's current format
+ * (a flight recorder's snapshot holds it too), and in the classic format
+ * as a trace of `ctrace run` starts. Go
+ * 1.25 and later write a clock snapshot in each generation's sync batch.
+ * Either is the anchor that ties the trace's clock to the machine's; Go's
+ * snapshot, taken with the trace's time in one step, wins where both are. */
+typedef struct ctrace_process_info {
+  int known;          /* 1: the log names the process (pid to cmdline) */
+  uint32_t pid, ppid;
+  char program[64];   /* the executable's file name */
+  char host[64];
+  char cmdline[256];  /* its arguments joined by spaces, cut to fit */
+  ctrace_clock_source clock; /* the anchor's source; NONE: none, and the rest is 0 */
+  /* The anchor: the trace's time then, in ns since its first event (the
+   * time the exporters and the analyses count in), and what CLOCK_MONOTONIC
+   * and CLOCK_REALTIME (ns since 1970-01-01 UTC) read at that time. */
+  int64_t clock_ts;
+  uint64_t mono_ns;
+  int64_t real_ns;
+  /* CLOCK_REALTIME at the trace's first event: real_ns - clock_ts. */
+  int64_t start_real_ns;
+} ctrace_process_info;
+
+/* Reads what a checked reader's trace says of its process and clock (the
+ * log among its first 100000 events; the reader is rewound, and left so).
+ * 1 if it says either, 0 if neither (*p zeroed). */
+int ctrace_process_read(ctrace_reader *r, ctrace_process_info *p);
+
+/* Several traces on one timeline: offsets[i] is where trace i's first
+ * event falls, in ns after the earliest trace's first event, by their
+ * anchors: by CLOCK_MONOTONIC, or by CLOCK_REALTIME where the logs name
+ * different hosts (a monotonic clock is the machine's own). Returns how
+ * many traces have no anchor; unless none, every offset is 0 (each trace
+ * from 0, as with no offsets at all). */
+size_t ctrace_process_place(const ctrace_process_info *p, size_t n, int64_t *offsets);
+
+/* A wall-clock time (ns since 1970-01-01 UTC) as "2026-11-26T13:15:02.123456789Z"
+ * into buf (32 bytes suffice). Returns buf. */
+char *ctrace_format_utc(int64_t real_ns, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,11 @@ typedef struct ctrace_export_trace {
  * a track per P, GC and stop-the-world slices, a track per user task with
  * its logs, counters of goroutines by state, threads and the heap, flows
  * from creator to created and from waker to woken, and the stacks of
- * creations, blocks and system calls. docs/analyse.md lists it all. 0, or a negative code (ctrace/error.h)
+ * creations, blocks and system calls. docs/analyse.md lists it all.
+ * Where a trace holds a clock anchor (ctrace_process_read in
+ * ctrace/analyse.h), the first that does dates the timeline: Perfetto's
+ * clock snapshot ties it to REALTIME, the JSON's "metadata" says when its
+ * ts 0 and each process's trace began (UTC). 0, or a negative code (ctrace/error.h)
  * with a message in err: CTRACE_ENOMEM, or the system's -errno where
  * writing out failed (the output is then incomplete). */
 int ctrace_export(const ctrace_export_trace *traces, size_t n, ctrace_export_format format, FILE *out,
@@ -62,8 +66,8 @@ typedef struct ctrace_export_options {
    * for progress; NULL when unknown. */
   const int64_t *durations;
   /* Each trace's place on one timeline, added to its times (ns): traces
-   * of several processes put side by side by their clocks (ctrace
-   * export places those of ctrace run by the clock each holds). NULL:
+   * of several processes put side by side by their clocks
+   * (ctrace_process_place in ctrace/analyse.h gives them). NULL:
    * each trace's first event at 0. A window (from_ns, to_ns) is then on
    * that timeline. */
   const int64_t *offsets_ns;

@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "ctrace/analyse.h"
 
 #include "ctrace/export.h"
 #include "export/model.h"
@@ -41,6 +44,20 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
     snprintf(err, errlen, "out of memory");
     return CTRACE_ENOMEM;
   }
+  /* Each trace's wall-clock time at its first event, where it holds an
+   * anchor; the first that does dates the timeline (its 0). */
+  int64_t *real = calloc(n ? n : 1, sizeof *real), wall0 = 0;
+  if (!real) {
+    e->free(e);
+    snprintf(err, errlen, "out of memory");
+    return CTRACE_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    ctrace_process_info pi;
+    ctrace_process_read(traces[i].reader, &pi);
+    real[i] = pi.start_real_ns;
+    if (real[i] && !wall0) wall0 = real[i] - (opt->offsets_ns ? opt->offsets_ns[i] : 0);
+  }
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0 && !res->over; i++) {
     prog pg = {opt, i};
@@ -48,7 +65,8 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
                    .pid = traces[i].pid ? traces[i].pid : (uint32_t)i + 1, .index = (uint32_t)i,
                    .count = (uint32_t)n, .progress = opt->progress ? progress : NULL, .progress_arg = &pg,
                    .duration = opt->durations ? opt->durations[i] : 0, .gen_from = opt->gen_from,
-                   .gen_to = opt->gen_to, .offset = opt->offsets_ns ? opt->offsets_ns[i] : 0};
+                   .gen_to = opt->gen_to, .offset = opt->offsets_ns ? opt->offsets_ns[i] : 0,
+                   .start_real_ns = real[i], .wall0_ns = wall0};
     rc = ctrace__ex_walk(&s, e, err, errlen) ? CTRACE_ENOMEM : 0; /* what a walk fails on */
     if (windowed && ctrace__ex_window_over(e, &res->reached_ns)) res->over = 1, res->over_trace = i;
   }
@@ -64,6 +82,7 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
     rc = code;
   }
   e->free(e);
+  free(real);
   return rc;
 }
 

@@ -13,11 +13,15 @@
  * with "id2"), flows "s"/"f" with the end bound to the enclosing slice.
  * Stacks are args: "stack", the function names, leaf first, as ctrace dump
  * and Go print them. Times are microseconds with three decimals: the
- * trace's nanoseconds, exactly. */
+ * trace's nanoseconds, exactly. Where the traces are dated
+ * (ctrace_process_read), a "metadata" member after the events says when on
+ * the wall clock (UTC) the timeline's ts 0 was and each process's trace
+ * began: the format has no clock of its own to tie. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrace/analyse.h"
 #include "analyse/pb.h"
 #include "analyse/analyse.h"
 #include "export/model.h"
@@ -29,6 +33,10 @@ typedef struct js {
   const ex_source *s;
   pbuf b; /* what is not yet written */
   bool any;
+  /* The metadata written last: each process's pid and wall-clock time at
+   * its first event (where known), and the timeline's at its 0. */
+  pbuf meta;
+  int64_t wall0;
 } js;
 
 /* A string literal, its length known at compile time. */
@@ -246,22 +254,55 @@ static void js_rec(ex_enc *e, const ex_rec *r) {
   drain(j, false);
 }
 
+/* A wall-clock time as "KEY_utc":"...","KEY_unix_ns":N into the metadata. */
+static void wall(js *j, const char *key, int64_t real) {
+  char utc[48], m[200];
+  int n = snprintf(m, sizeof m, "\"%s_utc\":\"%s\",\"%s_unix_ns\":%lld", key,
+                   ctrace_format_utc(real, utc, sizeof utc), key, (long long)real);
+  pb_put(&j->meta, m, (size_t)n);
+}
+
 static void js_begin(ex_enc *e, const ex_source *s) {
   js *j = (js *)e;
   if (!j->s) lit(j, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   j->s = s;
+  if (s->wall0_ns) j->wall0 = s->wall0_ns;
+  if (!s->start_real_ns) return;
+  char pid[32];
+  int n = snprintf(pid, sizeof pid, "{\"pid\":%u,", s->pid);
+  if (j->meta.len) pb_put(&j->meta, ",", 1);
+  pb_put(&j->meta, pid, (size_t)n);
+  wall(j, "start", s->start_real_ns);
+  pb_put(&j->meta, "}", 1);
 }
 
+/* The metadata, after the events (an object's members have no order):
+ * when the timeline's 0 was on the wall clock, and when each process's
+ * trace began, for the viewers that show times of day and for readers. */
 static void js_finish(ex_enc *e) {
   js *j = (js *)e;
   if (!j->s) lit(j, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  lit(j, "\n]}\n");
+  lit(j, "\n]");
+  if (j->wall0) {
+    lit(j, ",\"metadata\":{");
+    pbuf procs = j->meta;
+    j->meta = (pbuf){0};
+    wall(j, "ts0", j->wall0);
+    pb_put(&j->b, j->meta.b, j->meta.len);
+    lit(j, ",\"processes\":[");
+    pb_put(&j->b, procs.b, procs.len);
+    lit(j, "]}");
+    if (procs.oom || j->meta.oom) j->e.oom = true;
+    free(procs.b);
+  }
+  lit(j, "}\n");
   drain(j, true);
 }
 
 static void js_free(ex_enc *e) {
   js *j = (js *)e;
   free(j->b.b);
+  free(j->meta.b);
   free(j);
 }
 

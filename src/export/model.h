@@ -71,6 +71,10 @@ typedef struct ex_source {
    * moves the window of e (window) to their times as it meets them. */
   uint64_t gen_from, gen_to;
   int64_t offset; /* added to every time (ctrace_export_options.offsets_ns) */
+  /* CLOCK_REALTIME (ns since 1970 UTC) at the trace's first event, and at
+   * the timeline's 0 (the same for every trace of the export); 0 unknown
+   * (ctrace_process_read). */
+  int64_t start_real_ns, wall0_ns;
 } ex_source;
 
 /* An encoder: the walk calls begin for each trace, then rec for each of

@@ -13,7 +13,9 @@
  *
  * Each trace is a packet sequence of its own (trusted_packet_sequence_id =
  * its position + 1), whose first packet clears incremental state and sets
- * the sequence's defaults (its clock, the counter tracks of extra values);
+ * the sequence's defaults (its clock, the counter tracks of extra values),
+ * and whose clock snapshot ties that clock to BOOTTIME, the timeline, and
+ * to REALTIME where the traces are dated;
  * what is interned is the sequence's own, as the trace's stack ids are. A
  * track event is held until the next record (the counters of its time may
  * join it), the rest framed as they are made. Interned, in the packet of
@@ -39,7 +41,7 @@ enum {
   PACKET_TIMESTAMP_CLOCK_ID = 58, PACKET_DEFAULTS = 59,
   DEFAULTS_TIMESTAMP_CLOCK_ID = 58, DEFAULTS_TRACK_EVENT = 11, TED_EXTRA_COUNTER_TRACK_UUIDS = 31,
   CS_CLOCKS = 1, CLOCK_ID = 1, CLOCK_TIMESTAMP = 2, CLOCK_INCREMENTAL = 3, CLOCK_UNIT_NS = 4,
-  CLOCK_BOOTTIME = 6, CLOCK_SEQ = 64, /* 64-127: the sequence's own clocks */
+  CLOCK_REALTIME = 1, CLOCK_BOOTTIME = 6, CLOCK_SEQ = 64, /* 64-127: the sequence's own clocks */
   TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT_UUID = 5, TD_COUNTER = 8,
   PD_PID = 1, PD_PROCESS_NAME = 6,
   THD_PID = 1, THD_TID = 2, THD_THREAD_NAME = 5,
@@ -468,6 +470,14 @@ static void pf_begin(ex_enc *e, const ex_source *s) {
   pb_uint(&clk, CLOCK_INCREMENTAL, 1);
   pb_uint(&clk, CLOCK_UNIT_NS, (uint64_t)p->unit);
   pb_msg(&p->sub, CS_CLOCKS, &clk);
+  /* And the wall clock, where the traces hold an anchor
+   * (ctrace_process_read): the UI then shows times of day. One mapping for
+   * every sequence, the timeline's, so that they agree. */
+  if (s->wall0_ns > 0) {
+    pb_uint(&clk, CLOCK_ID, CLOCK_REALTIME);
+    pb_uint(&clk, CLOCK_TIMESTAMP, (uint64_t)s->wall0_ns);
+    pb_msg(&p->sub, CS_CLOCKS, &clk);
+  }
   if (clk.oom) p->e.oom = true;
   free(clk.b);
   pb_msg(&p->pkt, PACKET_CLOCK_SNAPSHOT, &p->sub);

@@ -9,8 +9,8 @@
  *
  * Rust's legacy mangling is Itanium-shaped (_ZN...E) but is not C++: its
  * last element is a hash (h + 16 hex digits) and its identifiers hold
- * escapes ($LT$, $u7b$, ..), so it is read here, by its own rules. Rust's
- * v0 mangling (_R) is not read yet; such names stay as they are. */
+ * escapes ($LT$, $u7b$, ..), so it is read here, by its own rules, as is
+ * Rust's v0 mangling (_R...: demangle_v0.c). */
 #include "runtime/symbolize.h"
 
 #include <dlfcn.h>
@@ -102,6 +102,7 @@ static bool rust_legacy(const char *name, char *out, size_t cap) {
 }
 
 const char *ctrace__demangle(const char *name, char *out, size_t cap) {
+  if (name && name[0] == '_' && name[1] == 'R') return ctrace__demangle_rust_v0(name, out, cap) ? out : name;
   if (!name || name[0] != '_' || name[1] != 'Z' || cap == 0) return name;
   if (strncmp(name, "_ZN", 3) == 0 && rust_legacy(name, out, cap)) return out;
   static cxa_demangle_fn *cxa;

@@ -160,7 +160,8 @@ static void show_procs(ctrace__w *w, int64_t procs, int64_t above, uint64_t stac
 /* Go's reader takes GOMAXPROCS only from a G on a P: in the generation
  * format it is written by the first G that runs in each generation (Go's
  * MMU page panics on a trace without one; Go writes it as each
- * generation starts), and raised as in proc_open. */
+ * generation starts), and raised as in proc_open. The process's log
+ * (identity.c) goes with it: once a generation, off the hot path. */
 static _Atomic uint64_t procs_gen;
 
 void ctrace__gen_procs(ctrace__w *w) {
@@ -168,6 +169,7 @@ void ctrace__gen_procs(ctrace__w *w) {
   if (seen != gen && atomic_compare_exchange_strong(&procs_gen, &seen, gen)) {
     show_procs(w, w->p + 1, -1, 0);
     ctrace__gap_log(w);
+    ctrace__identity_log(w);
   } else if (w->p >= __atomic_load_n(&shown_procs, __ATOMIC_RELAXED))
     show_procs(w, 0, w->p, 0);
 }

@@ -674,6 +674,13 @@ void ctrace__gen_reset(uint64_t gen0) CTRACE__HIDDEN;
 /* The log of ctrace__gap_note, if one is due: by the first G on a P of a
  * generation. */
 void ctrace__gap_log(ctrace__w *w) CTRACE__HIDDEN;
+/* The process's log (identity.c): what does not change, read as a trace
+ * starts, outside any write section; the log through w, by the first G
+ * on a P of each generation; and, in the classic format, the log from
+ * the calling thread, once the trace is on. */
+void ctrace__identity_init(void) CTRACE__HIDDEN;
+void ctrace__identity_log(ctrace__w *w) CTRACE__HIDDEN;
+void ctrace__identity_note(void) CTRACE__HIDDEN;
 uint64_t ctrace__reason_id(ctrace__w *w, int reason) CTRACE__HIDDEN;
 /* ProcStart of p through w (ProcStatus first, once per generation). */
 uint64_t ctrace__gen_proc_start(ctrace__w *w, int64_t p) CTRACE__HIDDEN;

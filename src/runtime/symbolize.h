@@ -53,10 +53,15 @@ void ctrace__symbolize_close(void);
 void ctrace__symbolize_fork_child(void);
 
 /* name demangled (C++ by the process's own __cxa_demangle, Rust's legacy
-   mangling by its rules: demangle.c) into out (cap bytes), or name itself
-   when it is no mangled name, cannot be read, or does not fit. */
+   and v0 manglings by their rules: demangle.c, demangle_v0.c) into out
+   (cap bytes), or name itself when it is no mangled name, cannot be read,
+   or does not fit. */
+#include <stdbool.h>
 #include <stddef.h>
 const char *ctrace__demangle(const char *name, char *out, size_t cap);
+/* A Rust v0 name (_R...) demangled into out (demangle_v0.c): false, and
+ * out not to be used, if it is not one this reads or does not fit. */
+bool ctrace__demangle_rust_v0(const char *name, char *out, size_t cap);
 
 /* Dwfl find_debuginfo callback (debugfile.c): build id, then
    .gnu_debuglink in local directories; never the network. */

@@ -348,6 +348,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   trace_writer = writer;
   ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
+  ctrace__identity_init();
   if (ctrace__genfmt())
     ctrace__gen_reset(gen);
   else

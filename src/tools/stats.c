@@ -11,7 +11,9 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace stats [--format=table|csv|json] TRACE\n"
           "\n"
-          "Prints the numbers of the trace TRACE: a summary (duration, events,\n"
+          "Prints the numbers of the trace TRACE: a summary (the process and when\n"
+          "the trace started, in UTC, where the trace says: ctrace run's and Go\n"
+          "1.25+'s do; duration, events,\n"
           "goroutines, Ps, threads, GC cycles and stop-the-world pauses); goroutines\n"
           "grouped by thread name (where the trace names threads) and start function,\n"
           "with their execution, scheduling wait, syscall,\n"
@@ -82,13 +84,21 @@ static const char *party(char *buf, size_t n, const char *thread, const char *fn
   return buf;
 }
 
+/* Where the wall-clock time comes from, as stats says it. */
+static const char *clock_source(const ctrace_process_info *p) {
+  return p->clock == CTRACE_CLOCK_GO ? "Go's clock snapshot" : "ctrace.process log";
+}
+
 static void ms(FILE *f, int64_t ns) { fprintf(f, " %12.3f", (double)ns / 1e6); }
 
-static void table(const ctrace_stats *s, const ctrace__tool_proc *p) {
+static void table(const ctrace_stats *s, const ctrace_process_info *p) {
   const ctrace_trace_info *in = &s->info;
   printf("Summary\n");
-  if (p->found)
+  if (p->known)
     printf("  process      %s (pid %u, parent %u) on %s: %s\n", p->program, p->pid, p->ppid, p->host, p->cmdline);
+  char utc[48];
+  if (p->start_real_ns)
+    printf("  started      %s (UTC, by %s)\n", ctrace_format_utc(p->start_real_ns, utc, sizeof utc), clock_source(p));
   printf("  duration     %.3f ms\n", (double)in->duration_ns / 1e6);
   printf("  events       %" PRIu64 "\n", in->events);
   printf("  goroutines   %" PRIu64 "\n", in->goroutines);
@@ -266,18 +276,22 @@ static void jtimes(const ctrace_gtimes *t) {
   printf("}, \"other_ns\": %" PRId64, t->unknown);
 }
 
-static void json(const ctrace_stats *s, const ctrace__tool_proc *p) {
+static void json(const ctrace_stats *s, const ctrace_process_info *p) {
   const ctrace_trace_info *in = &s->info;
-  if (p->found) {
-    printf("{\n  \"process\": {\"pid\": %u, \"ppid\": %u, \"host\": ", p->pid, p->ppid);
+  printf("{\n");
+  if (p->start_real_ns) {
+    char utc[48];
+    printf("  \"start\": {\"utc\": \"%s\", \"unix_ns\": %" PRId64 ", \"clock\": \"%s\"},\n",
+           ctrace_format_utc(p->start_real_ns, utc, sizeof utc), p->start_real_ns, clock_source(p));
+  }
+  if (p->known) {
+    printf("  \"process\": {\"pid\": %u, \"ppid\": %u, \"host\": ", p->pid, p->ppid);
     qstr(stdout, p->host, JSON);
     printf(", \"program\": ");
     qstr(stdout, p->program, JSON);
     printf(", \"cmdline\": ");
     qstr(stdout, p->cmdline, JSON);
     printf("},\n");
-  } else {
-    printf("{\n");
   }
   printf("  \"summary\": {\"duration_ns\": %" PRId64 ", \"events\": %" PRIu64
          ", \"goroutines\": %" PRIu64 ", \"procs\": %" PRIu64 ", \"threads\": %" PRIu64
@@ -390,8 +404,8 @@ int ctrace__cmd_stats(int argc, char **argv) {
   ctrace_stats *s;
   char err[256];
   int rc = 0;
-  ctrace__tool_proc proc;
-  ctrace__tool_process(r, &proc);
+  ctrace_process_info proc;
+  ctrace_process_read(r, &proc);
   if (ctrace_stats_build(r, &info, &s, err, sizeof err)) {
     fprintf(stderr, "ctrace stats: %s: %s\n", trace, err);
     rc = 1;

@@ -1,6 +1,6 @@
 /* Opening a trace for the subcommands, with progress on a terminal. */
 #include "tools.h"
-#include "parse/model.h"
+#include "ctrace/analyse.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -170,43 +170,6 @@ static bool pid_used(const ctrace_export_trace *t, size_t n, uint32_t pid) {
   return false;
 }
 
-/* Its first "ctrace.process" log, among its first events. */
-static void read_note(ctrace_reader *r, ctrace__tool_proc *pn) {
-  *pn = (ctrace__tool_proc){0};
-  ctrace_event ev;
-  ctrace__model_rewind(r);
-  for (int k = 0; k < 100000 && ctrace__model_next(r, &ev); k++) {
-    if (ev.format != 0 || ev.type != CTRACE_EV_UserLog || !ev.sargs[0] || !ev.sargs[1] ||
-        strcmp(ev.sargs[0], "ctrace.process") != 0)
-      continue;
-    const char *m = ev.sargs[1], *mono = strstr(m, " mono_ns="), *exe = strstr(m, " exe=");
-    unsigned pid, ppid = 0;
-    unsigned long long ns;
-    if (sscanf(m, "pid=%u ppid=%u", &pid, &ppid) >= 1 && mono && sscanf(mono, " mono_ns=%llu", &ns) == 1) {
-      *pn = (ctrace__tool_proc){.found = true, .pid = pid, .ppid = ppid, .mono_ns = ns, .at = ev.ts};
-      const char *host = strstr(m, " host="), *args = strstr(m, " cmdline=");
-      if (host) snprintf(pn->host, sizeof pn->host, "%.*s", (int)strcspn(host + 6, " "), host + 6);
-      if (args) snprintf(pn->cmdline, sizeof pn->cmdline, "%s", args + 9);
-      if (exe) {
-        exe += 5;
-        const char *end = strstr(exe, " cmdline="), *base = exe;
-        size_t len = end ? (size_t)(end - exe) : strlen(exe);
-        for (size_t i = 0; i < len; i++)
-          if (exe[i] == '/') base = exe + i + 1;
-        len -= (size_t)(base - exe);
-        snprintf(pn->program, sizeof pn->program, "%.*s", (int)len, base);
-      }
-    }
-    break;
-  }
-  ctrace__model_rewind(r);
-}
-
-bool ctrace__tool_process(ctrace_reader *r, ctrace__tool_proc *p) {
-  read_note(r, p);
-  return p->found;
-}
-
 /* The names export_open makes ("redis-server (pid 7)"), freed by close. */
 static char **names_made;
 static size_t names_n;
@@ -221,31 +184,21 @@ static const char *name_made(const char *program, uint32_t pid) {
   return names_made[names_n++];
 }
 
-/* Several traces on one timeline: by the clock each holds, if all hold
+/* Several traces on one timeline: by the anchor each holds, if all hold
  * one (offsets: where each trace's time 0 falls, from the earliest);
  * else each from 0, as before, said. */
-static void place(const char *cmd, const char **files, size_t n, const ctrace__tool_proc *notes,
+static void place(const char *cmd, const char **files, size_t n, const ctrace_process_info *notes,
                   int64_t *offsets) {
-  size_t without = 0;
-  for (size_t i = 0; i < n; i++) without += !notes[i].found;
-  if (without) {
-    for (size_t i = 0; i < n; i++)
-      if (!notes[i].found)
-        fprintf(stderr, "ctrace %s: warning: %s holds no clock to place it by (ctrace run writes one):"
-                        " each trace starts at 0, not aligned with the others\n", cmd, files[i]);
-    return;
-  }
-  int64_t first = INT64_MAX;
-  for (size_t i = 0; i < n; i++) {
-    offsets[i] = (int64_t)notes[i].mono_ns - notes[i].at;
-    if (offsets[i] < first) first = offsets[i];
-  }
-  for (size_t i = 0; i < n; i++) offsets[i] -= first;
+  if (!ctrace_process_place(notes, n, offsets)) return;
+  for (size_t i = 0; i < n; i++)
+    if (!notes[i].clock)
+      fprintf(stderr, "ctrace %s: warning: %s holds no clock to place it by (ctrace run writes one, Go 1.25+"
+                      " too): each trace starts at 0, not aligned with the others\n", cmd, files[i]);
 }
 
 bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
                               int64_t *durations, uint64_t *gens, int64_t *offsets) {
-  ctrace__tool_proc *notes = calloc(n ? n : 1, sizeof *notes);
+  ctrace_process_info *notes = calloc(n ? n : 1, sizeof *notes);
   if (!notes) {
     fprintf(stderr, "ctrace %s: out of memory\n", cmd);
     return false;
@@ -261,11 +214,11 @@ bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctr
     }
     if (durations) durations[i] = info.duration_ns;
     if (gens) gens[i] = info.generations;
-    read_note(t[i].reader, &notes[i]);
-    uint32_t pid = notes[i].found ? notes[i].pid : pid_of(t[i].name);
+    ctrace_process_read(t[i].reader, &notes[i]);
+    uint32_t pid = notes[i].known ? notes[i].pid : pid_of(t[i].name);
     t[i].pid = pid && !pid_used(t, i, pid) ? pid : 0;
     const char *made;
-    if (notes[i].found && notes[i].program[0] && (made = name_made(notes[i].program, notes[i].pid)))
+    if (notes[i].known && notes[i].program[0] && (made = name_made(notes[i].program, notes[i].pid)))
       t[i].name = made;
   }
   if (ok) {

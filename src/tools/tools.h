@@ -56,8 +56,8 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
 
 /* The n traces of an export (ctrace export, ctrace view), files[i] into
  * t[i] (zeroed): each opened and checked, and named by its program and
- * pid ("redis-server (pid 7)") where its process's log says them (ctrace
- * run writes it: src/preload/identity.c), else after its file, with pid N
+ * pid ("redis-server (pid 7)") where its process's log says them
+ * (ctrace_process_read), else after its file, with pid N
  * when the name ends in ".pid<N>" (ctrace run -f's), else the first
  * number no other trace has. Every trace is read through here, before
  * anything is written: false, with the reader's message said (its byte
@@ -66,8 +66,8 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
  * wanted) get each trace's duration (first to last event, in ns) and
  * generations (0 for a classic trace); offsets (NULL: not wanted, else
  * zeroed) where each trace's time 0 falls on one timeline, when there are
- * several and each holds its clock (the same log: CLOCK_MONOTONIC at its
- * time), else all 0, with a warning for each trace without. */
+ * several and each holds an anchor (ctrace_process_place), else all 0,
+ * with a warning for each trace without. */
 bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
                               int64_t *durations, uint64_t *gens, int64_t *offsets);
 void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
@@ -94,21 +94,6 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
 int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int64_t duration);
 int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const char **files,
                            const uint64_t *gens, size_t n);
-/* What a trace ctrace run wrote says of its process
- * (src/preload/identity.c): its pid, parent, host, program (the file's
- * name), command line, and the CLOCK_MONOTONIC time (mono_ns) of the
- * log's time in the trace (at). */
-typedef struct ctrace__tool_proc {
-  bool found;
-  uint32_t pid, ppid;
-  uint64_t mono_ns;
-  int64_t at;
-  char program[64], host[64], cmdline[256];
-} ctrace__tool_proc;
-/* Reads it from r (an analysed reader, left rewound): false if the trace
- * has none. */
-bool ctrace__tool_process(ctrace_reader *r, ctrace__tool_proc *p);
-
 /* export's and view's start: the traces opened (ctrace__tool_export_open)
  * and the window held to them. 0 with *longest the end of the latest
  * trace on their timeline (offsets, zeroed: ctrace__tool_export_open), or

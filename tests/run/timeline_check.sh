@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timeline_check.sh - traces of several processes on one timeline, each
 # named by its program and pid (the log ctrace run writes as a trace
-# starts: src/preload/identity.c).
+# starts: src/runtime/identity.c).
 #
 # Usage: tests/run/timeline_check.sh CTRACE BINDIR OUTDIR
 #
@@ -13,7 +13,19 @@
 #   - two programs traced one after the other: the second's first event
 #     comes after the first's last;
 #   - a trace without that log (ex_threads writes its own) beside one
-#     with: a warning names it, and each is placed as when exported alone.
+#     with: a warning names it, and each is placed as when exported alone;
+#   - wall-clock time: ctrace stats says when the trace started, in UTC,
+#     between the times `date` read before and after the run (table and
+#     JSON alike); the JSON export's metadata says the same for the
+#     timeline's ts 0 and each process; the Perfetto export's clock
+#     snapshot ties its clock (BOOTTIME 0) to REALTIME at that time
+#     (protoc --decode with tests/analyse/perfetto_min.proto);
+#   - in Go's current format the runtime writes the log in every
+#     generation: a trace ex_threads starts through the API (CTRACE_FORMAT=
+#     go1.22) names its process, and the flight recorder's snapshot of
+#     `sleep 2.5` at its exit, which keeps its last generation only (the
+#     one the start was in ended 2 s before), is named and dated: it
+#     starts 2 s or more after the run did, and before it ended.
 # Times are read from the JSON export (jq).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
@@ -52,7 +64,9 @@ ppid=$(awk -F'\t' -v c="$cpid" '$1 != c { print $1 }' "$out/f.spans")
     fail "stats of the child does not say run_forklate (pid $cpid, parent $ppid): $("$ctrace" stats "$child" | head -3)"
 
 # Two programs, one after the other.
+before=$(date +%s%N)
 "$ctrace" run -o "$out/a.trace" -- sleep 0.05
+after=$(date +%s%N)
 "$ctrace" run -o "$out/b.trace" -- sleep 0.05
 "$ctrace" export -f json -o "$out/ab.json" "$out/a.trace" "$out/b.trace" || fail "export of two runs"
 spans "$out/ab.json" >"$out/ab.spans"
@@ -73,3 +87,47 @@ done >"$out/alone.spans"
 spans "$out/mixed.json" | cut -f3-4 | cmp -s - "$out/alone.spans" ||
     fail "without a clock, the traces are not where each is alone: $(spans "$out/mixed.json") against $(cat "$out/alone.spans")"
 echo "$prog: a trace without a clock: warned, and each placed as it is alone"
+
+# Wall-clock time: when a.trace started, in stats, the JSON export and
+# the Perfetto export.
+started=$("$ctrace" stats "$out/a.trace" | sed -n 's/^  started      \([^ ]*\) (UTC, by ctrace.process log)$/\1/p')
+[ -n "$started" ] || fail "stats does not say when the trace started: $("$ctrace" stats "$out/a.trace" | head -4)"
+start_ns=$(( $(date -u -d "$started" +%s) * 1000000000 + 10#$(echo "$started" | sed 's/.*\.\([0-9]*\)Z$/\1/') ))
+[ "$start_ns" -ge "$before" ] && [ "$start_ns" -le "$after" ] ||
+    fail "stats says the trace started at $started, not between $before and $after ns (date)"
+"$ctrace" stats --format=json "$out/a.trace" >"$out/a.stats.json"
+[ "$(jq -r .start.utc "$out/a.stats.json")" = "$started" ] ||
+    fail "stats' JSON says it started at $(jq -r .start.utc "$out/a.stats.json"), its table $started"
+grep -q "\"unix_ns\": $start_ns," "$out/a.stats.json" || fail "stats' JSON has no unix_ns $start_ns: $(head -2 "$out/a.stats.json")"
+jq -e --arg s "$started" '.metadata.ts0_utc == $s and .metadata.processes[0].start_utc == $s' "$out/a.json" >/dev/null ||
+    fail "the JSON export's metadata does not say $started: $(jq -c .metadata "$out/a.json")"
+jq -e '.metadata.processes | length == 2' "$out/f.json" >/dev/null ||
+    fail "the JSON export of the fork does not date both processes: $(jq -c .metadata "$out/f.json")"
+"$ctrace" export -o "$out/a.pb" "$out/a.trace"
+protoc --proto_path="$(dirname "$0")/../analyse" --decode=perfetto.protos.Trace perfetto_min.proto <"$out/a.pb" \
+    >"$out/a.pb.txt" || fail "protoc cannot decode the Perfetto export"
+awk -v t="$start_ns" '/clock_id: 6$/ { boot = 1 } /clock_id: 1$/ { real = 1; next }
+    real && /timestamp:/ { if ($2 == t && boot) ok = 1; real = 0 } END { exit !ok }' "$out/a.pb.txt" ||
+    fail "the Perfetto export's clock snapshot does not tie BOOTTIME 0 to REALTIME $start_ns: $(grep -A14 clock_snapshot "$out/a.pb.txt" | head -20)"
+echo "$prog: wall-clock time: started $started, in stats, the JSON export's metadata and Perfetto's clock snapshot"
+
+# The current format: the log in every generation, whoever started the
+# trace.
+CTRACE_FORMAT=go1.22 "$bindir/ex_threads" "$out/api.trace" >/dev/null
+"$ctrace" stats "$out/api.trace" >"$out/api.stats"
+grep -q "^  process      ex_threads (pid [0-9]*, parent $$) on " "$out/api.stats" ||
+    fail "stats of a trace started through the API does not name ex_threads: $(head -3 "$out/api.stats")"
+grep -q "^  started      .* (UTC, by ctrace.process log)$" "$out/api.stats" ||
+    fail "stats of a trace started through the API does not date it: $(head -3 "$out/api.stats")"
+before=$(date +%s%N)
+"$ctrace" run --flight=200ms --flight-at-exit -o "$out/fl.trace" -- sleep 2.5
+after=$(date +%s%N)
+"$ctrace" stats "$out/fl.trace" >"$out/fl.stats"
+grep -q "^  process      sleep (pid [0-9]*, parent [0-9]*) on " "$out/fl.stats" ||
+    fail "stats of a flight recorder's snapshot does not name sleep: $(head -3 "$out/fl.stats")"
+started=$(sed -n 's/^  started      \([^ ]*\) (UTC, by ctrace.process log)$/\1/p' "$out/fl.stats")
+[ -n "$started" ] || fail "stats of a flight recorder's snapshot does not date it: $(head -3 "$out/fl.stats")"
+start_ns=$(( $(date -u -d "$started" +%s) * 1000000000 + 10#$(echo "$started" | sed 's/.*\.\([0-9]*\)Z$/\1/') ))
+[ "$start_ns" -ge $((before + 2000000000)) ] && [ "$start_ns" -le "$after" ] ||
+    fail "the snapshot starts at $started, not 2 s or more after the run began ($before ns) and before it ended ($after)"
+echo "$prog: the current format: a trace started through the API and a flight recorder's last generation name and date their process"

@@ -1,0 +1,86 @@
+/* Who the traced process is, written into its own trace: a log (category
+ * "ctrace.process")
+ *
+ *   pid=N ppid=N host=NAME mono_ns=N real_ns=N exe=PATH cmdline=ARGS...
+ *
+ * Its time in the trace and the CLOCK_MONOTONIC and CLOCK_REALTIME read
+ * just before it tie the trace's clock to the machine's: ctrace_process_read
+ * (src/analyse/process.c) finds it, `ctrace export` and `view` put several
+ * traces (a forked child's, a client's and a server's) on one timeline by
+ * it, name each process by its program and pid, and date the outputs. A
+ * log is what every Go's viewer shows and every reader keeps; the formats
+ * have no field for either. cmdline comes last: its arguments, joined by
+ * spaces, may hold anything, and a message longer than Go's strings
+ * (1024 bytes) loses its end.
+ *
+ * In Go's current format it is in every generation, written by the first
+ * G that runs on a P in it (ctrace__gen_procs, beside GOMAXPROCS), as Go
+ * writes its clock snapshot in every generation: a flight recorder's
+ * snapshot, which keeps the last generations only, holds it too, and so
+ * does a trace started through the API. In the classic format, which has
+ * no such place, the thread that starts the trace writes it once
+ * (ctrace__identity_note: the shim, for ctrace run). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* What does not change while the trace runs: "pid=N ppid=N host=NAME"
+ * and " exe=PATH cmdline=ARGS", read at the start (ctrace__identity_init),
+ * outside any write section. Read by writers after the state word that
+ * publishes the trace, which orders them after these stores. */
+static char head[320], tail[CTRACE_GO122_MAX_STRING];
+
+static unsigned long long clock_ns(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* /proc/self/cmdline, its NULs as spaces, into out; "" if unreadable. */
+static void cmdline(char *out, size_t cap) {
+  out[0] = '\0';
+  FILE *f = fopen("/proc/self/cmdline", "re");
+  if (!f) return;
+  size_t n = fread(out, 1, cap - 1, f);
+  fclose(f);
+  while (n && out[n - 1] == '\0') n--;
+  for (size_t i = 0; i < n; i++)
+    if (out[i] == '\0') out[i] = ' ';
+  out[n] = '\0';
+}
+
+void ctrace__identity_init(void) {
+  char host[256] = "", exe[512] = "", args[CTRACE_GO122_MAX_STRING];
+  gethostname(host, sizeof host - 1);
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[k > 0 ? k : 0] = '\0';
+  cmdline(args, sizeof args);
+  snprintf(head, sizeof head, "pid=%d ppid=%d host=%s", (int)getpid(), (int)getppid(), host);
+  snprintf(tail, sizeof tail, " exe=%s cmdline=%s", exe, args);
+}
+
+/* The message, with the clocks read now, into msg: its length. */
+static size_t message(char *msg, size_t cap) {
+  unsigned long long real = clock_ns(CLOCK_REALTIME), mono = clock_ns(CLOCK_MONOTONIC);
+  int n = snprintf(msg, cap, "%s mono_ns=%llu real_ns=%llu%s", head, mono, real, tail);
+  return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+void ctrace__identity_log(ctrace__w *w) {
+  char msg[CTRACE_GO122_MAX_STRING + 1];
+  size_t n = message(msg, sizeof msg);
+  ctrace__ustr u = ctrace__unique_id(w, n);
+  if (!u.id) return;
+  ctrace__emit2_log(w, 0, ctrace__string_id(w, "ctrace.process"), u, 0);
+  ctrace__unique_put(u, msg, n);
+}
+
+void ctrace__identity_note(void) {
+  if (ctrace__genfmt()) return; /* each generation has its own */
+  char msg[2 * CTRACE_GO122_MAX_STRING];
+  message(msg, sizeof msg);
+  ctrace_log(0, "ctrace.process", msg);
+}
