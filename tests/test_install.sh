@@ -11,7 +11,7 @@
 #      directory) names the installed tree, not some other prefix;
 #   4. a small two-thread program compiles and links with those flags, runs
 #      against the installed libctrace.so (LD_LIBRARY_PATH) and writes a
-#      trace that `go tool trace -d` accepts; the same program linked
+#      trace that Go 1.27's `go tool trace -d=parsed` accepts; the same program linked
 #      statically (libctrace.a plus `pkg-config --static --libs`) too;
 #   5. a program that reads that trace and prints its statistics builds
 #      against the installed reader and analyses, through pkg-config (C,
@@ -148,17 +148,20 @@ int main(int argc, char **argv) {
 }
 EOF
 
-trace_tool=$(go tool -n trace) || fail "cannot locate 'go tool trace'"
+# The newest Go reads the library's default format, Go's current one
+# (Go 1.19, on PATH, does not).
+. "$(dirname "$0")/go_paths.sh"
+trace_tool=$(go_trace_tool "$GO127") || fail "cannot locate Go 1.27's 'go tool trace'"
 
-# check_trace TRACE: go tool trace -d must accept it and print events.
+# check_trace TRACE: go tool trace -d=parsed must accept it and print events.
 check_trace() {
     local rc=0
-    "$trace_tool" -d -http=127.0.0.1:0 "$1" >"$tmp/d.out" 2>"$tmp/d.err" || rc=$?
+    "$trace_tool" -d=parsed "$1" >"$tmp/d.out" 2>"$tmp/d.err" || rc=$?
     if [ "$rc" -ne 0 ] || [ ! -s "$tmp/d.out" ]; then
         tail -n 5 "$tmp/d.err" | sed 's/^/  | /' >&2
-        fail "go tool trace -d $1: status $rc, $(wc -l <"$tmp/d.out") events"
+        fail "go tool trace -d=parsed $1: status $rc, $(wc -l <"$tmp/d.out") events"
     fi
-    echo "$prog: go tool trace -d accepts $(basename "$1") ($(wc -l <"$tmp/d.out") events)"
+    echo "$prog: go tool trace -d=parsed accepts $(basename "$1") ($(wc -l <"$tmp/d.out") events)"
 }
 
 # Dynamic, exactly as the pkg-config line says.

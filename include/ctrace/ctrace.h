@@ -1,6 +1,7 @@
 /* ctrace: Go's execution tracer for C programs.
  *
- * The tracer writes the `go 1.11 trace` format, so `go tool trace` and
+ * The tracer writes Go's own formats (by default Go's current one, `go
+ * 1.22 trace`; or the classic `go 1.11 trace`), so `go tool trace` and
  * `go tool pprof` open what it produces. Its model is Go's:
  *   G  a goroutine: a task, coroutine or plain thread,
  *   P  a processor: a worker that runs one G at a time,
@@ -43,7 +44,7 @@ extern "C" {
 #define CTRACE_UNWIND_TABLES 2 /* unwind tables (.eh_frame, .debug_frame; compiled once per object) for every frame */
 
 /* The trace format (ctrace_options.format). */
-#define CTRACE_FORMAT_DEFAULT 0 /* the CTRACE_FORMAT environment variable, else GO111 */
+#define CTRACE_FORMAT_DEFAULT 0 /* the CTRACE_FORMAT environment variable, else GO122 */
 #define CTRACE_FORMAT_GO111 1   /* Go's classic format ("go 1.11 trace"): every Go reads it */
 #define CTRACE_FORMAT_GO122 2   /* Go's current format ("go 1.22 trace"): batches per thread,
                                    cut into self-contained generations; Go 1.22 and later */

@@ -30,7 +30,7 @@ __thread ctrace__thread ctrace__tls __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t ctrace__state = 2;
 bool ctrace__light_fence;
 ctrace__config ctrace__cfg = {true, CTRACE_DEFAULT_STACK_DEPTH, CTRACE_DEFAULT_BUFFER_SIZE, 0,
-                              CTRACE_UNWIND_AUTO, 256u << 20, CTRACE_FORMAT_GO111};
+                              CTRACE_UNWIND_AUTO, 256u << 20, CTRACE_FORMAT_GO122};
 ctrace__counters ctrace__stats;
 
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -300,8 +300,8 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   if (o.max_pending < (1u << 20)) return CTRACE_EINVAL;
   if (!o.format) {
     const char *f = ctrace__getenv("CTRACE_FORMAT");
-    o.format = !f || !*f || !strcmp(f, "go1.11") ? CTRACE_FORMAT_GO111
-               : !strcmp(f, "go1.22")            ? CTRACE_FORMAT_GO122
+    o.format = !f || !*f || !strcmp(f, "go1.22") ? CTRACE_FORMAT_GO122
+               : !strcmp(f, "go1.11")            ? CTRACE_FORMAT_GO111
                                                  : -1;
   }
   if (o.format != CTRACE_FORMAT_GO111 && o.format != CTRACE_FORMAT_GO122) return CTRACE_EINVAL;
