@@ -43,7 +43,9 @@ demo: deps build
 	@build/bin/ex_threads demo.trace
 	@echo
 	@echo "Wrote demo.trace. Look at it with Go's viewer:"
-	@echo "    go tool trace demo.trace        (Debian: apt-get install golang-go)"
+	@echo "    go tool trace demo.trace        (Go 1.22 or later; Debian 12:"
+	@echo "                                     apt-get install -t bookworm-backports golang-1.23-go,"
+	@echo "                                     then /usr/lib/go-1.23/bin/go tool trace demo.trace)"
 
 # The sanitizer builds run every test with our code under ASan+UBSan or
 # TSan; Go's web pages, which test Go's code on the same traces, are
