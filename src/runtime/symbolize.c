@@ -383,7 +383,8 @@ static bool said_before(const char *file) {
    (build id, .gnu_debuglink), else .symtab, MiniDebugInfo
    (.gnu_debugdata), the dynamic symbols. Before each session ends (the
    modules are libdwfl's), once per file until close: Go's current
-   format ends a session with every generation. */
+   format ends a session with every generation, and closes none (once
+   per file and process, then). */
 static void report_sources(void) {
   const char *v = ctrace__getenv("CTRACE_VERBOSE");
   if (!v || !*v || strcmp(v, "0") == 0) return;
@@ -680,14 +681,35 @@ void ctrace__symbolize_release(void) {
   if (S.dwfl != NULL) end_session();
 }
 
-void ctrace__symbolize_fork_child(void) { memset(&S, 0, sizeof S); }
+/* The memory of S: strings, cache, the files said. */
+static void free_memory(__typeof__(S) *s) {
+  for (size_t i = 0; i < s->nsaid; i++) free(s->said[i]);
+  for (size_t i = 0; i < s->strs_cap; i++) free(s->strs[i]);
+  free(s->strs);
+  free(s->cache);
+}
+
+/* A fork child's parent's symbolizer, which another thread of the parent
+ * may have been inside at the fork: kept, unused, until the next fork
+ * (no thread touches it then, and it is freed), so that the memory the
+ * child inherits stays reachable (a leak checker would report it) and is
+ * not freed half-updated. A session the parent had open stays as it is:
+ * ending it would close descriptors whose numbers may be the child's by
+ * then. */
+static __typeof__(S) inherited;
+static Dwfl *inherited_dwfl[16];
+static size_t inherited_ndwfl;
+
+void ctrace__symbolize_fork_child(void) {
+  free_memory(&inherited);
+  inherited = S;
+  if (S.dwfl && inherited_ndwfl < sizeof inherited_dwfl / sizeof inherited_dwfl[0])
+    inherited_dwfl[inherited_ndwfl++] = S.dwfl;
+  memset(&S, 0, sizeof S);
+}
 
 void ctrace__symbolize_close(void) {
   if (S.dwfl != NULL) end_session();
-  for (size_t i = 0; i < S.nsaid; i++) free(S.said[i]);
-  for (size_t i = 0; i < S.strs_cap; i++)
-    free(S.strs[i]);
-  free(S.strs);
-  free(S.cache);
+  free_memory(&S);
   memset(&S, 0, sizeof S);
 }

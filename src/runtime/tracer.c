@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "reader.h"
-#include "symbolize.h"
 #include "runtime/env.h"
 #include "unwind/unwind.h"
 
@@ -600,10 +599,11 @@ static int stop_locked(void) {
     for (ctrace__thread *t = threads; t; t = t->next) ctrace__prof_disarm(t);
     pthread_mutex_unlock(&threads_mu);
     if (!sealed) end_generation(s | 1, s & ~(uint64_t)1, false);
-    /* What the last generation's tables named is written: as at a
-     * classic stop, the symbolizer lets go of all it holds (and says,
-     * under CTRACE_VERBOSE, where names and unwind tables came from). */
-    ctrace__symbolize_close();
+    /* Under CTRACE_VERBOSE, where unwind tables came from, as at a
+     * classic stop (where symbols came from is said as each generation's
+     * tables let the symbolizer go: ctrace__symbolize_release). What the
+     * symbolizer learnt is kept for the next trace, as between
+     * generations. */
     ctrace__unwind_report();
     if (capped_meanwhile()) rc = CTRACE_ECAPPED;
     ctrace__reader_close_and_wait(0);
