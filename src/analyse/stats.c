@@ -586,9 +586,18 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_lat_name);
   qsort(st->regions, st->nregions, sizeof *st->regions, cmp_lat_name);
 
+  /* The reader's counts: a Go 1.22+ trace may come unchecked, as the
+   * pass above checks it (ctrace_reader_check answers from that pass, or
+   * says why the trace does not read). */
+  ctrace_parse_error perr;
+  if (ctrace_reader_check(r, &st->info, &perr)) {
+    snprintf(err, errlen, "%s", perr.message);
+    rc = -1;
+    goto out;
+  }
   /* A 1.22+ trace names the thread of every event: the reader's count of
    * them, as ctrace check gives it, not only those that started a P. */
-  st->threads = info->version >= 1022 ? info->threads : c.threads.len;
+  st->threads = info->version >= 1022 ? st->info.threads : c.threads.len;
   if (!ctrace__an_mmu_end(mmu, c.last)) goto oom;
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     st->mmu_window_ns[k] = k == 0 ? 1000000 : k == 1 ? 10000000 : 100000000;

@@ -243,6 +243,9 @@ static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *er
 void ctrace_reader_rewind(ctrace_reader *r) {
   if (r->g2) {
     ctrace__g2_rewind(r->g2);
+    r->pass_whole = !r->checked && !r->check_failed;
+    r->pass_n = 0;
+    r->pass_freq = 0;
     return;
   }
   ctrace__order_init(r);
@@ -251,24 +254,47 @@ void ctrace_reader_rewind(ctrace_reader *r) {
   r->have_base = false;
 }
 
-/* Go 1.22+: one streaming pass to the end, counting. */
-static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
+/* Go 1.22+: the next event, counting for the check while the pass is
+ * whole. The Go 1.22+ reader rejects what Go's does as it reads, so a
+ * command whose analysis reads the whole trace needs no check pass of
+ * its own before it: this pass is one (ctrace_reader_check then answers
+ * from it), and its error is the one a check pass would have met first. */
+static int g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   g2reader *g = r->g2;
-  ctrace__g2_rewind(g);
+  int rc = ctrace__g2_next(g, ev, err);
+  if (!r->pass_whole) return rc;
+  if (rc == 1) {
+    r->pass_n++;
+    if (g->gen.have_freq) r->pass_freq = g->gen.freq; /* not the end's Sync, after the last generation */
+    if ((r->pass_n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+    return 1;
+  }
+  r->pass_whole = false;
+  if (rc < 0) {
+    r->check_failed = true;
+    r->check_err = *err;
+    return rc;
+  }
+  ctrace__g2_info(g, r->pass_n, r->pass_freq, &r->info);
+  r->checked = true;
+  if (r->progress) r->progress(r->progress_arg, r->len, r->len);
+  return 0;
+}
+
+/* Go 1.22+: one streaming pass to the end, counting; or what a whole pass
+ * already read said. */
+static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
+  if (r->check_failed) {
+    *err = r->check_err;
+    return -1;
+  }
+  ctrace_reader_rewind(r);
   ctrace_event ev;
   int rc;
-  uint64_t n = 0;
-  double freq = 0;
-  while ((rc = ctrace__g2_next(g, &ev, err)) == 1) {
-    n++;
-    if (g->gen.have_freq) freq = g->gen.freq; /* not the end's Sync, after the last generation */
-    if ((n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+  while ((rc = g2_read(r, &ev, err)) == 1) {
   }
   if (rc < 0) return -1;
-  ctrace__g2_info(g, n, freq, &r->info);
-  r->checked = true;
-  ctrace__g2_rewind(g);
-  if (r->progress) r->progress(r->progress_arg, r->len, r->len);
+  ctrace_reader_rewind(r);
   return 0;
 }
 
@@ -279,6 +305,8 @@ static int plan_cut(ctrace_reader *r, ctrace_parse_error *err) {
   if (ctrace__cut_plan(r, err) == 0) return 0;
   r->g2->failed = true;
   r->g2->error = *err;
+  r->check_failed = true; /* a rewind clears g2's failure, not the check's */
+  r->check_err = *err;
   return -1;
 }
 
@@ -300,7 +328,7 @@ int ctrace_reader_cut(const ctrace_reader *r, ctrace_salvage_info *s) {
 
 int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   if (plan_cut(r, err)) return ctrace__pfail(-1, err);
-  if (r->g2) return ctrace__pfail(ctrace__g2_next(r->g2, ev, err), err);
+  if (r->g2) return ctrace__pfail(g2_read(r, ev, err), err);
   if (!r->checked) {
     ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
     if (err) err->code = CTRACE_EINVAL;
@@ -380,9 +408,11 @@ static int reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
 }
 
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev) {
-  if (!r->checked) return 0;
   ctrace_parse_error err;
-  if (r->g2) return ctrace__g2_next(r->g2, ev, &err) == 1;
+  /* A Go 1.22+ trace reads unchecked too (g2_read checks it as it goes):
+   * whoever reads it so checks it after, with ctrace_reader_check. */
+  if (r->g2) return !plan_cut(r, &err) && g2_read(r, ev, &err) == 1;
+  if (!r->checked) return 0;
   return next_event(r, ev, &err) == 1;
 }
 

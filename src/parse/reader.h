@@ -194,6 +194,14 @@ struct ctrace_reader {
   uint64_t nevents; /* events in batches */
   /* after check */
   bool checked;
+  /* Go 1.22+: the reader checks what it reads, so a read from a rewind to
+   * the end is a check (g2_read, reader.c): whole says the pass so far began
+   * at a rewind, and pass_n and pass_freq are check_g2's counts. Its
+   * failure is the check's, the file being the same: kept in check_err. */
+  bool pass_whole, check_failed;
+  uint64_t pass_n;
+  double pass_freq;
+  ctrace_parse_error check_err;
   int64_t min_ts; /* ticks of the first event of the final order */
   bool have_base;
   ctrace_trace_info info;
