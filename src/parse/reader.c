@@ -140,6 +140,7 @@ void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, u
 
 void ctrace_reader_close(ctrace_reader *r) {
   if (!r) return;
+  ctrace__ahead_stop(r->ahead);
   if (r->model_free) r->model_free(r->model);
   ctrace__g2_free(r->g2);
   ctrace__order_free(r);
@@ -242,6 +243,8 @@ static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *er
 
 void ctrace_reader_rewind(ctrace_reader *r) {
   if (r->g2) {
+    ctrace__ahead_stop(r->ahead);
+    r->ahead = NULL;
     ctrace__g2_rewind(r->g2);
     r->pass_whole = !r->checked && !r->check_failed;
     r->pass_n = 0;
@@ -259,7 +262,7 @@ void ctrace_reader_rewind(ctrace_reader *r) {
  * command whose analysis reads the whole trace needs no check pass of
  * its own before it: this pass is one (ctrace_reader_check then answers
  * from it), and its error is the one a check pass would have met first. */
-static int g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   g2reader *g = r->g2;
   int rc = ctrace__g2_next(g, ev, err);
   if (!r->pass_whole) return rc;
@@ -291,11 +294,31 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
   ctrace_reader_rewind(r);
   ctrace_event ev;
   int rc;
-  while ((rc = g2_read(r, &ev, err)) == 1) {
+  while ((rc = ctrace__g2_read(r, &ev, err)) == 1) {
   }
   if (rc < 0) return -1;
   ctrace_reader_rewind(r);
   return 0;
+}
+
+/* CTRACE_READ_AHEAD=0 reads on the caller's thread only. */
+static bool ahead_wanted(void) {
+  const char *e = getenv("CTRACE_READ_AHEAD");
+  return !e || strcmp(e, "0") != 0;
+}
+
+/* Go 1.22+: the next event for ctrace_reader_read and _next, read ahead
+ * on a second thread from a pass's first event on (ahead.c). */
+static int g2_next(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  g2reader *g = r->g2;
+  if (!r->ahead && g->out_seq == 0 && !g->done && !g->failed && ahead_wanted())
+    r->ahead = ctrace__ahead_start(r);
+  if (!r->ahead) return ctrace__g2_read(r, ev, err);
+  if (ctrace__ahead_next(r->ahead, ev)) return 1;
+  g = r->g2; /* the reading thread has ended: its state is ours */
+  if (!g->failed) return 0;
+  *err = g->error;
+  return -1;
 }
 
 /* Before the first check or read of a reader that allows a cut: its
@@ -328,7 +351,7 @@ int ctrace_reader_cut(const ctrace_reader *r, ctrace_salvage_info *s) {
 
 int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   if (plan_cut(r, err)) return ctrace__pfail(-1, err);
-  if (r->g2) return ctrace__pfail(g2_read(r, ev, err), err);
+  if (r->g2) return ctrace__pfail(g2_next(r, ev, err), err);
   if (!r->checked) {
     ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
     if (err) err->code = CTRACE_EINVAL;
@@ -411,7 +434,7 @@ int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev) {
   ctrace_parse_error err;
   /* A Go 1.22+ trace reads unchecked too (g2_read checks it as it goes):
    * whoever reads it so checks it after, with ctrace_reader_check. */
-  if (r->g2) return !plan_cut(r, &err) && g2_read(r, ev, &err) == 1;
+  if (r->g2) return !plan_cut(r, &err) && g2_next(r, ev, &err) == 1;
   if (!r->checked) return 0;
   return next_event(r, ev, &err) == 1;
 }
