@@ -575,9 +575,10 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   st->info = *info;
 
   ctrace__model_rewind(r);
-  ctrace_event ev;
-  while (ctrace__model_next(r, &ev))
-    if (!observe(&c, &ev, mmu)) goto oom;
+  ctrace_event buf;
+  const ctrace_event *ev;
+  while ((ev = ctrace__model_next_ref(r, &buf)))
+    if (!observe(&c, ev, mmu)) goto oom;
   finish_goroutines(&c);
   if (!collect_goroutines(&c)) goto oom;
   if (finish_lat(c.tasks, c.ntasks, &st->tasks, &st->ntasks) ||
