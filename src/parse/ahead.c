@@ -19,7 +19,8 @@
  * (only the stack cache changes, which lookups from outside do not use).
  *
  * Chunks of 256 events, 8 of them (400 KB): the threads meet once a chunk,
- * not once an event. */
+ * not once an event. Used when CTRACE_READ_AHEAD=1 (reader.c says why
+ * not by default). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

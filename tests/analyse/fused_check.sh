@@ -8,8 +8,8 @@
 # each TRACE (good, cut short, or one Go refuses), each must say on stderr
 # what `ctrace check` says there (the same error, or the same cut warning),
 # fail when it fails, and then write nothing. And the second thread that
-# reads ahead (src/parse/ahead.c) changes nothing: stats and the profile
-# are the same byte for byte with CTRACE_READ_AHEAD=0.
+# reads ahead (src/parse/ahead.c, CTRACE_READ_AHEAD=1) changes nothing:
+# stats and the profile are the same byte for byte with it and without.
 set -u
 [ $# -ge 2 ] || { echo "usage: ${0##*/} CTRACE TRACE..." >&2; exit 2; }
 ctrace=$1
@@ -49,12 +49,12 @@ for t in "$@"; do
         [ ! -e "$o/sync.pb" ] || bad "$name" "ctrace pprof wrote a profile of a trace check refuses"
         continue
     fi
-    # The same without the thread reading ahead.
-    CTRACE_READ_AHEAD=0 "$ctrace" stats --format=csv "$t" >"$o/stats1.out" 2>/dev/null
-    cmp -s "$o/stats.out" "$o/stats1.out" || bad "$name" "ctrace stats differs with CTRACE_READ_AHEAD=0"
+    # The same with the thread reading ahead.
+    CTRACE_READ_AHEAD=1 "$ctrace" stats --format=csv "$t" >"$o/stats1.out" 2>/dev/null
+    cmp -s "$o/stats.out" "$o/stats1.out" || bad "$name" "ctrace stats differs with CTRACE_READ_AHEAD=1"
     if [ "$pok" -eq 0 ]; then
-        CTRACE_READ_AHEAD=0 "$ctrace" pprof -t sync -o "$o/sync1.pb" "$t" 2>/dev/null
-        cmp -s "$o/sync.pb" "$o/sync1.pb" || bad "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=0"
+        CTRACE_READ_AHEAD=1 "$ctrace" pprof -t sync -o "$o/sync1.pb" "$t" 2>/dev/null
+        cmp -s "$o/sync.pb" "$o/sync1.pb" || bad "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=1"
     fi
 done
 [ "$nbad" -gt 0 ] || bad all "no trace that check refuses: nothing checked of the errors"
