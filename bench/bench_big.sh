@@ -70,7 +70,7 @@ for t in "$trace:$mb" "$trace4:$((4 * mb))"; do
     echo "$key" >"$f.key"
   fi
 done
-mbs() { awk -v b="$(stat -c %s "$1")" 'BEGIN {printf "%.1f", b / 1e6}'; }
+mbs() { awk -v b="$(stat -L -c %s "$1")" 'BEGIN {printf "%.1f", b / 1e6}'; }
 
 # ---- timed rounds ------------------------------------------------------------------
 # measure NAME ROUND CMD...: one run under GNU time, appended to NAME.times

@@ -178,8 +178,10 @@ typedef struct ctrace_stats {
   size_t nwakers;
 } ctrace_stats;
 
-/* Computes the statistics of a checked reader (info from its check). 0, or
- * CTRACE_ENOMEM with a message in err. */
+/* Computes the statistics of a reader: a checked one (info from its
+ * check), or a Go 1.22+ one not checked yet (info with its version), which
+ * its pass checks. 0; or CTRACE_ENOMEM, or -1 when the trace does not
+ * read (ctrace_reader_check then says why), with a message in err. */
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
                        char *err, size_t errlen);
 void ctrace_stats_free(ctrace_stats *s);

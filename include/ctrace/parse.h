@@ -152,10 +152,13 @@ void ctrace_reader_set_progress(ctrace_reader *r,
 /* Reads, orders and validates the whole trace, and fills *info. 0, or a
  * negative code (CTRACE_EFORMAT: Go refuses it there; CTRACE_ENOMEM)
  * with *err set (then nothing may be read). Must precede every call
- * below. */
+ * below, but for a Go 1.22+ trace: one read from a rewind to its end
+ * (ctrace_reader_next or _read) checks it as it goes, and this call then
+ * answers from that pass without reading again. */
 int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);
 
-/* The next event of the ordered stream: 1 with *ev set, 0 at the end. */
+/* The next event of the ordered stream: 1 with *ev set, 0 at the end
+ * (or, for a Go 1.22+ trace read unchecked, where it fails to read). */
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev);
 
 /* Go 1.22 and later: reads the trace as a stream, generation by generation,

@@ -416,27 +416,28 @@ static int go123_profile(ctx *c) {
   int state = state_of[c->kind];
   pstate s = {0};
   int rc = 0;
-  ctrace_event ev;
+  ctrace_event buf;
+  const ctrace_event *ev;
   transition t;
   ctrace__model_rewind(c->r);
-  while (rc == 0 && ctrace__model_next(c->r, &ev)) {
-    if (c->online && !life_observe(c->online, &ev)) {
+  while (rc == 0 && (ev = ctrace__model_next_ref(c->r, &buf))) {
+    if (c->online && !life_observe(c->online, ev)) {
       rc = -1;
       break;
     }
-    if (!transition_of(&ev, &t)) continue;
+    if (!transition_of(ev, &t)) continue;
     pending *pe = pend_of(&s, t.g);
     if (!pe) {
       rc = -1;
       break;
     }
     if (!pe->valid) { /* not tracked: begin if this is the state we want */
-      if (tracked(c->kind, &t)) *pe = (pending){ev.type, true, ev.ts, t.stack, t.g};
+      if (tracked(c->kind, &t)) *pe = (pending){ev->type, true, ev->ts, t.stack, t.g};
       continue;
     }
     if (t.state == state) continue; /* the same state again: nothing ends */
     pe->valid = false;
-    rc = linked(c, pe, ev.ts);
+    rc = linked(c, pe, ev->ts);
   }
   ctrace__map_free(&s.index);
   free(s.pend);
@@ -461,28 +462,29 @@ static int go127_profile(ctx *c) {
   uint64_t state = (uint64_t)state_of[c->kind];
   pstate s = {0};
   int rc = 0;
-  ctrace_event ev;
+  ctrace_event buf;
+  const ctrace_event *ev;
   ctrace__model_rewind(c->r);
-  while (rc == 0 && ctrace__model_next(c->r, &ev)) {
-    if (c->online && !life_observe(c->online, &ev)) {
+  while (rc == 0 && (ev = ctrace__model_next_ref(c->r, &buf))) {
+    if (c->online && !life_observe(c->online, ev)) {
       rc = -1;
       break;
     }
-    if (ev.type != CTRACE__MODEL_Transition || ev.format != 1) continue;
-    pending *pe = pend_of(&s, ev.args[0]);
+    if (ev->type != CTRACE__MODEL_Transition || ev->format != 1) continue;
+    pending *pe = pend_of(&s, ev->args[0]);
     if (!pe) {
       rc = -1;
       break;
     }
     if (!pe->valid) {
-      transition t = {ev.args[0], ev.stack, ev.args[2] == state ? ts_of[state] : TS_OTHER,
-                      ev.sargs[0] ? ev.sargs[0] : ""};
-      if (t.state != TS_OTHER && tracked(c->kind, &t)) *pe = (pending){ev.type, true, ev.ts, ev.stack, t.g};
+      transition t = {ev->args[0], ev->stack, ev->args[2] == state ? ts_of[state] : TS_OTHER,
+                      ev->sargs[0] ? ev->sargs[0] : ""};
+      if (t.state != TS_OTHER && tracked(c->kind, &t)) *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g};
       continue;
     }
-    if (ev.args[2] == state) continue;
+    if (ev->args[2] == state) continue;
     pe->valid = false;
-    rc = linked(c, pe, ev.ts);
+    rc = linked(c, pe, ev->ts);
   }
   ctrace__map_free(&s.index);
   free(s.pend);

@@ -284,17 +284,10 @@ static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
   a->unknown += b->unknown;
 }
 
-/* One event of the pass: the goroutines' states and times, the GC's and
- * stop-the-worlds' times, the tasks' and regions' latencies. False when
- * out of memory. */
-static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
-  ctrace_stats *st = c->st;
-  c->last = ev->ts;
-  if (!ctrace__an_mmu_event(mmu, ev)) return false;
-  if (c->t0 < 0 && !(c->preinit && ev->type == CTRACE_EV_GoCreate) && ev->type != CTRACE_EV_GoSysBlock)
-    c->t0 = ev->ts;
-  if (c->sync_ts < 0) c->sync_ts = c->t0;
-  if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) c->sync_ts = ev->ts;
+/* Before an event's own: a goroutine named from the first stack a change
+ * of its state gives, and a pending GoSysCall decided by its next event.
+ * False when out of memory. */
+static bool before_event(sctx *c, const ctrace_event *ev) {
   gst *g;
   /* Go 1.23 names a goroutine from the first stack a change of its
    * state gives (1.22+ traces: tstack, src/parse/model.c). */
@@ -316,6 +309,13 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       sys_nonblocking(g);
     }
   }
+  return true;
+}
+
+/* The goroutines' states and times, the Ps' starts and stops: an event
+ * of no other kind. False when out of memory. */
+static bool goroutine_event(sctx *c, const ctrace_event *ev) {
+  gst *g;
   int br;
   switch (ev->type) {
   case CTRACE_EV_Gomaxprocs:
@@ -422,6 +422,18 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
       to(c, g, G_RUNNABLE, ev->ts, 0, ev->stack);
     }
     break;
+  default:
+    if ((br = block_reason_of(ev)) >= 0 && (g = gfind(c, ev->g, false)))
+      to(c, g, G_WAITING, ev->ts, br, ev->stack);
+    break;
+  }
+  return true;
+}
+
+/* The GC's cycles and stop-the-worlds. */
+static void gc_event(sctx *c, const ctrace_event *ev) {
+  ctrace_stats *st = c->st;
+  switch (ev->type) {
   case CTRACE_EV_GCStart:
     c->gc_start = ev->ts;
     st->gc_cycles++;
@@ -442,6 +454,12 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
     }
     c->stw_start = -1;
     break;
+  }
+}
+
+/* The latencies of tasks and regions. False when out of memory. */
+static bool user_event(sctx *c, const ctrace_event *ev) {
+  switch (ev->type) {
   case CTRACE_EV_UserTaskCreate: {
     bool fresh;
     uint64_t *v = ctrace__map_put(&c->open_tasks, ev->args[0], &fresh);
@@ -483,13 +501,40 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
     }
     break;
   }
+  }
+  return true;
+}
+
+/* One event of the pass: the goroutines' states and times, the GC's and
+ * stop-the-worlds' times, the tasks' and regions' latencies. False when
+ * out of memory. */
+static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
+  c->last = ev->ts;
+  if (!ctrace__an_mmu_event(mmu, ev)) return false;
+  if (c->t0 < 0 && !(c->preinit && ev->type == CTRACE_EV_GoCreate) && ev->type != CTRACE_EV_GoSysBlock)
+    c->t0 = ev->ts;
+  if (c->sync_ts < 0) c->sync_ts = c->t0;
+  if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) c->sync_ts = ev->ts;
+  if (!before_event(c, ev)) return false;
+  switch (ev->type) {
+  case CTRACE_EV_GCStart:
+  case CTRACE_EV_GCDone:
+  case CTRACE_EV_GCSTWStart:
+  case CTRACE_EV_GCSTWDone:
+    gc_event(c, ev);
+    break;
+  case CTRACE_EV_UserTaskCreate:
+  case CTRACE_EV_UserTaskEnd:
+  case CTRACE_EV_UserRegion:
+    if (!user_event(c, ev)) return false;
+    break;
   default:
-    if ((br = block_reason_of(ev)) >= 0 && (g = gfind(c, ev->g, false)))
-      to(c, g, G_WAITING, ev->ts, br, ev->stack);
+    if (!goroutine_event(c, ev)) return false;
     break;
   }
   /* A thread's name: the last one given (names.c writes it at each start). */
   const char *tn = ctrace__an_thread_name(ev);
+  gst *g;
   if (tn && ev->g && (g = gfind(c, ev->g, false))) g->s.thread = tn;
   return !c->oom;
 }
@@ -575,9 +620,10 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   st->info = *info;
 
   ctrace__model_rewind(r);
-  ctrace_event ev;
-  while (ctrace__model_next(r, &ev))
-    if (!observe(&c, &ev, mmu)) goto oom;
+  ctrace_event buf;
+  const ctrace_event *ev;
+  while ((ev = ctrace__model_next_ref(r, &buf)))
+    if (!observe(&c, ev, mmu)) goto oom;
   finish_goroutines(&c);
   if (!collect_goroutines(&c)) goto oom;
   if (finish_lat(c.tasks, c.ntasks, &st->tasks, &st->ntasks) ||
@@ -586,9 +632,18 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_lat_name);
   qsort(st->regions, st->nregions, sizeof *st->regions, cmp_lat_name);
 
+  /* The reader's counts: a Go 1.22+ trace may come unchecked, as the
+   * pass above checks it (ctrace_reader_check answers from that pass, or
+   * says why the trace does not read). */
+  ctrace_parse_error perr;
+  if (ctrace_reader_check(r, &st->info, &perr)) {
+    snprintf(err, errlen, "%s", perr.message);
+    rc = -1;
+    goto out;
+  }
   /* A 1.22+ trace names the thread of every event: the reader's count of
    * them, as ctrace check gives it, not only those that started a P. */
-  st->threads = info->version >= 1022 ? info->threads : c.threads.len;
+  st->threads = info->version >= 1022 ? st->info.threads : c.threads.len;
   if (!ctrace__an_mmu_end(mmu, c.last)) goto oom;
   for (int k = 0; k < CTRACE_MMU_WINDOWS; k++) {
     st->mmu_window_ns[k] = k == 0 ? 1000000 : k == 1 ? 10000000 : 100000000;

@@ -644,23 +644,31 @@ static void convert(model *a, const ctrace_event *ev) {
 }
 
 int ctrace__model_next(ctrace_reader *r, ctrace_event *ev) {
+  const ctrace_event *e = ctrace__model_next_ref(r, ev);
+  if (e && e != ev) *ev = *e;
+  return e != NULL;
+}
+
+const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf) {
   model *a = adapter(r);
-  if (!r->g2) return ctrace_reader_next(r, ev);
-  if (!a) return 0;
+  if (!r->g2) return ctrace_reader_next(r, buf) ? buf : NULL;
+  if (!a) return NULL;
   while (a->qlen == 0) {
     ctrace_event nev;
-    if (!ctrace_reader_next(r, &nev)) return 0;
+    if (!ctrace_reader_next(r, &nev)) return NULL;
     if (!a->have_t0) { /* kept across passes: the same trace */
       a->t0 = nev.ts;
       a->have_t0 = true;
     }
     convert(a, &nev);
-    if (a->oom) return 0;
+    if (a->oom) return NULL;
   }
-  *ev = a->q[a->qhead];
+  /* The slot stays as it is until the next call: only convert writes the
+   * queue, and only when it is empty. */
+  const ctrace_event *e = &a->q[a->qhead];
   a->qhead = (a->qhead + 1) % QMAX;
   a->qlen--;
-  return 1;
+  return e;
 }
 
 bool ctrace__model_oom(const ctrace_reader *r) {

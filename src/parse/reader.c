@@ -140,6 +140,7 @@ void ctrace_reader_set_progress(ctrace_reader *r, void (*fn)(void *, uint64_t, u
 
 void ctrace_reader_close(ctrace_reader *r) {
   if (!r) return;
+  ctrace__ahead_stop(r->ahead);
   if (r->model_free) r->model_free(r->model);
   ctrace__g2_free(r->g2);
   ctrace__order_free(r);
@@ -242,7 +243,12 @@ static int next_event(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *er
 
 void ctrace_reader_rewind(ctrace_reader *r) {
   if (r->g2) {
+    ctrace__ahead_stop(r->ahead);
+    r->ahead = NULL;
     ctrace__g2_rewind(r->g2);
+    r->pass_whole = !r->checked && !r->check_failed;
+    r->pass_n = 0;
+    r->pass_freq = 0;
     return;
   }
   ctrace__order_init(r);
@@ -251,25 +257,72 @@ void ctrace_reader_rewind(ctrace_reader *r) {
   r->have_base = false;
 }
 
-/* Go 1.22+: one streaming pass to the end, counting. */
-static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
+/* Go 1.22+: the next event, counting for the check while the pass is
+ * whole. The Go 1.22+ reader rejects what Go's does as it reads, so a
+ * command whose analysis reads the whole trace needs no check pass of
+ * its own before it: this pass is one (ctrace_reader_check then answers
+ * from it), and its error is the one a check pass would have met first. */
+int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   g2reader *g = r->g2;
-  ctrace__g2_rewind(g);
-  ctrace_event ev;
-  int rc;
-  uint64_t n = 0;
-  double freq = 0;
-  while ((rc = ctrace__g2_next(g, &ev, err)) == 1) {
-    n++;
-    if (g->gen.have_freq) freq = g->gen.freq; /* not the end's Sync, after the last generation */
-    if ((n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+  int rc = ctrace__g2_next(g, ev, err);
+  if (!r->pass_whole) return rc;
+  if (rc == 1) {
+    r->pass_n++;
+    if (g->gen.have_freq) r->pass_freq = g->gen.freq; /* not the end's Sync, after the last generation */
+    if ((r->pass_n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+    return 1;
   }
-  if (rc < 0) return -1;
-  ctrace__g2_info(g, n, freq, &r->info);
+  r->pass_whole = false;
+  if (rc < 0) {
+    r->check_failed = true;
+    r->check_err = *err;
+    return rc;
+  }
+  ctrace__g2_info(g, r->pass_n, r->pass_freq, &r->info);
   r->checked = true;
-  ctrace__g2_rewind(g);
   if (r->progress) r->progress(r->progress_arg, r->len, r->len);
   return 0;
+}
+
+/* Go 1.22+: one streaming pass to the end, counting; or what a whole pass
+ * already read said. */
+static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
+  if (r->check_failed) {
+    *err = r->check_err;
+    return -1;
+  }
+  ctrace_reader_rewind(r);
+  ctrace_event ev;
+  int rc;
+  while ((rc = ctrace__g2_read(r, &ev, err)) == 1) {
+  }
+  if (rc < 0) return -1;
+  ctrace_reader_rewind(r);
+  return 0;
+}
+
+/* CTRACE_READ_AHEAD=1 reads on a second thread (ahead.c). Not by
+ * default: on the 2-vCPU guest of BENCHMARKS.md it took stats' wall time
+ * from 0.91 s to 0.80 s and pprof's not at all, for 60 to 90% more CPU
+ * (the two threads slow each other down, and each event crosses from one
+ * core's cache to the other's). */
+static bool ahead_wanted(void) {
+  const char *e = getenv("CTRACE_READ_AHEAD");
+  return e && strcmp(e, "1") == 0;
+}
+
+/* Go 1.22+: the next event for ctrace_reader_read and _next, read ahead
+ * on a second thread from a pass's first event on (ahead.c). */
+static int g2_next(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  g2reader *g = r->g2;
+  if (!r->ahead && g->out_seq == 0 && !g->done && !g->failed && ahead_wanted())
+    r->ahead = ctrace__ahead_start(r);
+  if (!r->ahead) return ctrace__g2_read(r, ev, err);
+  if (ctrace__ahead_next(r->ahead, ev)) return 1;
+  g = r->g2; /* the reading thread has ended: its state is ours */
+  if (!g->failed) return 0;
+  *err = g->error;
+  return -1;
 }
 
 /* Before the first check or read of a reader that allows a cut: its
@@ -279,6 +332,8 @@ static int plan_cut(ctrace_reader *r, ctrace_parse_error *err) {
   if (ctrace__cut_plan(r, err) == 0) return 0;
   r->g2->failed = true;
   r->g2->error = *err;
+  r->check_failed = true; /* a rewind clears g2's failure, not the check's */
+  r->check_err = *err;
   return -1;
 }
 
@@ -300,7 +355,7 @@ int ctrace_reader_cut(const ctrace_reader *r, ctrace_salvage_info *s) {
 
 int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   if (plan_cut(r, err)) return ctrace__pfail(-1, err);
-  if (r->g2) return ctrace__pfail(ctrace__g2_next(r->g2, ev, err), err);
+  if (r->g2) return ctrace__pfail(g2_next(r, ev, err), err);
   if (!r->checked) {
     ctrace__perr(err, 0, "ctrace_reader_read before ctrace_reader_check");
     if (err) err->code = CTRACE_EINVAL;
@@ -380,9 +435,11 @@ static int reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
 }
 
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev) {
-  if (!r->checked) return 0;
   ctrace_parse_error err;
-  if (r->g2) return ctrace__g2_next(r->g2, ev, &err) == 1;
+  /* A Go 1.22+ trace reads unchecked too (g2_read checks it as it goes):
+   * whoever reads it so checks it after, with ctrace_reader_check. */
+  if (r->g2) return !plan_cut(r, &err) && g2_next(r, ev, &err) == 1;
+  if (!r->checked) return 0;
   return next_event(r, ev, &err) == 1;
 }
 

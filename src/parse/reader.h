@@ -194,6 +194,14 @@ struct ctrace_reader {
   uint64_t nevents; /* events in batches */
   /* after check */
   bool checked;
+  /* Go 1.22+: the reader checks what it reads, so a read from a rewind to
+   * the end is a check (ctrace__g2_read, reader.c): whole says the pass so far began
+   * at a rewind, and pass_n and pass_freq are check_g2's counts. Its
+   * failure is the check's, the file being the same: kept in check_err. */
+  bool pass_whole, check_failed;
+  uint64_t pass_n;
+  double pass_freq;
+  ctrace_parse_error check_err;
   int64_t min_ts; /* ticks of the first event of the final order */
   bool have_base;
   ctrace_trace_info info;
@@ -212,6 +220,9 @@ struct ctrace_reader {
   void *progress_arg;
   uint64_t progress_next;
   g2reader *g2; /* Go 1.22+ traces: the streaming reader (go122/) */
+  /* Go 1.22+: the thread reading g2 ahead of ctrace_reader_next's caller
+   * (ahead.c), from a pass's first event to its end or the next rewind. */
+  struct ctrace__ahead *ahead;
   /* A Go 1.22+ trace read cut short (ctrace_reader_allow_cut): planned
    * once, before the first check or read (ctrace__cut_plan, salvage.c).
    * cut_known: the plan alone found the cut (a torn batch, go 1.26's
@@ -226,6 +237,19 @@ struct ctrace_reader {
   void *model;
   void (*model_free)(void *);
 };
+
+/* Go 1.22+: the next event of r->g2, counting for the check while the
+ * pass is whole (reader.c): 1, 0 at the end, -1 with *err. */
+int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err);
+
+/* ahead.c: r->g2 read by a thread of its own from where it is (nothing of
+ * the pass read yet), handed out by ctrace__ahead_next: 1 with *ev, 0 at
+ * the end or where the reader failed (r->g2 says which, once 0 was
+ * returned). Start returns NULL if no thread could be had; stop (NULL
+ * allowed) ends the thread wherever it is. */
+struct ctrace__ahead *ctrace__ahead_start(ctrace_reader *r);
+int ctrace__ahead_next(struct ctrace__ahead *a, ctrace_event *ev);
+void ctrace__ahead_stop(struct ctrace__ahead *a);
 
 /* Writes an error into err (printf-style), and its code: CTRACE_ENOMEM
  * for "out of memory", else CTRACE_EFORMAT; returns -1. */

@@ -145,12 +145,17 @@ int ctrace__cmd_pprof(int argc, char **argv) {
     return 2;
   }
 
-  ctrace_reader *r = ctrace__tool_open_analysed("pprof", trace, NULL);
+  ctrace_trace_info info;
+  bool progress;
+  ctrace_reader *r = ctrace__tool_open_unchecked(trace, &info, &progress);
   if (!r) return 1;
   char err[256];
   ctrace_profile *p;
   int rc = 1;
-  if (ctrace_profile_build(r, &opt, &p, err, sizeof err)) {
+  int failed = ctrace_profile_build(r, &opt, &p, err, sizeof err);
+  if (!ctrace__tool_checked(trace, r, &info, progress)) {
+    if (!failed) ctrace_profile_free(p);
+  } else if (failed) {
     fprintf(stderr, "ctrace pprof: %s: %s\n", trace, err);
   } else {
     unsigned char *d;

@@ -399,14 +399,19 @@ int ctrace__cmd_stats(int argc, char **argv) {
     return 2;
   }
   ctrace_trace_info info;
-  ctrace_reader *r = ctrace__tool_open_analysed("stats", trace, &info);
+  bool progress;
+  ctrace_reader *r = ctrace__tool_open_unchecked(trace, &info, &progress);
   if (!r) return 1;
   ctrace_stats *s;
   char err[256];
   int rc = 0;
   ctrace_process_info proc;
   ctrace_process_read(r, &proc);
-  if (ctrace_stats_build(r, &info, &s, err, sizeof err)) {
+  int failed = ctrace_stats_build(r, &info, &s, err, sizeof err);
+  if (!ctrace__tool_checked(trace, r, &info, progress)) {
+    if (!failed) ctrace_stats_free(s);
+    rc = 1;
+  } else if (failed) {
     fprintf(stderr, "ctrace stats: %s: %s\n", trace, err);
     rc = 1;
   } else {

@@ -95,6 +95,34 @@ int ctrace__tool_check(const char *path, ctrace_reader *r, ctrace_trace_info *in
   return rc;
 }
 
+ctrace_reader *ctrace__tool_open_unchecked(const char *path, ctrace_trace_info *info, bool *progress) {
+  ctrace_parse_error err;
+  ctrace_reader *r;
+  *progress = false;
+  if (open_cut(path, &r, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    return NULL;
+  }
+  if (ctrace_reader_version(r) < 1022) return check_open(path, r, info);
+  size_t len;
+  ctrace_reader_bytes(r, &len);
+  *info = (ctrace_trace_info){.version = ctrace_reader_version(r), .bytes = len};
+  *progress = ctrace__tool_progress_on(path, r);
+  return r;
+}
+
+bool ctrace__tool_checked(const char *path, ctrace_reader *r, ctrace_trace_info *info, bool progress) {
+  ctrace_parse_error err;
+  ctrace__tool_progress_off(r, progress);
+  /* Answered from the analysis's pass when it read the whole trace. */
+  if (ctrace__tool_check(path, r, info, &err) != 0) {
+    ctrace__tool_error(path, &err);
+    return false;
+  }
+  if (ctrace_reader_version(r) >= 1022) ctrace__tool_cut_warning(path, r, NULL);
+  return true;
+}
+
 /* Checks an open reader (closed on failure), with progress on a terminal. */
 static ctrace_reader *check_open(const char *path, ctrace_reader *r, ctrace_trace_info *info) {
   ctrace_parse_error err;

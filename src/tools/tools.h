@@ -19,6 +19,17 @@ ctrace_reader *ctrace__tool_open_info(const char *path, ctrace_trace_info *info)
  * before Go 1.22 only: a Go 1.22+ trace is refused with a message. */
 ctrace_reader *ctrace__tool_open_analysed(const char *cmd, const char *path, ctrace_trace_info *info);
 
+/* For a command whose analysis reads the whole trace before it writes
+ * anything: a Go 1.22+ trace is opened unchecked (info has its version
+ * and size only, and progress shows while the analysis reads), since the
+ * reader checks what it reads and the analysis's pass is then the check
+ * (one pass, not two); ctrace__tool_checked, after the analysis, reports
+ * what ctrace__tool_open_info would have (the same error, the same cut
+ * warning) and fills info: false when the trace does not read (printed;
+ * r stays open). Older formats are checked at open, as there. */
+ctrace_reader *ctrace__tool_open_unchecked(const char *path, ctrace_trace_info *info, bool *progress);
+bool ctrace__tool_checked(const char *path, ctrace_reader *r, ctrace_trace_info *info, bool progress);
+
 /* Checks an open reader as ctrace__tool_open_info does, printing nothing
  * but the progress: 0, or -1 with *err (the reader stays open). */
 int ctrace__tool_check(const char *path, ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);

@@ -239,6 +239,11 @@ typedef struct g2reader {
    * end); if it gives none, or fails, that is the error. */
   bool first_cut;
   ctrace_parse_error first_cut_error;
+  /* Called before a generation is read, which frees the last one's
+   * tables: a reader ahead of its caller (ahead.c) waits there until the
+   * caller is done with them. NULL: none. */
+  void (*before_gen)(void *arg);
+  void *before_gen_arg;
 } g2reader;
 
 /* gen.c */

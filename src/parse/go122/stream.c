@@ -262,6 +262,7 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
   uint64_t from = r->gen.start, to = r->gen.end;
   uint64_t at = r->have_spill ? r->spill_off : r->off;
   bool had = r->have_gen;
+  if (r->before_gen) r->before_gen(r->before_gen_arg);
   int rc = ctrace__g2_read_gen(r, err);
   if (had) ctrace__g2_release(r, from, to);
   if (rc == -2) { /* Go's io.EOF from inside a section: the end, cleanly */
@@ -350,6 +351,7 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   uint64_t from = g->start, to = g->end;
   uint64_t at = r->have_spill ? r->spill_off : r->off;
   bool had = r->have_gen;
+  if (r->before_gen) r->before_gen(r->before_gen_arg);
   int rc = ctrace__g2_read_gen(r, err);
   if (had) ctrace__g2_release(r, from, to);
   if (rc == 0) { /* go 1.26: no generation follows */

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# fused_check.sh - stats and pprof say what check says about a trace.
+#
+# Usage: tests/analyse/fused_check.sh CTRACE TRACE...
+#
+# ctrace stats and ctrace pprof run no check pass of their own on a Go
+# 1.22+ trace: their analysis's pass is the check (src/parse/reader.c). For
+# each TRACE (good, cut short, or one Go refuses), each must say on stderr
+# what `ctrace check` says there (the same error, or the same cut warning),
+# fail when it fails, and then write nothing. And the second thread that
+# reads ahead (src/parse/ahead.c, CTRACE_READ_AHEAD=1) changes nothing:
+# stats and the profile are the same byte for byte with it and without.
+set -u
+[ $# -ge 2 ] || { echo "usage: ${0##*/} CTRACE TRACE..." >&2; exit 2; }
+ctrace=$1
+shift
+o=$(mktemp -d)
+trap 'rm -rf "$o"' EXIT
+rc=0 n=0 nbad=0
+bad() { echo "${0##*/}: $1: $2" >&2; rc=1; }
+# what ctrace check says that a command opening the trace says too: its
+# first line on stderr (the error, or the warning of a cut, without check's
+# own advice after it).
+said() { head -n 1 "$1" | sed 's/; `ctrace check --salvage .*$//'; }
+# A command's stderr without its own errors (an analysis that finds
+# nothing to profile says so in its own name).
+own() { grep -v "^ctrace $2: " "$1"; }
+for t in "$@"; do
+    name=${t##*/}
+    n=$((n + 1))
+    "$ctrace" check "$t" >/dev/null 2>"$o/check.err"
+    want=$?
+    said "$o/check.err" >"$o/want.err"
+    [ "$want" -ne 0 ] && nbad=$((nbad + 1))
+    "$ctrace" stats --format=csv "$t" >"$o/stats.out" 2>"$o/stats.err"
+    sok=$?
+    rm -f "$o/sync.pb"
+    "$ctrace" pprof -t sync -o "$o/sync.pb" "$t" >/dev/null 2>"$o/pprof.err"
+    pok=$?
+    for c in stats pprof; do
+        own "$o/$c.err" $c >"$o/$c.got"
+        cmp -s "$o/want.err" "$o/$c.got" ||
+            bad "$name" "ctrace $c says '$(head -c 300 "$o/$c.got")', check '$(head -c 300 "$o/want.err")'"
+    done
+    if [ "$want" -ne 0 ]; then
+        [ "$sok" -ne 0 ] || bad "$name" "ctrace stats succeeds where check fails"
+        [ "$pok" -ne 0 ] || bad "$name" "ctrace pprof succeeds where check fails"
+        [ ! -s "$o/stats.out" ] || bad "$name" "ctrace stats wrote a table for a trace check refuses"
+        [ ! -e "$o/sync.pb" ] || bad "$name" "ctrace pprof wrote a profile of a trace check refuses"
+        continue
+    fi
+    # The same with the thread reading ahead.
+    CTRACE_READ_AHEAD=1 "$ctrace" stats --format=csv "$t" >"$o/stats1.out" 2>/dev/null
+    cmp -s "$o/stats.out" "$o/stats1.out" || bad "$name" "ctrace stats differs with CTRACE_READ_AHEAD=1"
+    if [ "$pok" -eq 0 ]; then
+        CTRACE_READ_AHEAD=1 "$ctrace" pprof -t sync -o "$o/sync1.pb" "$t" 2>/dev/null
+        cmp -s "$o/sync.pb" "$o/sync1.pb" || bad "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=1"
+    fi
+done
+[ "$nbad" -gt 0 ] || bad all "no trace that check refuses: nothing checked of the errors"
+echo "${0##*/}: $n traces ($nbad refused by check)" >&2
+exit $rc
