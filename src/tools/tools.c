@@ -232,7 +232,7 @@ bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctr
     return false;
   }
   bool ok = true;
-  for (size_t i = 0; i < n && ok; i++) {
+  for (size_t i = 0; i < n; i++) {
     const char *base = strrchr(files[i], '/');
     t[i].name = base ? base + 1 : files[i];
     ctrace_trace_info info;
