@@ -681,35 +681,26 @@ void ctrace__symbolize_release(void) {
   if (S.dwfl != NULL) end_session();
 }
 
-/* The memory of S: strings, cache, the files said. */
-static void free_memory(__typeof__(S) *s) {
-  for (size_t i = 0; i < s->nsaid; i++) free(s->said[i]);
-  for (size_t i = 0; i < s->strs_cap; i++) free(s->strs[i]);
-  free(s->strs);
-  free(s->cache);
-}
-
 /* A fork child's parent's symbolizer, which another thread of the parent
- * may have been inside at the fork: kept, unused, until the next fork
- * (no thread touches it then, and it is freed), so that the memory the
- * child inherits stays reachable (a leak checker would report it) and is
- * not freed half-updated. A session the parent had open stays as it is:
- * ending it would close descriptors whose numbers may be the child's by
- * then. */
-static __typeof__(S) inherited;
-static Dwfl *inherited_dwfl[16];
-static size_t inherited_ndwfl;
+ * may have been inside at the fork: kept as it was and never used, so that
+ * the memory the child inherits stays reachable (a leak checker would
+ * report it lost) without being freed: the child may not call free here
+ * (after _Fork, an allocator lock another thread of the parent held stays
+ * held), nor end a session the parent had open (its descriptors' numbers
+ * may be the child's own by then). One a level of forks, the last 16. */
+static __typeof__(S) inherited[16];
+static size_t ninherited;
 
 void ctrace__symbolize_fork_child(void) {
-  free_memory(&inherited);
-  inherited = S;
-  if (S.dwfl && inherited_ndwfl < sizeof inherited_dwfl / sizeof inherited_dwfl[0])
-    inherited_dwfl[inherited_ndwfl++] = S.dwfl;
+  inherited[ninherited++ % (sizeof inherited / sizeof inherited[0])] = S;
   memset(&S, 0, sizeof S);
 }
 
 void ctrace__symbolize_close(void) {
   if (S.dwfl != NULL) end_session();
-  free_memory(&S);
+  for (size_t i = 0; i < S.nsaid; i++) free(S.said[i]);
+  for (size_t i = 0; i < S.strs_cap; i++) free(S.strs[i]);
+  free(S.strs);
+  free(S.cache);
   memset(&S, 0, sizeof S);
 }
