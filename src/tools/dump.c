@@ -54,22 +54,41 @@ static int flush(char *buf, size_t *at) {
   return rc;
 }
 
-/* --model: the model's classic events (format 0), each line as the
- * classic reader's; a model is read over a checked reader. */
-static int dump_model(const char *path, char *out, size_t cap) {
-  ctrace_reader *r = ctrace__tool_open(path);
-  if (!r) return 1;
-  size_t at = 0;
-  int rc = 0;
-  ctrace_event ev;
-  while (rc == 0 && ctrace__model_next(r, &ev) == 1) {
-    if (ev.format != 0) continue;
-    if (cap - at < 4096 && flush(out, &at)) rc = 1;
-    int n = ctrace_event_format(&ev, out + at, cap - at - 1);
-    if (n < 0 || (size_t)n >= cap - at - 1) continue; /* a classic line is short: never */
+/* Lines are formatted straight into one big buffer, written out when it
+ * fills: stdio per line was a tenth of the time. */
+enum { OUT = 1 << 20, LINE = 4096 };
+static char out[OUT];
+static size_t at;
+
+/* ev's line, in the words of Go go, into out; a long log message's
+ * straight to stdout. -1 on a write error or out of memory. */
+static int put(const ctrace_event *ev, int go) {
+  if (OUT - at < LINE && flush(out, &at)) return -1;
+  int n = ctrace_event_format_go(ev, go, out + at, OUT - at);
+  if ((size_t)n + 1 < OUT - at) {
     at += (size_t)n;
     out[at++] = '\n';
+    return 0;
   }
+  if (flush(out, &at)) return -1;
+  char *big = malloc((size_t)n + 2);
+  if (!big) return -1;
+  ctrace_event_format_go(ev, go, big, (size_t)n + 1);
+  big[n] = '\n';
+  int rc = write_all(big, (size_t)n + 1);
+  free(big);
+  return rc;
+}
+
+/* --model: the model's classic events (format 0), each line as the
+ * classic reader's; a model is read over a checked reader. */
+static int dump_model(const char *path) {
+  ctrace_reader *r = ctrace__tool_open(path);
+  if (!r) return 1;
+  int rc = 0;
+  ctrace_event ev;
+  while (rc == 0 && ctrace__model_next(r, &ev) == 1)
+    if (ev.format == 0 && put(&ev, 1023)) rc = 1;
   if (flush(out, &at)) rc = 1;
   if (rc) perror("ctrace dump: stdout");
   if (ctrace__model_oom(r)) {
@@ -81,12 +100,10 @@ static int dump_model(const char *path, char *out, size_t cap) {
 }
 
 int ctrace__cmd_dump(int argc, char **argv) {
-  enum { OUT = 1 << 20, LINE = 4096 };
-  static char out[OUT];
   if (argc == 3 && strcmp(argv[1], "--model") == 0) {
     argv++, argc--;
     int rc = ctrace__tool_file_arg(argc, argv, usage);
-    return rc >= 0 ? rc : dump_model(argv[1], out, OUT);
+    return rc >= 0 ? rc : dump_model(argv[1]);
   }
   bool strict = argc == 3 && strcmp(argv[1], "--strict") == 0;
   if (strict) argv++, argc--;
@@ -97,34 +114,13 @@ int ctrace__cmd_dump(int argc, char **argv) {
   ctrace_reader *r = ctrace__tool_open_stream(argv[1], !strict);
   if (!r) return 1;
   ctrace_parse_error err;
-  /* Lines are formatted straight into one big buffer, written out when it
-   * fills: stdio per line was a tenth of the time. */
-  size_t at = 0;
   rc = 0;
   ctrace_event ev;
   int more;
   /* Each format in the words of the newest Go we hold its text to. */
   const int go = ctrace_reader_version(r) >= 1025 ? 1027 : 1023;
-  while ((more = ctrace_reader_read(r, &ev, &err)) == 1 && rc == 0) {
-    if (OUT - at < LINE && flush(out, &at)) rc = 1;
-    int n = ctrace_event_format_go(&ev, go, out + at, OUT - at);
-    if ((size_t)n + 1 >= OUT - at) { /* a long log message */
-      if (flush(out, &at)) rc = 1;
-      char *big = malloc((size_t)n + 2);
-      if (!big) {
-        rc = 1;
-        break;
-      }
-      ctrace_event_format_go(&ev, go, big, (size_t)n + 1);
-      big[n] = '\n';
-      size_t len = (size_t)n + 1;
-      if (write_all(big, len)) rc = 1;
-      free(big);
-      continue;
-    }
-    at += (size_t)n;
-    out[at++] = '\n';
-  }
+  while ((more = ctrace_reader_read(r, &ev, &err)) == 1 && rc == 0)
+    if (put(&ev, go)) rc = 1;
   if (flush(out, &at)) rc = 1;
   if (rc) perror("ctrace dump: stdout");
   if (more < 0 && rc == 0) {
