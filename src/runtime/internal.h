@@ -204,8 +204,13 @@ typedef struct ctrace__config {
 } ctrace__config;
 extern ctrace__config ctrace__cfg CTRACE__HIDDEN;
 
-/* Whether this trace is in Go's current format (generations; gen.c). */
-CTRACE__INLINE bool ctrace__genfmt(void) { return ctrace__cfg.format == CTRACE_FORMAT_GO122; }
+/* Whether this trace is in Go's current format (generations; gen.c).
+ * Relaxed atomic: a thread ending a goroutine after a capped trace may
+ * read it while the next start sets it (ctrace__gap_g_end rechecks
+ * under threads_mu); a plain mov on every target. */
+CTRACE__INLINE bool ctrace__genfmt(void) {
+  return __atomic_load_n(&ctrace__cfg.format, __ATOMIC_RELAXED) == CTRACE_FORMAT_GO122;
+}
 
 /* Bytes of events a buffer holds. */
 CTRACE__INLINE size_t ctrace__buf_capacity(void) {

@@ -95,12 +95,13 @@ static void close_for_gap(ctrace__thread *t, uint64_t s) {
 }
 
 void ctrace__gap_g_end(ctrace__thread *t, ctrace_g *g) {
-  /* capped_state first: the format is read only within a trace. */
   if (!atomic_load(&capped_state) || !ctrace__genfmt()) return;
-  /* t's trace fields are close_all's too, under threads_mu. */
+  /* t's trace fields are close_all's too, under threads_mu. A stop and
+   * the next start may have come between the tests above and the lock:
+   * both are read again. */
   pthread_mutex_lock(&threads_mu);
   uint64_t cs = capped();
-  if (cs && !atomic_load(&gap_closed) && (t->tcurg == g || t->sys_g == g)) close_for_gap(t, cs | 1);
+  if (cs && ctrace__genfmt() && !atomic_load(&gap_closed) && (t->tcurg == g || t->sys_g == g)) close_for_gap(t, cs | 1);
   pthread_mutex_unlock(&threads_mu);
 }
 
@@ -334,7 +335,7 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   pthread_mutex_unlock(&threads_mu);
   __atomic_store_n(&ctrace__cfg.unwind, o.unwind, __ATOMIC_RELAXED);
   ctrace__cfg.max_pending = o.max_pending;
-  ctrace__cfg.format = o.format;
+  __atomic_store_n(&ctrace__cfg.format, o.format, __ATOMIC_RELAXED); /* ctrace__genfmt */
   uint64_t gen = (s >> 1) + 1;
   /* The loader's list now, not in the first event that needs it. */
   if (ctrace__cfg.stacks && o.unwind != CTRACE_UNWIND_FP) ctrace__unwind_prepare();
