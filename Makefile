@@ -87,6 +87,7 @@ bench:
 	@cmake --build build -j $(JOBS)
 	@build/bin/bench_events
 	@build/bin/bench_events -f go1.22 -c event-nostack,event-stack16,user-log,user-log-long,flight-nostack,flight-stack16
+	@build/bin/bench_events -f go1.11 -c sched-mix,sched-log-mix
 	@build/bin/bench_flight
 	@build/bin/bench_cpu
 	@build/bin/bench_unwind_tables

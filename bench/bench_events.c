@@ -54,6 +54,8 @@
  * in -go122, and each run follows one of the same case in the classic
  * format, so the line above compares the two formats pass by pass
  * (vs=<case>); the classic runs have no lines of their own there.
+ * Without -f the cases run in the library's default format, Go's current
+ * one; -f go1.11 runs them in the classic format alone, named -go111.
  * stderr has progress and, per run, interquartile ranges, the median of
  * per-round ratios, the wall-clock ratio, the bytes per event and the
  * reader's CPU time per event. See BENCHMARKS.md.
@@ -628,7 +630,11 @@ int main(int argc, char **argv) {
       /* The trace format; its cases' names get a suffix. */
       if (strcmp(optarg, "go1.22") == 0) {
         suffix = "-go122";
-      } else if (strcmp(optarg, "go1.11") != 0) {
+      } else if (strcmp(optarg, "go1.11") == 0) {
+        /* The classic format alone, which the default no longer is. */
+        run_format = CTRACE_FORMAT_GO111;
+        suffix = "-go111";
+      } else {
         fprintf(stderr, "bench: -f go1.11 or go1.22\n");
         return 2;
       }
@@ -662,7 +668,7 @@ int main(int argc, char **argv) {
             probed_frames, STACK_FRAMES);
 
   /* Go's current format: each run after the classic format's (ref). */
-  bool twin = *suffix != 0;
+  bool twin = strcmp(suffix, "-go122") == 0;
   static results res, ref;
   uint64_t t0 = now_ns();
   for (int p = 0; p < passes; p++) {
