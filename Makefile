@@ -95,7 +95,8 @@ bench:
 	@bench/bench_programs.sh build
 	@bench/bench_dump.sh build
 	@bench/bench_dump122.sh build
-	@bench/bench_big.sh build
+	@bench/bench_big.sh build 23
+	@bench/bench_big.sh build 27
 	@bench/bench_dump127.sh build
 	@bench/bench_export.sh build
 

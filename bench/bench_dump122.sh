@@ -26,52 +26,14 @@
 # same way each time:
 #   BENCH name=dump-vs-go123 source=ctrace speedup=... memory_ratio=...
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. tests/go_paths.sh
-build=${1:-build}
+. "$(dirname "$0")/lib.sh"
+bench_init bench_dump122 "${1:-build}"
 mb=${BENCH122_MB:-40}
-rounds=${BENCH_ROUNDS:-3}
 go=$GO123
-ctrace=$build/bin/ctrace
-time_bin=/usr/bin/time
-dir=$build/bench
-die() { echo "bench_dump122: $*" >&2; exit 1; }
-[ -x "$ctrace" ] || die "$ctrace not built"
 [ -x "$go" ] || die "needs Go 1.23 at $go (Debian: golang-1.23-go from bookworm-backports)"
-"$time_bin" -f '' true 2>/dev/null || die "needs GNU time as $time_bin (Debian package time)"
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-unset GOFLAGS
-export GOTOOLCHAIN=local GOCACHE="$dir/gocache" GOPROXY=off CGO_ENABLED=0
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$dir/home"; mkdir -p "$HOME"; fi
-gotrace="$("$go" env GOTOOLDIR)/trace"
-[ -x "$gotrace" ] || die "no $gotrace"
-
-# ---- the program and the traces, cached ------------------------------------
-prog=$dir/gotrace_bench
-key=$( { "$go" version; cat bench/gotrace_bench.go.in; } | sha256sum | cut -c1-40)
-if [ ! -x "$prog" ] || [ "$(cat "$prog.key" 2>/dev/null)" != "$key" ]; then
-  rm -rf "$prog.d"
-  mkdir -p "$prog.d"
-  cp bench/gotrace_bench.go.in "$prog.d/main.go"
-  printf 'module gotrace_bench\n\ngo 1.23\n' >"$prog.d/go.mod"
-  (cd "$prog.d" && "$go" build -o "$prog.tmp" .) || die "cannot build bench/gotrace_bench.go.in with $go"
-  mv -f "$prog.tmp" "$prog"
-  echo "$key" >"$prog.key"
-fi
-trace=$dir/go123-${mb}mb.trace
-trace4=$dir/go123-$((4 * mb))mb.trace
-for t in "$trace:$mb" "$trace4:$((4 * mb))"; do
-  f=${t%%:*}
-  m=${t##*:}
-  if [ ! -s "$f" ] || [ "$(cat "$f.key" 2>/dev/null)" != "$key" ]; then
-    echo "bench_dump122: writing a $m MB trace with Go 1.23 to $f" >&2
-    rm -f "$f" "$f.key" "$f.same"
-    "$prog" "$f.tmp" "$m"
-    mv "$f.tmp" "$f"
-    echo "$key" >"$f.key"
-  fi
-done
+gotrace=$(go_trace_tool "$go") || die "no trace tool in Go 1.23"
+trace=$(bench_go_trace "$go" 23 "$mb")
+trace4=$(bench_go_trace "$go" 23 $((4 * mb)))
 
 # ---- same output? (once, not timed) --------------------------------------------
 untimed() { sed -E 's/ Time=-?[0-9]+//' | LC_ALL=C sort -S 25% | sha1sum | cut -d' ' -f1; }
@@ -89,30 +51,17 @@ echo "bench_dump122: $trace: $(stat -c %s "$trace") bytes, $events events, $gens
      "$trace4: $gens4 generations; ctrace dump prints the lines Go prints: $same" >&2
 
 # ---- timed rounds ------------------------------------------------------------------
-measure() {
-  local name=$1 r=$2
-  shift
-  shift
-  local out=$dir/time122.out
-  if ! "$time_bin" -f '%e %M %U %S' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
-    cat "$dir/$name.err" >&2
-    die "$name failed: $*"
-  fi
-  tail -n 1 "$out" >>"$dir/$name.times"
-  echo "bench_dump122: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB", $1, $2 / 1024}')" >&2
-}
 rm -f "$dir"/{dump122,dump122x4,go123}.times
 for r in $(seq 1 "$rounds"); do
-  measure dump122 "$r" "$ctrace" dump "$trace"
-  measure dump122x4 "$r" "$ctrace" dump "$trace4"
-  measure go123 "$r" "$gotrace" -d=1 "$trace"
+  bench_measure dump122 "$r" "$ctrace" dump "$trace"
+  bench_measure dump122x4 "$r" "$ctrace" dump "$trace4"
+  bench_measure go123 "$r" "$gotrace" -d=1 "$trace"
 done
-median() { awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-awk -v w="$(median 1 "$dir/dump122.times")" -v r="$(median 2 "$dir/dump122.times")" \
-    -v w4="$(median 1 "$dir/dump122x4.times")" -v r4="$(median 2 "$dir/dump122x4.times")" \
-    -v gw="$(median 1 "$dir/go123.times")" -v gr="$(median 2 "$dir/go123.times")" \
-    -v mb="$(awk -v b="$(stat -c %s "$trace")" 'BEGIN {printf "%.1f", b / 1e6}')" \
-    -v mb4="$(awk -v b="$(stat -c %s "$trace4")" 'BEGIN {printf "%.1f", b / 1e6}')" \
+awk -v w="$(bench_median 1 "$dir/dump122.times")" -v r="$(bench_median 2 "$dir/dump122.times")" \
+    -v w4="$(bench_median 1 "$dir/dump122x4.times")" -v r4="$(bench_median 2 "$dir/dump122x4.times")" \
+    -v gw="$(bench_median 1 "$dir/go123.times")" -v gr="$(bench_median 2 "$dir/go123.times")" \
+    -v mb="$(bench_mb "$trace")" \
+    -v mb4="$(bench_mb "$trace4")" \
     -v g="$gens" -v g4="$gens4" -v ev="$events" -v k="$rounds" -v same="$same" 'BEGIN {
   if (w < 0.01) w = 0.01
   printf "BENCH name=dump-vs-go123 source=go speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f ctrace_s_4x=%.2f ctrace_rss_4x_mb=%.1f rss_growth_4x=%.2f trace_mb=%s trace_4x_mb=%s generations=%s generations_4x=%s events=%s rounds=%s same_output=%s\n",
@@ -132,12 +81,12 @@ echo "bench_dump122: $ctrace_trace: $(stat -c %s "$ctrace_trace") bytes, $events
      "$gens_c generations; ctrace dump prints the lines Go prints: $same_c" >&2
 rm -f "$dir"/{dump122c,go123c}.times
 for r in $(seq 1 "$rounds"); do
-  measure dump122c "$r" "$ctrace" dump "$ctrace_trace"
-  measure go123c "$r" "$gotrace" -d=1 "$ctrace_trace"
+  bench_measure dump122c "$r" "$ctrace" dump "$ctrace_trace"
+  bench_measure go123c "$r" "$gotrace" -d=1 "$ctrace_trace"
 done
-awk -v w="$(median 1 "$dir/dump122c.times")" -v r="$(median 2 "$dir/dump122c.times")" \
-    -v gw="$(median 1 "$dir/go123c.times")" -v gr="$(median 2 "$dir/go123c.times")" \
-    -v mb="$(awk -v b="$(stat -c %s "$ctrace_trace")" 'BEGIN {printf "%.1f", b / 1e6}')" \
+awk -v w="$(bench_median 1 "$dir/dump122c.times")" -v r="$(bench_median 2 "$dir/dump122c.times")" \
+    -v gw="$(bench_median 1 "$dir/go123c.times")" -v gr="$(bench_median 2 "$dir/go123c.times")" \
+    -v mb="$(bench_mb "$ctrace_trace")" \
     -v g="$gens_c" -v ev="$events_c" -v k="$rounds" -v same="$same_c" 'BEGIN {
   if (w < 0.01) w = 0.01
   printf "BENCH name=dump-vs-go123 source=ctrace speedup=%.1f memory_ratio=%.4f ctrace_s=%.2f go_s=%.2f ctrace_rss_mb=%.1f go_rss_mb=%.1f trace_mb=%s generations=%s events=%s rounds=%s same_output=%s\n",
