@@ -283,6 +283,15 @@ static uint64_t tstk(model *a, const ctrace_event *ev) {
   return ev->has_tstack ? intern_stack(a, ev->tstack, ev->tframes, ev->ntframes) : 0;
 }
 
+/* e's sargs[0]: the interned copy of s (which may be gone by the event's
+ * use), or "" for none; its id, 0 for none. */
+static uint64_t set_name(model *a, ctrace_event *e, const char *s, size_t len) {
+  uint64_t id = intern_str(a, s, len);
+  e->sargs[0] = id ? a->strs[id - 1].s : "";
+  e->sargs_len[0] = id ? a->strs[id - 1].len : 0;
+  return id;
+}
+
 /* A GoStatusStack, whose stack no classic event has room for, passed on
  * as CTRACE__MODEL_GoStatusStack (analyse.h): Go 1.23's pprof reads it as a
  * transition with a stack, which begins a syscall or sched interval. */
@@ -356,31 +365,14 @@ static void transition(model *a, const ctrace_event *ev) {
   e->args[0] = id;
   e->args[1] = from;
   e->args[2] = to;
-  uint64_t s = intern_str(a, reason, rlen);
-  e->sargs[0] = s ? a->strs[s - 1].s : "";
-  e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+  set_name(a, e, reason, rlen);
   e->stack = stk(a, ev);
 }
 
-static void convert(model *a, const ctrace_event *ev) {
+/* Ps: changes of GOMAXPROCS, starts, stops, steals and statuses. */
+static void convert_proc(model *a, const ctrace_event *ev, uint64_t g) {
   ctrace_event *e;
-  uint64_t g = gid(ev->g);
-  if (!a->started) {
-    /* Classic traces begin with Gomaxprocs: the analyses date goroutines
-     * there before the trace from it. */
-    a->started = true;
-    e = emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
-  }
-  if (a->go127) transition(a, ev);
   switch (ev->type) {
-  case CTRACE_EV122_Sync:
-    /* Passed on as it is: no classic kind, but Go's summary dates the
-     * goroutines it first meets in a later generation from it. */
-    e = emit(a, ev, CTRACE_EV122_Sync, 0);
-    e->format = 1;
-    e->kind = CTRACE_KIND_Sync;
-    ctrace__map_free(&a->gen_stk); /* the next generation's ids are new */
-    break;
   case CTRACE_EV122_ProcsChange:
     e = emit(a, ev, CTRACE_EV_Gomaxprocs, g);
     e->args[0] = ev->args[0];
@@ -410,38 +402,46 @@ static void convert(model *a, const ctrace_event *ev) {
     }
     break;
   }
-  case CTRACE_EV122_GoStatus:
-  case CTRACE_EV122_GoStatusStack: {
-    uint64_t old = ev->args[ev->type == CTRACE_EV122_GoStatusStack ? 4 : 3];
-    if (old != GS_UNDETERMINED) { /* known already: nothing new but the stack */
-      status_stack(a, ev);
-      break;
-    }
-    /* First seen: announced as classic traces announce goroutines there
-     * at their start, a creation (args[2] = 1: there before, no creation
-     * in the trace) and the status. */
-    uint64_t id = ev->args[0];
-    e = emit(a, ev, CTRACE_EV_GoCreate, 0);
-    e->args[0] = id;
-    e->args[2] = 1;
-    e->args[3] = ev->args[2]; /* the status, CTRACE_GS_* */
-    switch (ev->args[2]) {
-    case CTRACE_GS_RUNNING:
-      e = emit(a, ev, CTRACE_EV_GoStart, id);
-      e->args[0] = id;
-      break;
-    case CTRACE_GS_WAITING:
-      e = emit(a, ev, CTRACE_EV_GoWaiting, id);
-      e->args[0] = id;
-      break;
-    case CTRACE_GS_SYSCALL:
-      e = emit(a, ev, CTRACE_EV_GoInSyscall, id);
-      e->args[0] = id;
-      break;
-    }
+  }
+}
+
+/* A goroutine's status at a generation's start (GoStatus, GoStatusStack). */
+static void convert_status(model *a, const ctrace_event *ev) {
+  uint64_t old = ev->args[ev->type == CTRACE_EV122_GoStatusStack ? 4 : 3];
+  if (old != GS_UNDETERMINED) { /* known already: nothing new but the stack */
     status_stack(a, ev);
+    return;
+  }
+  /* First seen: announced as classic traces announce goroutines there
+   * at their start, a creation (args[2] = 1: there before, no creation
+   * in the trace) and the status. */
+  uint64_t id = ev->args[0];
+  ctrace_event *e = emit(a, ev, CTRACE_EV_GoCreate, 0);
+  e->args[0] = id;
+  e->args[2] = 1;
+  e->args[3] = ev->args[2]; /* the status, CTRACE_GS_* */
+  switch (ev->args[2]) {
+  case CTRACE_GS_RUNNING:
+    e = emit(a, ev, CTRACE_EV_GoStart, id);
+    e->args[0] = id;
+    break;
+  case CTRACE_GS_WAITING:
+    e = emit(a, ev, CTRACE_EV_GoWaiting, id);
+    e->args[0] = id;
+    break;
+  case CTRACE_GS_SYSCALL:
+    e = emit(a, ev, CTRACE_EV_GoInSyscall, id);
+    e->args[0] = id;
     break;
   }
+  status_stack(a, ev);
+}
+
+/* Goroutines' transitions but those of system calls: creations, starts,
+ * ends, stops, blocks and wakeups. */
+static void convert_goroutine(model *a, const ctrace_event *ev, uint64_t g) {
+  ctrace_event *e;
+  switch (ev->type) {
   case CTRACE_EV122_GoCreate:
   case CTRACE_EV122_GoCreateBlocked:
     e = emit(a, ev, CTRACE_EV_GoCreate, g);
@@ -453,13 +453,6 @@ static void convert(model *a, const ctrace_event *ev) {
       e = emit(a, ev, CTRACE_EV_GoBlock, ev->args[0]);
       e->sargs[0] = "";
     }
-    break;
-  case CTRACE_EV122_GoCreateSyscall:
-    /* A goroutine that appears in a syscall (a C thread calling Go). */
-    e = emit(a, ev, CTRACE_EV_GoCreate, 0);
-    e->args[0] = ev->args[0];
-    emit(a, ev, CTRACE_EV_GoSysCall, ev->args[0]);
-    emit(a, ev, CTRACE_EV_GoSysBlock, ev->args[0]);
     break;
   case CTRACE_EV122_GoStart:
     e = emit(a, ev, CTRACE_EV_GoStart, ev->args[0]);
@@ -481,11 +474,7 @@ static void convert(model *a, const ctrace_event *ev) {
     e = emit(a, ev, block_kind(ev->sargs[0]), g);
     e->stack = stk(a, ev);
     e->tstack = tstk(a, ev);
-    if (e->type == CTRACE_EV_GoBlock) {
-      uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
-      e->sargs[0] = s ? a->strs[s - 1].s : "";
-      e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
-    }
+    if (e->type == CTRACE_EV_GoBlock) set_name(a, e, ev->sargs[0], ev->sargs_len[0]);
     break;
   case CTRACE_EV122_GoUnblock:
   case CTRACE_EV122_GoSwitch:
@@ -496,6 +485,20 @@ static void convert(model *a, const ctrace_event *ev) {
     e->args[0] = ev->args[0];
     e->args[1] = ev->args[1];
     e->stack = stk(a, ev);
+    break;
+  }
+}
+
+/* System calls, and goroutines that appear in one. */
+static void convert_syscall(model *a, const ctrace_event *ev, uint64_t g) {
+  ctrace_event *e;
+  switch (ev->type) {
+  case CTRACE_EV122_GoCreateSyscall:
+    /* A goroutine that appears in a syscall (a C thread calling Go). */
+    e = emit(a, ev, CTRACE_EV_GoCreate, 0);
+    e->args[0] = ev->args[0];
+    emit(a, ev, CTRACE_EV_GoSysCall, ev->args[0]);
+    emit(a, ev, CTRACE_EV_GoSysBlock, ev->args[0]);
     break;
   case CTRACE_EV122_GoSyscallBegin:
     /* Every 1.22+ call is a state of its own, to its end, as a classic
@@ -514,6 +517,15 @@ static void convert(model *a, const ctrace_event *ev) {
       e->args[0] = g;
     }
     break;
+  }
+}
+
+/* The collector and the world's stops: STW, GC, sweeps, mark assists,
+ * the heap's counters, and what only Go's MMU reads (labels, ranges under
+ * way at a generation's start). */
+static void convert_gc(model *a, const ctrace_event *ev, uint64_t g) {
+  ctrace_event *e;
+  switch (ev->type) {
   case CTRACE_EV122_STWBegin:
     e = emit(a, ev, CTRACE_EV_GCSTWStart, g);
     e->sargs[0] = ev->sargs[0];
@@ -552,83 +564,13 @@ static void convert(model *a, const ctrace_event *ev) {
     e = emit(a, ev, ev->type == CTRACE_EV122_HeapAlloc ? CTRACE_EV_HeapAlloc : CTRACE_EV_HeapGoal, g);
     e->args[0] = ev->args[0];
     break;
-  case CTRACE_EV122_UserTaskBegin: {
-    e = emit(a, ev, CTRACE_EV_UserTaskCreate, g);
-    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
-    e->args[0] = ev->args[0];
-    e->args[1] = ev->args[1];
-    e->args[2] = s;
-    e->sargs[0] = s ? a->strs[s - 1].s : "";
-    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
-    e->stack = stk(a, ev);
-    break;
-  }
-  case CTRACE_EV122_UserTaskEnd:
-    e = emit(a, ev, CTRACE_EV_UserTaskEnd, g);
-    e->args[0] = ev->args[0];
-    e->stack = stk(a, ev);
-    break;
-  case CTRACE_EV122_UserRegionBegin:
-  case CTRACE_EV122_UserRegionEnd: {
-    bool begin = ev->type == CTRACE_EV122_UserRegionBegin;
-    e = emit(a, ev, CTRACE_EV_UserRegion, g);
-    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
-    e->args[0] = ev->args[0];
-    e->args[1] = !begin;
-    e->args[2] = s;
-    e->sargs[0] = s ? a->strs[s - 1].s : "";
-    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
-    e->stack = stk(a, ev);
-    /* Link an end to its start, as the classic reader does; Go's reader
-     * has checked that they nest. */
-    an_regions *rs = regions_of(a, g);
-    if (!rs) break;
-    if (begin) {
-      if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 4;
-        void *m = realloc(rs->seq, cap * sizeof *rs->seq);
-        if (!m) {
-          a->oom = true;
-          break;
-        }
-        rs->seq = m;
-        rs->cap = cap;
-      }
-      rs->seq[rs->n++] = e->seq;
-    } else if (rs->n) {
-      e->link = rs->seq[--rs->n];
-    }
-    break;
-  }
-  case CTRACE_EV122_UserLog: {
-    e = emit(a, ev, CTRACE_EV_UserLog, g);
-    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
-    e->args[0] = ev->args[0];
-    e->args[1] = s;
-    e->sargs[0] = s ? a->strs[s - 1].s : "";
-    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
-    e->sargs[1] = ev->sargs[1]; /* valid until the next read, as a classic log's */
-    e->sargs_len[1] = ev->sargs_len[1];
-    e->stack = stk(a, ev);
-    break;
-  }
-  case CTRACE_EV122_CPUSample:
-    e = emit(a, ev, CTRACE_EV_CPUSample, g);
-    e->args[0] = (uint64_t)ev->ts;
-    e->args[1] = (uint64_t)ev->p;
-    e->args[2] = g;
-    e->stack = intern_stack(a, ev->stack, ev->frames, ev->nframes);
-    break;
-  case CTRACE_EV122_GoLabel: {
+  case CTRACE_EV122_GoLabel:
     /* No classic kind (a classic trace puts it in GoStartLabel): passed
      * on, for Go's MMU, which counts labelled mark workers. */
     e = emit(a, ev, CTRACE__MODEL_GoLabel, g);
     e->format = 1;
-    uint64_t s = intern_str(a, ev->sargs[0], ev->sargs_len[0]);
-    e->sargs[0] = s ? a->strs[s - 1].s : "";
-    e->sargs_len[0] = s ? a->strs[s - 1].len : 0;
+    set_name(a, e, ev->sargs[0], ev->sargs_len[0]);
     break;
-  }
   case CTRACE_EV122_GCMarkAssistActive:
   case CTRACE_EV122_GCSweepActive:
     /* Ranges under way at a generation's start: no classic kind, passed on
@@ -638,6 +580,125 @@ static void convert(model *a, const ctrace_event *ev) {
     e->args[0] = ev->args[0];
     e->args[1] = ev->type;
     break;
+  }
+}
+
+/* Links a region's end to its start, as the classic reader does; Go's
+ * reader has checked that they nest. */
+static void region_link(model *a, ctrace_event *e, uint64_t g, bool begin) {
+  an_regions *rs = regions_of(a, g);
+  if (!rs) return;
+  if (begin) {
+    if (rs->n == rs->cap) {
+      size_t cap = rs->cap ? rs->cap * 2 : 4;
+      void *m = realloc(rs->seq, cap * sizeof *rs->seq);
+      if (!m) {
+        a->oom = true;
+        return;
+      }
+      rs->seq = m;
+      rs->cap = cap;
+    }
+    rs->seq[rs->n++] = e->seq;
+  } else if (rs->n) {
+    e->link = rs->seq[--rs->n];
+  }
+}
+
+/* The user's annotations: tasks, regions and logs. */
+static void convert_user(model *a, const ctrace_event *ev, uint64_t g) {
+  ctrace_event *e;
+  switch (ev->type) {
+  case CTRACE_EV122_UserTaskBegin:
+    e = emit(a, ev, CTRACE_EV_UserTaskCreate, g);
+    e->args[0] = ev->args[0];
+    e->args[1] = ev->args[1];
+    e->args[2] = set_name(a, e, ev->sargs[0], ev->sargs_len[0]);
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_UserTaskEnd:
+    e = emit(a, ev, CTRACE_EV_UserTaskEnd, g);
+    e->args[0] = ev->args[0];
+    e->stack = stk(a, ev);
+    break;
+  case CTRACE_EV122_UserRegionBegin:
+  case CTRACE_EV122_UserRegionEnd: {
+    bool begin = ev->type == CTRACE_EV122_UserRegionBegin;
+    e = emit(a, ev, CTRACE_EV_UserRegion, g);
+    e->args[0] = ev->args[0];
+    e->args[1] = !begin;
+    e->args[2] = set_name(a, e, ev->sargs[0], ev->sargs_len[0]);
+    e->stack = stk(a, ev);
+    region_link(a, e, g, begin);
+    break;
+  }
+  case CTRACE_EV122_UserLog:
+    e = emit(a, ev, CTRACE_EV_UserLog, g);
+    e->args[0] = ev->args[0];
+    e->args[1] = set_name(a, e, ev->sargs[0], ev->sargs_len[0]);
+    e->sargs[1] = ev->sargs[1]; /* valid until the next read, as a classic log's */
+    e->sargs_len[1] = ev->sargs_len[1];
+    e->stack = stk(a, ev);
+    break;
+  }
+}
+
+/* One new-model event into its classic events, queued (a->q): by family,
+ * each helper handling the events its switch names. */
+static void convert(model *a, const ctrace_event *ev) {
+  uint64_t g = gid(ev->g);
+  if (!a->started) {
+    /* Classic traces begin with Gomaxprocs: the analyses date goroutines
+     * there before the trace from it. */
+    a->started = true;
+    emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
+  }
+  if (a->go127) transition(a, ev);
+  switch (ev->type) {
+  case CTRACE_EV122_Sync: {
+    /* Passed on as it is: no classic kind, but Go's summary dates the
+     * goroutines it first meets in a later generation from it. */
+    ctrace_event *e = emit(a, ev, CTRACE_EV122_Sync, 0);
+    e->format = 1;
+    e->kind = CTRACE_KIND_Sync;
+    ctrace__map_free(&a->gen_stk); /* the next generation's ids are new */
+    break;
+  }
+  case CTRACE_EV122_ProcsChange: case CTRACE_EV122_ProcStart: case CTRACE_EV122_ProcStop:
+  case CTRACE_EV122_ProcSteal: case CTRACE_EV122_ProcStatus:
+    convert_proc(a, ev, g);
+    break;
+  case CTRACE_EV122_GoStatus: case CTRACE_EV122_GoStatusStack:
+    convert_status(a, ev);
+    break;
+  case CTRACE_EV122_GoCreate: case CTRACE_EV122_GoCreateBlocked: case CTRACE_EV122_GoStart:
+  case CTRACE_EV122_GoDestroy: case CTRACE_EV122_GoDestroySyscall: case CTRACE_EV122_GoStop:
+  case CTRACE_EV122_GoBlock: case CTRACE_EV122_GoUnblock: case CTRACE_EV122_GoSwitch:
+  case CTRACE_EV122_GoSwitchDestroy:
+    convert_goroutine(a, ev, g);
+    break;
+  case CTRACE_EV122_GoCreateSyscall: case CTRACE_EV122_GoSyscallBegin: case CTRACE_EV122_GoSyscallEnd:
+  case CTRACE_EV122_GoSyscallEndBlocked:
+    convert_syscall(a, ev, g);
+    break;
+  case CTRACE_EV122_STWBegin: case CTRACE_EV122_STWEnd: case CTRACE_EV122_GCBegin: case CTRACE_EV122_GCEnd:
+  case CTRACE_EV122_GCSweepBegin: case CTRACE_EV122_GCSweepEnd: case CTRACE_EV122_GCMarkAssistBegin:
+  case CTRACE_EV122_GCMarkAssistEnd: case CTRACE_EV122_HeapAlloc: case CTRACE_EV122_HeapGoal:
+  case CTRACE_EV122_GoLabel: case CTRACE_EV122_GCMarkAssistActive: case CTRACE_EV122_GCSweepActive:
+    convert_gc(a, ev, g);
+    break;
+  case CTRACE_EV122_UserTaskBegin: case CTRACE_EV122_UserTaskEnd: case CTRACE_EV122_UserRegionBegin:
+  case CTRACE_EV122_UserRegionEnd: case CTRACE_EV122_UserLog:
+    convert_user(a, ev, g);
+    break;
+  case CTRACE_EV122_CPUSample: {
+    ctrace_event *e = emit(a, ev, CTRACE_EV_CPUSample, g);
+    e->args[0] = (uint64_t)ev->ts;
+    e->args[1] = (uint64_t)ev->p;
+    e->args[2] = g;
+    e->stack = intern_stack(a, ev->stack, ev->frames, ev->nframes);
+    break;
+  }
   default: /* GC actives, experimental events: no classic kind */
     break;
   }

@@ -114,28 +114,27 @@ static int check_running(const pdesc *p, const gdesc *g, const ctrace_event *ev,
   return 0;
 }
 
-int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
-  state_state *s = &r->ss;
-  const uint64_t me = ev->seq + 1;
-  ev->link = CTRACE_NO_LINK;
-  gdesc *g = gd(s, ev->g);
-  pdesc *p = pd(s, ev->p);
-  if (!g || !p) FAIL("out of memory");
-  /* gd/pd may move the arrays: index, don't hold, across further lookups. */
-  uint64_t gi = *ctrace__map_get(&s->gs, ev->g);
-  switch (ev->type) {
-  case CTRACE_EV_ProcStart:
+/* Ps: starts and stops. */
+static int apply_proc(pdesc *p, const ctrace_event *ev, ctrace_parse_error *err) {
+  if (ev->type == CTRACE_EV_ProcStart) {
     if (p->running) FAIL("p %lld is running before start (offset %llu, time %lld)", (long long)ev->p, AT);
     p->running = true;
-    break;
-  case CTRACE_EV_ProcStop:
-    if (!p->running)
-      FAIL("p %lld is not running before stop (offset %llu, time %lld)", (long long)ev->p, AT);
-    if (p->g != 0)
-      FAIL("p %lld is running a goroutine %llu during stop (offset %llu, time %lld)", (long long)ev->p,
-           (unsigned long long)p->g, AT);
-    p->running = false;
-    break;
+    return 0;
+  }
+  if (!p->running)
+    FAIL("p %lld is not running before stop (offset %llu, time %lld)", (long long)ev->p, AT);
+  if (p->g != 0)
+    FAIL("p %lld is running a goroutine %llu during stop (offset %llu, time %lld)", (long long)ev->p,
+         (unsigned long long)p->g, AT);
+  p->running = false;
+  return 0;
+}
+
+/* The collector and the world's stops: GC, STW, sweeps and mark assists,
+ * each end linked to its start. me: the event's seq + 1. */
+static int apply_gc(ctrace_reader *r, state_state *s, gdesc *g, pdesc *p, ctrace_event *ev, uint64_t me,
+                    ctrace_parse_error *err) {
+  switch (ev->type) {
   case CTRACE_EV_GCStart:
     if (s->ev_gc) FAIL("previous GC is not ended before a new one (offset %llu, time %lld)", AT);
     s->ev_gc = me;
@@ -164,6 +163,11 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
     if (p->ev_sweep) FAIL("previous sweeping is not ended before a new one (offset %llu, time %lld)", AT);
     p->ev_sweep = me;
     break;
+  case CTRACE_EV_GCSweepDone:
+    if (!p->ev_sweep) FAIL("bogus sweeping end (offset %llu, time %lld)", AT);
+    ev->link = LINK(p->ev_sweep);
+    p->ev_sweep = 0;
+    break;
   case CTRACE_EV_GCMarkAssistStart:
     if (g->ev_markassist)
       FAIL("previous mark assist is not ended before a new one (offset %llu, time %lld)", AT);
@@ -174,11 +178,53 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
     ev->link = LINK(g->ev_markassist);
     g->ev_markassist = 0;
     break;
-  case CTRACE_EV_GCSweepDone:
-    if (!p->ev_sweep) FAIL("bogus sweeping end (offset %llu, time %lld)", AT);
-    ev->link = LINK(p->ev_sweep);
-    p->ev_sweep = 0;
-    break;
+  }
+  return 0;
+}
+
+/* A goroutine made: ev's goroutine must be running. gd may move s->g:
+ * g is not to be used after. */
+static int apply_create(state_state *s, gdesc *g, pdesc *p, ctrace_event *ev, uint64_t me,
+                        ctrace_parse_error *err) {
+  if (check_running(p, g, ev, true, err)) return -1;
+  if (ctrace__map_get(&s->gs, ev->args[0]))
+    FAIL("g %llu already exists (offset %llu, time %lld)", (unsigned long long)ev->args[0], AT);
+  gdesc *n = gd(s, ev->args[0]);
+  if (!n) FAIL("out of memory");
+  n->state = G_RUNNABLE;
+  n->ev = me;
+  n->ev_type = ev->type;
+  n->has_create = true;
+  n->create_stack = ev->args[1];
+  return 0;
+}
+
+/* Another goroutine (args[0]) made runnable by ev's, which runs. */
+static int apply_unblock(state_state *s, gdesc *g, pdesc *p, ctrace_event *ev, uint64_t me,
+                         ctrace_parse_error *err) {
+  if (g->state != G_RUNNING)
+    FAIL("g %llu is not running while unpark (offset %llu, time %lld)", (unsigned long long)ev->g, AT);
+  if (ev->p != CTRACE_P_TIMER && p->g != ev->g)
+    FAIL("p %lld is not running g %llu while unpark (offset %llu, time %lld)", (long long)ev->p,
+         (unsigned long long)ev->g, AT);
+  const uint64_t *i1 = ctrace__map_get(&s->gs, ev->args[0]);
+  gdesc *g1 = i1 ? &s->g[*i1] : NULL;
+  if (!g1 || g1->state != G_WAITING)
+    FAIL("g %llu is not waiting before unpark (offset %llu, time %lld)", (unsigned long long)ev->args[0], AT);
+  if (g1->ev && g1->ev_type == CTRACE_EV_GoBlockNet && ev->p != CTRACE_P_TIMER) ev->p = CTRACE_P_NETPOLL;
+  ev->link = LINK(g1->ev);
+  g1->state = G_RUNNABLE;
+  g1->ev = me;
+  g1->ev_type = ev->type;
+  return 0;
+}
+
+/* The transitions of ev's own goroutine but system calls: statuses at the
+ * trace's start, starts, ends, stops, yields and blocks, each linked to
+ * the event that led to it. */
+static int apply_goroutine(state_state *s, gdesc *g, pdesc *p, ctrace_event *ev, uint64_t me,
+                           ctrace_parse_error *err) {
+  switch (ev->type) {
   case CTRACE_EV_GoWaiting:
   case CTRACE_EV_GoInSyscall:
     if (g->state != G_RUNNABLE)
@@ -188,20 +234,6 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
     g->ev = me;
     g->ev_type = ev->type;
     break;
-  case CTRACE_EV_GoCreate: {
-    if (check_running(p, g, ev, true, err)) return -1;
-    if (ctrace__map_get(&s->gs, ev->args[0]))
-      FAIL("g %llu already exists (offset %llu, time %lld)", (unsigned long long)ev->args[0], AT);
-    gdesc *n = gd(s, ev->args[0]);
-    if (!n) FAIL("out of memory");
-    n->state = G_RUNNABLE;
-    n->ev = me;
-    n->ev_type = ev->type;
-    n->has_create = true;
-    n->create_stack = ev->args[1];
-    g = &s->g[gi];
-    break;
-  }
   case CTRACE_EV_GoStart:
   case CTRACE_EV_GoStartLabel:
     if (g->state != G_RUNNABLE)
@@ -238,25 +270,22 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
     g->ev = me;
     g->ev_type = ev->type;
     break;
-  case CTRACE_EV_GoUnblock: {
-    if (g->state != G_RUNNING)
-      FAIL("g %llu is not running while unpark (offset %llu, time %lld)", (unsigned long long)ev->g, AT);
-    if (ev->p != CTRACE_P_TIMER && p->g != ev->g)
-      FAIL("p %lld is not running g %llu while unpark (offset %llu, time %lld)", (long long)ev->p,
-           (unsigned long long)ev->g, AT);
-    const uint64_t *i1 = ctrace__map_get(&s->gs, ev->args[0]);
-    gdesc *g1 = i1 ? &s->g[*i1] : NULL;
-    if (!g1 || g1->state != G_WAITING)
-      FAIL("g %llu is not waiting before unpark (offset %llu, time %lld)",
-           (unsigned long long)ev->args[0], AT);
-    if (g1->ev && g1->ev_type == CTRACE_EV_GoBlockNet && ev->p != CTRACE_P_TIMER)
-      ev->p = CTRACE_P_NETPOLL;
-    ev->link = LINK(g1->ev);
-    g1->state = G_RUNNABLE;
-    g1->ev = me;
-    g1->ev_type = ev->type;
+  default: /* the blocks (GoSleep, GoBlock*) */
+    if (check_running(p, g, ev, false, err)) return -1;
+    g->state = G_WAITING;
+    g->ev = me;
+    g->ev_type = ev->type;
+    ev->link = LINK(g->ev_start);
+    g->ev_start = 0;
+    p->g = 0;
     break;
   }
+  return 0;
+}
+
+/* System calls: the call, its block (its P let go), its exit. */
+static int apply_syscall(gdesc *g, pdesc *p, ctrace_event *ev, uint64_t me, ctrace_parse_error *err) {
+  switch (ev->type) {
   case CTRACE_EV_GoSysCall:
     if (check_running(p, g, ev, false, err)) return -1;
     g->ev = me;
@@ -277,46 +306,14 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
     g->ev = me;
     g->ev_type = ev->type;
     break;
-  case CTRACE_EV_GoSleep: case CTRACE_EV_GoBlock: case CTRACE_EV_GoBlockSend:
-  case CTRACE_EV_GoBlockRecv: case CTRACE_EV_GoBlockSelect: case CTRACE_EV_GoBlockSync:
-  case CTRACE_EV_GoBlockCond: case CTRACE_EV_GoBlockNet: case CTRACE_EV_GoBlockGC:
-    if (check_running(p, g, ev, false, err)) return -1;
-    g->state = G_WAITING;
-    g->ev = me;
-    g->ev_type = ev->type;
-    ev->link = LINK(g->ev_start);
-    g->ev_start = 0;
-    p->g = 0;
-    break;
-  case CTRACE_EV_UserTaskCreate: {
-    bool fresh;
-    uint64_t *t = ctrace__map_put(&s->tasks, ev->args[0], &fresh);
-    if (!t) FAIL("out of memory");
-    if (!fresh) {
-      char a[512], b[512];
-      FAIL("task id conflicts (id:%llu), %s vs %s", (unsigned long long)ev->args[0],
-           quoted(ev, a, sizeof a), quoted(&s->task_ev[*t - 1], b, sizeof b));
-    }
-    /* Keep the creation while the task lives: a slot from the free list. */
-    uint64_t i;
-    if (s->task_free) {
-      i = s->task_free - 1;
-      s->task_free = s->task_ev[i].seq;
-    } else {
-      if (s->ntask == s->captask) {
-        uint64_t cap = s->captask ? s->captask * 2 : 64;
-        ctrace_event *n = realloc(s->task_ev, cap * sizeof *n);
-        if (!n) FAIL("out of memory");
-        s->task_ev = n;
-        s->captask = cap;
-      }
-      i = s->ntask++;
-    }
-    s->task_ev[i] = *ev;
-    *t = i + 1;
-    break;
   }
-  case CTRACE_EV_UserTaskEnd: {
+  return 0;
+}
+
+/* User tasks: a creation is kept while its task lives, for its end's link
+ * and the message of a second creation with its id. */
+static int apply_task(state_state *s, ctrace_event *ev, ctrace_parse_error *err) {
+  if (ev->type == CTRACE_EV_UserTaskEnd) {
     uint64_t *t = ctrace__map_get(&s->tasks, ev->args[0]);
     if (t) {
       uint64_t i = *t - 1;
@@ -325,38 +322,103 @@ int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *
       s->task_free = i + 1;
       ctrace__map_del(&s->tasks, ev->args[0]);
     }
-    break;
+    return 0;
   }
-  case CTRACE_EV_UserRegion: {
-    rstack *st = regions_of(s, g);
-    if (!st) FAIL("out of memory");
-    if (ev->args[1] == 0) {
-      if (st->n == st->cap) {
-        uint32_t cap = st->cap ? st->cap * 2 : 8;
-        region *n = realloc(st->r, cap * sizeof *n);
-        if (!n) FAIL("out of memory");
-        st->r = n;
-        st->cap = cap;
-      }
-      st->r[st->n++] = (region){*ev};
-    } else if (ev->args[1] == 1) {
-      if (st->n > 0) {
-        const ctrace_event *top = &st->r[st->n - 1].start;
-        if (top->args[0] != ev->args[0] || strcmp(top->sargs[0], ev->sargs[0]) != 0) {
-          char a[512], b[512];
-          FAIL("misuse of region in goroutine %llu: span end %s when the inner-most active span "
-               "start event is %s",
-               (unsigned long long)ev->g, quoted(ev, a, sizeof a), quoted(top, b, sizeof b));
-        }
-        ev->link = top->seq;
-        st->n--;
-      }
-    } else {
-      char a[512];
-      FAIL("invalid user region mode: %s", quoted(ev, a, sizeof a));
+  bool fresh;
+  uint64_t *t = ctrace__map_put(&s->tasks, ev->args[0], &fresh);
+  if (!t) FAIL("out of memory");
+  if (!fresh) {
+    char a[512], b[512];
+    FAIL("task id conflicts (id:%llu), %s vs %s", (unsigned long long)ev->args[0], quoted(ev, a, sizeof a),
+         quoted(&s->task_ev[*t - 1], b, sizeof b));
+  }
+  /* Keep the creation while the task lives: a slot from the free list. */
+  uint64_t i;
+  if (s->task_free) {
+    i = s->task_free - 1;
+    s->task_free = s->task_ev[i].seq;
+  } else {
+    if (s->ntask == s->captask) {
+      uint64_t cap = s->captask ? s->captask * 2 : 64;
+      ctrace_event *n = realloc(s->task_ev, cap * sizeof *n);
+      if (!n) FAIL("out of memory");
+      s->task_ev = n;
+      s->captask = cap;
     }
-    break;
+    i = s->ntask++;
   }
+  s->task_ev[i] = *ev;
+  *t = i + 1;
+  return 0;
+}
+
+/* User regions: a stack per goroutine; an end must match the innermost
+ * start, to which it is linked. */
+static int apply_region(state_state *s, gdesc *g, ctrace_event *ev, ctrace_parse_error *err) {
+  rstack *st = regions_of(s, g);
+  if (!st) FAIL("out of memory");
+  if (ev->args[1] == 0) {
+    if (st->n == st->cap) {
+      uint32_t cap = st->cap ? st->cap * 2 : 8;
+      region *n = realloc(st->r, cap * sizeof *n);
+      if (!n) FAIL("out of memory");
+      st->r = n;
+      st->cap = cap;
+    }
+    st->r[st->n++] = (region){*ev};
+  } else if (ev->args[1] == 1) {
+    if (st->n > 0) {
+      const ctrace_event *top = &st->r[st->n - 1].start;
+      if (top->args[0] != ev->args[0] || strcmp(top->sargs[0], ev->sargs[0]) != 0) {
+        char a[512], b[512];
+        FAIL("misuse of region in goroutine %llu: span end %s when the inner-most active span "
+             "start event is %s",
+             (unsigned long long)ev->g, quoted(ev, a, sizeof a), quoted(top, b, sizeof b));
+      }
+      ev->link = top->seq;
+      st->n--;
+    }
+  } else {
+    char a[512];
+    FAIL("invalid user region mode: %s", quoted(ev, a, sizeof a));
+  }
+  return 0;
+}
+
+/* One event through the state machine: by family, each helper checking
+ * and applying the events its caller's case names. */
+int ctrace__state_apply(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+  state_state *s = &r->ss;
+  const uint64_t me = ev->seq + 1;
+  ev->link = CTRACE_NO_LINK;
+  gdesc *g = gd(s, ev->g);
+  pdesc *p = pd(s, ev->p);
+  if (!g || !p) FAIL("out of memory");
+  switch (ev->type) {
+  case CTRACE_EV_ProcStart:
+  case CTRACE_EV_ProcStop:
+    return apply_proc(p, ev, err);
+  case CTRACE_EV_GCStart: case CTRACE_EV_GCDone: case CTRACE_EV_GCSTWStart: case CTRACE_EV_GCSTWDone:
+  case CTRACE_EV_GCSweepStart: case CTRACE_EV_GCSweepDone: case CTRACE_EV_GCMarkAssistStart:
+  case CTRACE_EV_GCMarkAssistDone:
+    return apply_gc(r, s, g, p, ev, me, err);
+  case CTRACE_EV_GoCreate:
+    return apply_create(s, g, p, ev, me, err);
+  case CTRACE_EV_GoUnblock:
+    return apply_unblock(s, g, p, ev, me, err);
+  case CTRACE_EV_GoWaiting: case CTRACE_EV_GoInSyscall: case CTRACE_EV_GoStart: case CTRACE_EV_GoStartLabel:
+  case CTRACE_EV_GoEnd: case CTRACE_EV_GoStop: case CTRACE_EV_GoSched: case CTRACE_EV_GoPreempt:
+  case CTRACE_EV_GoSleep: case CTRACE_EV_GoBlock: case CTRACE_EV_GoBlockSend:
+  case CTRACE_EV_GoBlockRecv: case CTRACE_EV_GoBlockSelect: case CTRACE_EV_GoBlockSync:
+  case CTRACE_EV_GoBlockCond: case CTRACE_EV_GoBlockNet: case CTRACE_EV_GoBlockGC:
+    return apply_goroutine(s, g, p, ev, me, err);
+  case CTRACE_EV_GoSysCall: case CTRACE_EV_GoSysBlock: case CTRACE_EV_GoSysExit:
+    return apply_syscall(g, p, ev, me, err);
+  case CTRACE_EV_UserTaskCreate:
+  case CTRACE_EV_UserTaskEnd:
+    return apply_task(s, ev, err);
+  case CTRACE_EV_UserRegion:
+    return apply_region(s, g, ev, err);
   }
   return 0;
 }
