@@ -465,6 +465,7 @@ static int go127_profile(ctx *c) {
   ctrace_event buf;
   const ctrace_event *ev;
   ctrace__model_rewind(c->r);
+  ctrace__model_transitions(c->r, true);
   while (rc == 0 && (ev = ctrace__model_next_ref(c->r, &buf))) {
     if (c->online && !life_observe(c->online, ev)) {
       rc = -1;

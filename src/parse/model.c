@@ -71,7 +71,8 @@ typedef struct model {
   an_regions *regs;
   size_t nregs, capregs;
   bool oom;
-  bool go127; /* a go 1.25+ trace: Go 1.27's transitions passed on */
+  bool go127;       /* a go 1.25+ trace */
+  bool transitions; /* Go 1.27's transitions passed on (ctrace__model_transitions) */
 } model;
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -223,6 +224,11 @@ static void pass_reset(model *a) {
   a->regs = NULL;
   a->nregs = a->capregs = 0;
   ctrace__map_free(&a->reg_ix);
+}
+
+void ctrace__model_transitions(ctrace_reader *r, bool on) {
+  model *a = adapter(r);
+  if (a) a->transitions = on && a->go127;
 }
 
 void ctrace__model_rewind(ctrace_reader *r) {
@@ -653,7 +659,7 @@ static void convert(model *a, const ctrace_event *ev) {
     a->started = true;
     emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
   }
-  if (a->go127) transition(a, ev);
+  if (a->transitions) transition(a, ev);
   switch (ev->type) {
   case CTRACE_EV122_Sync: {
     /* Passed on as it is: no classic kind, but Go's summary dates the

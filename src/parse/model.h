@@ -28,8 +28,9 @@
  *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
  *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
  *     reads it as a transition with a stack);
- *   - CTRACE__MODEL_Transition (format 1, go 1.25+ traces) before the
- *     classic events of each goroutine state transition;
+ *   - CTRACE__MODEL_Transition (format 1, go 1.25+ traces, once asked
+ *     for by ctrace__model_transitions) before the classic events of each
+ *     goroutine state transition;
  *   - CTRACE_EV122_Sync (format 1) passes at each generation's end (go
  *     1.22, 1.23; at each one's start and the trace's end for go 1.25+), and
  *     CTRACE__MODEL_GoLabel and CTRACE__MODEL_RangeActive (format 1) for what
@@ -70,6 +71,10 @@ const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf);
 #define CTRACE__MODEL_Transition 251
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__model_rewind(ctrace_reader *r);
+/* Whether the passes that follow carry CTRACE__MODEL_Transition: off
+ * until asked, since only Go 1.27's profiles read them and, with the
+ * reason each interns, they took a fifth of a stats pass. */
+void ctrace__model_transitions(ctrace_reader *r, bool on);
 size_t ctrace__model_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
 const char *ctrace__model_string(const ctrace_reader *r, uint64_t id);
 bool ctrace__model_oom(const ctrace_reader *r);
