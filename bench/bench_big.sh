@@ -6,7 +6,7 @@
 #   bench/bench_big.sh [BUILD_DIR]          (make bench runs it)
 # Environment: BENCH122_MB (default 40), BENCH_ROUNDS (default 3),
 # BENCH_GO_ROUNDS (default BENCH_ROUNDS: Go takes 25 to 80 s a run), GO123
-# (tests/go_paths.sh).
+# (tests/lib/go_paths.sh).
 #
 # The traces are bench_dump122.sh's (bench/gotrace_bench.go.in built with
 # Go 1.23, BUILD_DIR/bench/go123-MBmb.trace and the 4 x MB one), made here
@@ -24,7 +24,7 @@
 # -pprof=sync), export (Perfetto, to a file; against -d=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tests/go_paths.sh
+. tests/lib/go_paths.sh
 build=${1:-build}
 mb=${BENCH122_MB:-40}
 rounds=${BENCH_ROUNDS:-3}

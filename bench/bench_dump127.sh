@@ -4,7 +4,7 @@
 # `ctrace pprof -t sync` against `go tool trace -pprof=sync`.
 #   bench/bench_dump127.sh [BUILD_DIR]          (make bench runs it)
 # Environment: BENCH127_MB (default 45), BENCH_ROUNDS (default 3), GO127
-# (tests/go_paths.sh: build/go/go-1.27, which scripts/go-oracles.sh unpacks).
+# (tests/lib/go_paths.sh: build/go/go-1.27, which scripts/go-oracles.sh unpacks).
 #
 # bench/gotrace_bench.go.in is built with Go 1.27 into BUILD_DIR/bench/ and
 # writes the trace there, cached until the program or Go changes. The first
@@ -16,7 +16,7 @@
 #   BENCH name=pprof-vs-go127 speedup=... memory_ratio=...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tests/go_paths.sh
+. tests/lib/go_paths.sh
 build=${1:-build}
 mb=${BENCH127_MB:-45}
 rounds=${BENCH_ROUNDS:-3}

@@ -5,7 +5,7 @@
 #
 # Usage: tests/analyse/goclock_check.sh CTRACE WORKDIR
 #
-#   - gotrace (tests/reader/gotrace.go.in) built with Go 1.27 writes two
+#   - gotrace (tests/lib/gotrace.go.in) built with Go 1.27 writes two
 #     traces one after the other: ctrace stats of each says it started, in
 #     UTC, "by Go's clock snapshot", between the times `date` read before
 #     and after its run; exported together, with no warning, the second's
@@ -18,14 +18,14 @@ prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 2 ] || { echo "usage: $prog CTRACE WORKDIR" >&2; exit 2; }
 ctrace=$1 work=$2
-. "$here/../go_paths.sh"
+. "$here/../lib/go_paths.sh"
 fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
 [ -x "$GO127" ] || fail "no Go 1.27 at $GO127 (make test-deps: scripts/go-oracles.sh)"
 mkdir -p "$work"
 out=$(cd "$work" && pwd)/run
 rm -rf "$out"
 mkdir -p "$out"
-bin=$(bash "$here/gotrace_build.sh" "$GO127" "${CTRACE_GO_WORK:-$work}") || fail "cannot build gotrace with Go 1.27"
+bin=$(bash "$here/../lib/gotrace_build.sh" "$GO127" "${CTRACE_GO_WORK:-$work}") || fail "cannot build gotrace with Go 1.27"
 
 # The UTC time stats says a trace started at, in ns since 1970, checked
 # against the run's bounds (ns, date +%s%N) and the JSON's.
