@@ -10,7 +10,9 @@
 # with Go 1.23 is the business of tests/analyse/stats_vs_go123.sh and
 # pprof_vs_go.sh.)
 set -u
-[ $# -eq 2 ] || { echo "usage: ${0##*/} CTRACE TRACE" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 2 "CTRACE TRACE" $#
 ctrace=$1
 trace=$2
 o=$(mktemp -d)

@@ -35,6 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # builds (CTRACE_GO_WORK): only ctrace's side differs between them.
 shared_go_work=1
 . "$here/../lib/lib.sh"
+ctrace_args "$@"
 . "$here/../lib/go_paths.sh"
 norm=$here/pprof_norm.awk
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"

@@ -52,6 +52,7 @@ set -euo pipefail
 shared_go_work=1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/lib.sh"
+ctrace_args "$@"
 . "$here/../lib/go_paths.sh"
 go123=$GO123
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps)"

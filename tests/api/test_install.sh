@@ -24,56 +24,45 @@
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
-prog=${0##*/}
-
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
-
-if [ $# -ne 1 ]; then
-    echo "usage: $prog BUILD_DIR" >&2
-    exit 2
-fi
+want_args 1 "BUILD_DIR" $#
 build=$1
 cc=${CC:-cc}
 # shellcheck disable=SC2206  # word splitting of the flags is intended
 extra=(${CTRACE_TEST_CFLAGS:-})
 
-command -v cmake >/dev/null 2>&1 || fail "cmake not found"
-command -v pkg-config >/dev/null 2>&1 || fail "pkg-config not found"
-command -v go >/dev/null 2>&1 || fail "go not found on PATH (install golang-go)"
-[ -f "$build/cmake_install.cmake" ] || fail "$build is not a configured build tree"
+command -v cmake >/dev/null 2>&1 || fatal "cmake not found"
+command -v pkg-config >/dev/null 2>&1 || fatal "pkg-config not found"
+command -v go >/dev/null 2>&1 || fatal "go not found on PATH (install golang-go)"
+[ -f "$build/cmake_install.cmake" ] || fatal "$build is not a configured build tree"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctrace_install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 export GOCACHE="$tmp/gocache"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$tmp/home"
-    mkdir -p "$HOME"
-fi
+home_writable "$tmp"
 unset DISPLAY GOFLAGS
 
 # --- 1. install ----------------------------------------------------------------
 
 if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
     sed 's/^/  | /' "$tmp/install.log" >&2
-    fail "cmake --install $build --prefix $prefix"
+    fatal "cmake --install $build --prefix $prefix"
 fi
 
 # --- 2. the installed files ------------------------------------------------------
 
 for f in include/ctrace/ctrace.h include/ctrace/format.h bin/ctrace; do
-    [ -f "$prefix/$f" ] || fail "not installed: $f"
+    [ -f "$prefix/$f" ] || fatal "not installed: $f"
 done
 pcfile=$(find "$prefix" -name ctrace.pc -path '*/pkgconfig/*' | head -n 1)
-[ -n "$pcfile" ] || fail "ctrace.pc not installed (installed: $(cd "$prefix" && find . -type f | tr '\n' ' '))"
+[ -n "$pcfile" ] || fatal "ctrace.pc not installed (installed: $(cd "$prefix" && find . -type f | tr '\n' ' '))"
 pcdir=$(dirname "$pcfile")
 libdir=$(dirname "$pcdir")
 for f in libctrace.so libctrace.a; do
-    [ -e "$libdir/$f" ] || fail "$f not installed in ${libdir#"$prefix"/}"
+    [ -e "$libdir/$f" ] || fatal "$f not installed in ${libdir#"$prefix"/}"
 done
 echo "$prog: installed into $prefix (libraries in ${libdir#"$prefix"/})"
 
@@ -81,14 +70,14 @@ echo "$prog: installed into $prefix (libraries in ${libdir#"$prefix"/})"
 if command -v nm >/dev/null 2>&1; then
     private=$(nm -D --defined-only "$libdir/libctrace.so" | awk '{ print $NF }' \
               | grep -v '^ctrace_[^_]' | grep -v '^CTRACE_' || true)
-    [ -z "$private" ] || fail "libctrace.so exports non-public symbols: $(echo "$private" | head -n 10 | tr '\n' ' ')"
+    [ -z "$private" ] || fatal "libctrace.so exports non-public symbols: $(echo "$private" | head -n 10 | tr '\n' ' ')"
 fi
 
 # --- 3. pkg-config -----------------------------------------------------------------
 
 export PKG_CONFIG_PATH=$pcdir
 unset PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
-flags=$(pkg-config --cflags --libs ctrace) || fail "pkg-config --cflags --libs ctrace"
+flags=$(pkg-config --cflags --libs ctrace) || fatal "pkg-config --cflags --libs ctrace"
 echo "$prog: pkg-config --cflags --libs ctrace: $flags"
 for f in $flags; do
     case $f in
@@ -97,7 +86,7 @@ for f in $flags; do
         case $dir in
         "$prefix"/*) ;;
         *)
-            fail "pkg-config points outside the installed tree: $f" \
+            fatal "pkg-config points outside the installed tree: $f" \
                  "(want a path under $prefix; $pcfile has:" \
                  "$(grep -E '^(prefix|libdir|includedir)=' "$pcfile" | tr '\n' ' '))"
             ;;
@@ -151,7 +140,7 @@ EOF
 # The newest Go reads the library's default format, Go's current one
 # (Go 1.19, on PATH, does not).
 . "$(dirname "$0")/../lib/go_paths.sh"
-trace_tool=$(go_trace_tool "$GO127") || fail "cannot locate Go 1.27's 'go tool trace'"
+trace_tool=$(go_trace_tool "$GO127") || fatal "cannot locate Go 1.27's 'go tool trace'"
 
 # check_trace TRACE: go tool trace -d=parsed must accept it and print events.
 check_trace() {
@@ -159,7 +148,7 @@ check_trace() {
     "$trace_tool" -d=parsed "$1" >"$tmp/d.out" 2>"$tmp/d.err" || rc=$?
     if [ "$rc" -ne 0 ] || [ ! -s "$tmp/d.out" ]; then
         tail -n 5 "$tmp/d.err" | sed 's/^/  | /' >&2
-        fail "go tool trace -d=parsed $1: status $rc, $(wc -l <"$tmp/d.out") events"
+        fatal "go tool trace -d=parsed $1: status $rc, $(wc -l <"$tmp/d.out") events"
     fi
     echo "$prog: go tool trace -d=parsed accepts $(basename "$1") ($(wc -l <"$tmp/d.out") events)"
 }
@@ -168,28 +157,28 @@ check_trace() {
 # shellcheck disable=SC2086  # $flags is a list of flags
 if ! "$cc" "${extra[@]}" -o "$tmp/user" "$tmp/user.c" $flags -lpthread 2>"$tmp/cc.err"; then
     sed 's/^/  | /' "$tmp/cc.err" >&2
-    fail "cannot build a program with: $cc ${extra[*]} user.c $flags -lpthread"
+    fatal "cannot build a program with: $cc ${extra[*]} user.c $flags -lpthread"
 fi
 resolved=$(LD_LIBRARY_PATH=$libdir ldd "$tmp/user" | awk '$1 ~ /^libctrace\.so/ { print $3 }')
 [ "$resolved" = "$libdir/libctrace.so.0" ] \
-    || fail "user program resolves libctrace to '$resolved', not $libdir/libctrace.so.0"
-LD_LIBRARY_PATH=$libdir "$tmp/user" "$tmp/user.trace" || fail "the dynamically linked program failed"
+    || fatal "user program resolves libctrace to '$resolved', not $libdir/libctrace.so.0"
+LD_LIBRARY_PATH=$libdir "$tmp/user" "$tmp/user.trace" || fatal "the dynamically linked program failed"
 check_trace "$tmp/user.trace"
 
 # Static: libctrace.a and its private dependencies (Libs.private).
-cflags=$(pkg-config --cflags ctrace) || fail "pkg-config --cflags ctrace"
+cflags=$(pkg-config --cflags ctrace) || fatal "pkg-config --cflags ctrace"
 static_libs=$(pkg-config --static --libs-only-l ctrace | sed 's/\(^\| \)-lctrace\( \|$\)/ /') \
-    || fail "pkg-config --static --libs-only-l ctrace"
+    || fatal "pkg-config --static --libs-only-l ctrace"
 # shellcheck disable=SC2086  # lists of flags
 if ! "$cc" "${extra[@]}" -o "$tmp/user_static" "$tmp/user.c" $cflags \
         "$libdir/libctrace.a" $static_libs -lpthread 2>"$tmp/cc.err"; then
     sed 's/^/  | /' "$tmp/cc.err" >&2
-    fail "cannot link statically with: libctrace.a $static_libs (pkg-config --static)"
+    fatal "cannot link statically with: libctrace.a $static_libs (pkg-config --static)"
 fi
 if ldd "$tmp/user_static" | grep -q libctrace; then
-    fail "the static program still loads libctrace.so"
+    fatal "the static program still loads libctrace.so"
 fi
-"$tmp/user_static" "$tmp/user_static.trace" || fail "the statically linked program failed"
+"$tmp/user_static" "$tmp/user_static.trace" || fatal "the statically linked program failed"
 check_trace "$tmp/user_static.trace"
 
 # --- 5. a reader built against the installed tree ------------------------------------
@@ -200,14 +189,14 @@ check_trace "$tmp/user_static.trace"
 
 for f in libctrace-parse.so libctrace-parse.a libctrace-analyse.so libctrace-analyse.a \
          pkgconfig/ctrace-parse.pc pkgconfig/ctrace-analyse.pc cmake/ctrace/ctraceConfig.cmake; do
-    [ -e "$libdir/$f" ] || fail "$f not installed in ${libdir#"$prefix"/}"
+    [ -e "$libdir/$f" ] || fatal "$f not installed in ${libdir#"$prefix"/}"
 done
 for f in parse.h analyse.h export.h; do
-    [ -f "$prefix/include/ctrace/$f" ] || fail "not installed: include/ctrace/$f"
+    [ -f "$prefix/include/ctrace/$f" ] || fatal "not installed: include/ctrace/$f"
 done
 for l in libctrace-parse.so libctrace-analyse.so; do
     private=$(nm -D --defined-only "$libdir/$l" | awk '{ print $NF }' | grep -v '^ctrace_[^_]' || true)
-    [ -z "$private" ] || fail "$l exports non-public symbols: $(echo "$private" | head -n 10 | tr '\n' ' ')"
+    [ -z "$private" ] || fatal "$l exports non-public symbols: $(echo "$private" | head -n 10 | tr '\n' ' ')"
 done
 
 cat >"$tmp/stats.c" <<'EOF'
@@ -245,23 +234,23 @@ cp "$tmp/stats.c" "$tmp/stats.cpp"
 # regions (test 4's program: 100 per thread).
 check_stats() {
     local got
-    got=$(LD_LIBRARY_PATH=$libdir "$1" "$tmp/user.trace") || fail "$1 failed on user.trace"
-    grep -qx 'region step 200' <<<"$got" || fail "$1 printed no 'region step 200': $got"
+    got=$(LD_LIBRARY_PATH=$libdir "$1" "$tmp/user.trace") || fatal "$1 failed on user.trace"
+    grep -qx 'region step 200' <<<"$got" || fatal "$1 printed no 'region step 200': $got"
 }
 
-rflags=$(pkg-config --cflags --libs ctrace-analyse) || fail "pkg-config --cflags --libs ctrace-analyse"
+rflags=$(pkg-config --cflags --libs ctrace-analyse) || fatal "pkg-config --cflags --libs ctrace-analyse"
 echo "$prog: pkg-config --cflags --libs ctrace-analyse: $rflags"
 # shellcheck disable=SC2086  # $rflags is a list of flags
 "$cc" "${extra[@]}" -o "$tmp/stats" "$tmp/stats.c" $rflags 2>"$tmp/cc.err" ||
-    { sed 's/^/  | /' "$tmp/cc.err" >&2; fail "cannot build a reader with: $cc stats.c $rflags"; }
+    { sed 's/^/  | /' "$tmp/cc.err" >&2; fatal "cannot build a reader with: $cc stats.c $rflags"; }
 check_stats "$tmp/stats"
 rcflags=$(pkg-config --cflags ctrace-analyse)
 rstatic=$(pkg-config --static --libs-only-l ctrace-analyse | sed -E 's/(^| )-lctrace-(analyse|parse)( |$)/ /g')
 # shellcheck disable=SC2086  # lists of flags
 "${CXX:-c++}" "${extra[@]}" -o "$tmp/stats_static" "$tmp/stats.cpp" $rcflags \
     "$libdir/libctrace-analyse.a" "$libdir/libctrace-parse.a" $rstatic 2>"$tmp/cc.err" ||
-    { sed 's/^/  | /' "$tmp/cc.err" >&2; fail "cannot link a C++ reader statically (pkg-config --static)"; }
-if ldd "$tmp/stats_static" | grep -q libctrace; then fail "the static reader still loads a libctrace .so"; fi
+    { sed 's/^/  | /' "$tmp/cc.err" >&2; fatal "cannot link a C++ reader statically (pkg-config --static)"; }
+if ldd "$tmp/stats_static" | grep -q libctrace; then fatal "the static reader still loads a libctrace .so"; fi
 check_stats "$tmp/stats_static"
 echo "$prog: a reader built with pkg-config (C, shared; C++, static) reads user.trace"
 
@@ -281,7 +270,7 @@ if ! { CFLAGS="${extra[*]}" LDFLAGS="${extra[*]}" cmake -S "$tmp/cm" -B "$tmp/cm
          -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" &&
        cmake --build "$tmp/cm/build"; } >"$tmp/cm.log" 2>&1; then
     sed 's/^/  | /' "$tmp/cm.log" >&2
-    fail "cannot build a reader with find_package(ctrace)"
+    fatal "cannot build a reader with find_package(ctrace)"
 fi
 check_stats "$tmp/cm/build/stats"
 check_stats "$tmp/cm/build/stats_static"
@@ -289,10 +278,10 @@ echo "$prog: a reader built with find_package(ctrace) (shared and static) reads 
 
 # --- 6. the ctrace command -----------------------------------------------------------
 
-out=$("$prefix/bin/ctrace" --help 2>&1) || fail "ctrace --help exited with status $?: $out"
+out=$("$prefix/bin/ctrace" --help 2>&1) || fatal "ctrace --help exited with status $?: $out"
 case $out in
 *usage*) ;;
-*) fail "ctrace --help printed no usage: $out" ;;
+*) fatal "ctrace --help printed no usage: $out" ;;
 esac
 echo "$prog: $prefix/bin/ctrace --help ok"
 echo "$prog: PASS"

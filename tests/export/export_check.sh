@@ -39,6 +39,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/lib.sh"
+ctrace_args "$@"
 command -v protoc >/dev/null 2>&1 || die "protoc not found (install protobuf-compiler: make test-deps)"
 command -v jq >/dev/null 2>&1 || die "jq not found (install jq: make test-deps)"
 [ -x "$bindir/export_stacks" ] || die "no $bindir/export_stacks"

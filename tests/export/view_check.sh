@@ -26,6 +26,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/lib.sh"
+ctrace_args "$@"
 command -v curl >/dev/null 2>&1 || die "curl not found (install curl: make test-deps)"
 vpid=
 cleanup() { [ -n "$vpid" ] && kill "$vpid" 2>/dev/null; }

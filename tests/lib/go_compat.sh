@@ -38,6 +38,8 @@
 # used (GOTOOLCHAIN=local: no toolchain is ever downloaded).
 
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 
 # The Go toolchains every trace must open in: the one list of them for all
 # the tests (tests/lib/go_paths.sh). Go 1.19 (Debian bookworm's golang-go) is
@@ -83,12 +85,7 @@ readonly START_TIMEOUT=120   # seconds for the server to parse and listen
 readonly PAGE_TIMEOUT=300    # seconds per page (/jsontrace of a big trace)
 readonly SHOW_LINES=20       # lines of output shown on a failure
 
-prog=${0##*/}
 
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
 
 # GO_COMPAT_PARSE_ONLY=1 does the same for every call (make check-asan and
 # check-tsan: the pages exercise Go's code, not ours, and the plain run
@@ -136,10 +133,7 @@ trap 'exit 143' TERM
 # opening: cmd/internal/browser tries $BROWSER first and stops at the first
 # command that succeeds, and only tries xdg-open when DISPLAY is set.
 export GOCACHE="$tmp/gocache"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$tmp/home"
-    mkdir -p "$HOME"
-fi
+home_writable "$tmp"
 export BROWSER=/bin/true GOTOOLCHAIN=local
 unset DISPLAY GOFLAGS
 

@@ -27,18 +27,12 @@
 # and a generation made corrupt before a cut is an error at its offset,
 # not a cut. Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE GEN_TRACE WORKDIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 3 "CTRACE GEN_TRACE WORKDIR" $#
 ctrace=$1 gen=$2 work=$3
-die() { echo "$prog: $*" >&2; exit 1; }
-failed=0
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 indent() { sed 's/^/  | /' "$1" >&2; }
-rm -rf "$work"
-mkdir -p "$work"
+fresh_dir "$work"
 cd "$work"
 
 # A trace of 3 or more generations: the writer ends one every 5 ms, the

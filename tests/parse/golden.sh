@@ -46,9 +46,8 @@
 # Exit status: 0 pass, 1 failure, 2 usage error, 77 skip (no `ctrace dump`).
 
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
 if [ $# -lt 3 ]; then
     echo "usage: $prog CTRACE ORACLE WORKDIR [PROGRAM...]" >&2
@@ -62,33 +61,18 @@ work=$3
 if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
 shift 3
 
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-
 [ -x "$ctrace" ] || die "not an executable: $ctrace"
 if ! "$ctrace" dump --help >/dev/null 2>&1 || ! "$ctrace" check --help >/dev/null 2>&1; then
-    echo "$prog: $ctrace has no dump/check subcommand yet: skipped"
-    exit 77
+    skip "$ctrace has no dump/check subcommand yet"
 fi
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
 # Two runs may share WORKDIR (two ctest runs in one build tree): each has
 # its own run directory; the cache is written by rename only.
-mkdir -p "$work/cache"
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-mkdir -p "$run/gen"
+work_dir "$work"
+mkdir -p "$work/cache" "$run/gen"
 
-export BROWSER=/bin/true GOCACHE="$work/gocache"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$work/home"
-    mkdir -p "$HOME"
-fi
-unset DISPLAY GOFLAGS
+go_env
 
 trace_tool=$(go tool -n trace) || die "cannot locate 'go tool trace'"
 [ -x "$trace_tool" ] || die "'go tool trace' binary not found: $trace_tool"
@@ -97,14 +81,9 @@ corpus=${GO_TRACE_TESTDATA:-$(go env GOROOT)/src/internal/trace/testdata}
 [ -d "$corpus" ] || die "no Go trace corpus in $corpus"
 govers=$(go version | sha256sum | cut -c1-12)
 
-failed=0
 checked=0
 SHOW=10
 
-fail() {
-    echo "$prog: $1: FAIL: $2" >&2
-    failed=$((failed + 1))
-}
 
 # indent FILE [LINES]: the first LINES lines of FILE, indented, to stderr.
 indent() {

@@ -39,9 +39,9 @@
 # Go's outputs are cached in WORKDIR/cache by the file's hash.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { echo "usage: $prog CTRACE WORKDIR" >&2; exit 2; }
+. "$here/../lib/lib.sh"
+want_args 2 "CTRACE WORKDIR" $#
 ctrace=$1
 work=$2
 # make check's sanitizer stages share the plain stage's Go outputs and Go
@@ -50,19 +50,15 @@ if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
 . "$here/../lib/go_paths.sh"
 go123=$GO123
 go122=$GO122
-die() { echo "$prog: $*" >&2; exit 1; }
 [ -x "$ctrace" ] || die "not an executable: $ctrace"
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps installs golang-1.23-go)"
 [ -x "$go122" ] || die "no Go 1.22 at $go122 (make test-deps installs golang-1.22-go)"
 [ -x "$GO124" ] || die "no Go 1.24 at $GO124 (make test-deps unpacks it: scripts/go-oracles.sh)"
+work_dir "$work"
 mkdir -p "$work/cache"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-unset GOFLAGS
 # Go's build cache: under make check, the one of every Go build of the tests.
-export GOTOOLCHAIN=local GOCACHE="${CTRACE_GO_WORK:-$work}/gocache" GOPROXY=off CGO_ENABLED=0
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$work/home"; mkdir -p "$HOME"; fi
+go_env "$work" "${CTRACE_GO_WORK:-$work}/gocache"
+export GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0
 
 root=$("$go123" env GOROOT)
 gotool=$("$go123" env GOTOOLDIR)/trace
@@ -86,10 +82,7 @@ if [ ! -x "$raw" ] || [ "$(cat "$raw.key" 2>/dev/null)" != "$rawkey" ]; then
 fi
 exec 8>&-
 
-failed=0
 checked=0
-fail() { echo "$prog: $1: FAIL: $2" >&2; failed=$((failed + 1)); }
-indent() { head -n "${2:-8}" "$1" | cut -c1-300 | sed 's/^/  | /' >&2; }
 
 # hash_of FILE: the cache key of FILE's results (the oracle's key and FILE).
 hash_of() { { cat "$oracle.key"; cat "$1"; } | sha256sum | cut -c1-40; }

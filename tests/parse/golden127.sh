@@ -27,27 +27,23 @@
 # Go's outputs are cached in WORKDIR/cache by the file's hash.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { echo "usage: $prog CTRACE WORKDIR" >&2; exit 2; }
+. "$here/../lib/lib.sh"
+want_args 2 "CTRACE WORKDIR" $#
 ctrace=$1
 work=$2
 . "$here/../lib/go_paths.sh"
 # make check's sanitizer stages share the plain stage's Go outputs and Go
 # builds (CTRACE_GO_WORK): only ctrace's side differs between them.
 if [ -n "${CTRACE_GO_WORK:-}" ]; then work=$CTRACE_GO_WORK/${prog%.sh}; fi
-die() { echo "$prog: $*" >&2; exit 1; }
 [ -x "$ctrace" ] || die "not an executable: $ctrace"
 for go in "$GO126" "$GO127"; do
     [ -x "$go" ] || die "no Go at $go (make test-deps unpacks Go 1.26 and 1.27: scripts/go-oracles.sh)"
 done
+work_dir "$work"
 mkdir -p "$work/cache"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
-unset GOFLAGS
-export GOTOOLCHAIN=local GOCACHE="${CTRACE_GO_WORK:-$work}/gocache" GOPROXY=off CGO_ENABLED=0
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$work/home"; mkdir -p "$HOME"; fi
+go_env "$work" "${CTRACE_GO_WORK:-$work}/gocache"
+export GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0
 
 root=$("$GO127" env GOROOT)
 gotool=$(go_trace_tool "$GO127") || die "cannot build Go 1.27's trace tool"
@@ -58,10 +54,7 @@ raw=$work/rawtext127
 bash "$here/../lib/go_oracle/build127.sh" "$raw" || die "cannot build rawtext127"
 gokey=$( { "$GO127" version; sha256sum <"$gotool"; } | sha256sum | cut -c1-40)
 
-failed=0
 checked=0
-fail() { echo "$prog: $1: FAIL: $2" >&2; failed=$((failed + 1)); }
-indent() { head -n "${2:-8}" "$1" | cut -c1-300 | sed 's/^/  | /' >&2; }
 
 # go_cached FILE: the prefix of Go 1.27's cached `-d=parsed` of FILE
 # (PREFIX.out, .err, .rc).

@@ -27,22 +27,15 @@
 # Exit status: 0 pass, 1 failure, 2 usage error.
 
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
-if [ $# -ne 3 ]; then
-    echo "usage: $prog TEST_MALFORMED ORACLE WORKDIR" >&2
-    exit 2
-fi
+
+want_args 3 "TEST_MALFORMED ORACLE WORKDIR" $#
 test_bin=$1
 oracle=$2
 work=$3
 
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
 
 [ -x "$test_bin" ] || die "not an executable: $test_bin"
 bash "$here/../lib/go_oracle/build.sh" "$oracle" || die "cannot build the Go oracle"

@@ -42,10 +42,10 @@
 # 1.19 trace whole is kept as is; cut, it is refused with the reason).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 . "$here/../lib/go_paths.sh"
-[ $# -eq 4 ] || { echo "usage: $prog CTRACE TEST_SALVAGE ORACLE WORKDIR" >&2; exit 2; }
+want_args 4 "CTRACE TEST_SALVAGE ORACLE WORKDIR" $#
 ctrace=$1
 tsalv=$2
 oracle=$3
@@ -54,26 +54,19 @@ work=$4
 # (CTRACE_GO_WORK), as reader_golden122 does, whose oracle this is.
 if [ -n "${CTRACE_GO_WORK:-}" ]; then oracle=$CTRACE_GO_WORK/golden122/go123_oracle; fi
 go123=$GO123
-die() { echo "$prog: $*" >&2; exit 1; }
 [ -x "$ctrace" ] || die "not an executable: $ctrace"
 [ -x "$tsalv" ] || die "not an executable: $tsalv"
 ctrace=$(cd "$(dirname "$ctrace")" && pwd)/$(basename "$ctrace")
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps installs golang-1.23-go)"
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-find "$work" -maxdepth 1 -name 'run.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
-run=$(mktemp -d "$work/run.XXXXXX")
+work_dir "$work"
 unset GOFLAGS
 export GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$work/home"; mkdir -p "$HOME"; fi
+home_writable "$work"
 GO123=$go123 bash "$here/../lib/go_oracle/build123.sh" "$oracle" || die "cannot build the Go 1.23 oracle"
 
-failed=0
 ncuts=0
 nverified=0
 ncli=0
-fail() { echo "$prog: $1: FAIL: $2" >&2; failed=$((failed + 1)); }
-indent() { head -n "${2:-6}" "$1" | cut -c1-300 | sed 's/^/  | /' >&2; }
 
 # verify NAME FILE N [ORIG_DUMP SYNC_LINE]: FILE, a salvaged trace of N
 # generations, reads in ctrace and in Go 1.23 alike; with ORIG_DUMP, its

@@ -19,35 +19,30 @@
 # the same stacks stop early (no frame pointers): printed, not checked.
 # Skipped (77) without gdb (make test-deps installs it).
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
-command -v gdb >/dev/null || { echo "$prog: gdb not found: skipped"; exit 77; }
-rm -rf "$out"
-mkdir -p "$out"
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
+. "$here/../lib/lib.sh"
+want_args 3 "CTRACE BINDIR OUTDIR" $#
+ctrace=$1 bindir=$2 out=$3
+command -v gdb >/dev/null || skip "gdb not found"
+fresh_dir "$out"
 
 exe=$bindir/run_dbgframe
 lib=$(cd "$bindir/../lib" && pwd)/librun_dbgframe_lib.so
-[ -f "$lib" ] || fail "no $lib"
+[ -f "$lib" ] || fatal "no $lib"
 
 # The premise: the functions' rules are in .debug_frame, not in .eh_frame.
-readelf -lW "$lib" | grep -q GNU_EH_FRAME && fail "the library has .eh_frame_hdr"
+readelf -lW "$lib" | grep -q GNU_EH_FRAME && fatal "the library has .eh_frame_hdr"
 for f in "$exe" "$lib"; do
-    readelf -SW "$f" | grep -q '\.debug_frame' || fail "$f has no .debug_frame"
+    readelf -SW "$f" | grep -q '\.debug_frame' || fatal "$f has no .debug_frame"
 done
 t1=$(nm "$exe" | awk '$3 == "t1" {print $1}')
-[ -n "$t1" ] || fail "no t1 in $exe"
+[ -n "$t1" ] || fatal "no t1 in $exe"
 # (Addresses as 16 hex digits, both: compared as strings.)
 readelf --debug-dump=frames "$exe" | awk -v t1="x$t1" '
     /^Contents of the / { eh = /\.eh_frame / }
     eh && / FDE / { split($NF, r, "\\.\\."); sub("pc=", "", r[1])
                     if (t1 >= "x" r[1] && t1 < "x" r[2]) bad = 1 }
-    END { exit bad }' || fail ".eh_frame has an FDE for t1"
+    END { exit bad }' || fatal ".eh_frame has an FDE for t1"
 
 want_wait="wait_here c2 c1 lib_inner lib_entry t3 t2 t1 thread_start"
 want_join="m3 m2 m1 main"
@@ -61,20 +56,20 @@ check() { # NAME PROG WANT_SOURCE
     DBGFRAME_BT_OUT=$d/gdb.bt ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
         timeout -k 5 90 gdb -nx -batch -x "$here/dbgframe_bt.py" \
         --args "$ctrace" run -v -o "$d/t.trace" -- "$p" >"$d/gdb.out" 2>"$d/gdb.err" ||
-        fail "$1: gdb failed: $(tail -3 "$d/gdb.err")"
-    grep -q "dbgframe done" "$d/gdb.out" || fail "$1: the program did not finish"
+        fatal "$1: gdb failed: $(tail -3 "$d/gdb.err")"
+    grep -q "dbgframe done" "$d/gdb.out" || fatal "$1: the program did not finish"
     grep -q "unwind tables of $(readlink -f "$p"): .debug_frame from $3" "$d/gdb.err" ||
-        fail "$1: no verbose line for the program's .debug_frame from $3: $(grep 'unwind tables' "$d/gdb.err" || true)"
+        fatal "$1: no verbose line for the program's .debug_frame from $3: $(grep 'unwind tables' "$d/gdb.err" || true)"
     grep -q "unwind tables of [^ ]*librun_dbgframe_lib.so: .debug_frame from $3" "$d/gdb.err" ||
-        fail "$1: no verbose line for the library's .debug_frame from $3"
-    "$ctrace" check "$d/t.trace" >/dev/null || fail "$1: ctrace check rejects the trace"
+        fatal "$1: no verbose line for the library's .debug_frame from $3"
+    "$ctrace" check "$d/t.trace" >/dev/null || fatal "$1: ctrace check rejects the trace"
     "$bindir/run_stacks" -p "$d/t.trace" | grep ' GoBlock' >"$d/stacks" || true
     local what want gdbline pcs ev
     for what in wait join; do
         if [ $what = wait ]; then want=$want_wait ev=GoBlockCond; else want=$want_join ev=GoBlockSync; fi
         # gdb's own backtrace must go through the functions.
         gdbline=$(grep " | $want " "$d/gdb.bt" | head -1 || true)
-        [ -n "$gdbline" ] || fail "$1: gdb's backtraces lack '$want': $(cat "$d/gdb.bt")"
+        [ -n "$gdbline" ] || fatal "$1: gdb's backtraces lack '$want': $(cat "$d/gdb.bt")"
         pcs=$(echo "$gdbline" | awk -F' [|] ' '{print $2}')
         # The trace's stack: the shim's own pc, then exactly gdb's frames.
         if ! grep " $ev " "$d/stacks" | awk -F' [|] ' -v want="$pcs" '
@@ -84,7 +79,7 @@ check() { # NAME PROG WANT_SOURCE
                 END { exit !found }'; then
             echo "$prog: gdb ($what): $pcs" >&2
             grep " $ev " "$d/stacks" | sed "s/^/$prog: trace: /" >&2
-            fail "$1: no $ev stack equals gdb's backtrace"
+            fatal "$1: no $ev stack equals gdb's backtrace"
         fi
         echo "$1: $ev: $(echo "$pcs" | wc -w) frames equal gdb's ($want ...)"
     done
@@ -103,13 +98,13 @@ for f in "$exe" "$lib"; do
     objcopy --only-keep-debug --compress-debug-sections=zlib "$d/$b" "$d/.debug/$b.debug"
     strip --strip-debug "$d/$b"
     objcopy --add-gnu-debuglink="$d/.debug/$b.debug" "$d/$b"
-    readelf -SW "$d/$b" | grep -q '\.debug_frame' && fail "$d/$b still has .debug_frame"
+    readelf -SW "$d/$b" | grep -q '\.debug_frame' && fatal "$d/$b still has .debug_frame"
 done
 LD_LIBRARY_PATH=$d check stripped "$d/run_dbgframe" "its debug file (.gnu_debuglink)"
 grep -q "unwind tables of $d/librun_dbgframe_lib.so" "$out/stripped/gdb.err" ||
-    fail "stripped: the library loaded is not the stripped one"
+    fatal "stripped: the library loaded is not the stripped one"
 
-"$ctrace" run --unwind=fp -o "$out/fp.trace" -- "$exe" >/dev/null || fail "fp: the program failed"
+"$ctrace" run --unwind=fp -o "$out/fp.trace" -- "$exe" >/dev/null || fatal "fp: the program failed"
 "$bindir/run_stacks" "$out/fp.trace" | grep -m1 GoBlockCond | sed 's/.*GoBlockCond/fp: GoBlockCond/' || true
 echo "$prog: ok"
 rm -rf "$out"

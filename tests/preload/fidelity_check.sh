@@ -12,18 +12,12 @@
 # and under `ctrace run`; stdout, the files written and the exit status
 # must be the same, and ctrace check must accept every trace.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
-rm -rf "$out"
-mkdir -p "$out"
+outdir_args "$@"
 readonly LIMIT=120
 
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
 
 # cold FILE: FILE's pages leave the page cache.
 cold() {
@@ -48,17 +42,17 @@ both() {
         fi
     done
     [ "$st_plain" -eq "$st_traced" ] ||
-        fail "$name: exit status $st_traced traced, $st_plain untraced; stderr: $(cat "$out/$name.traced/err.txt")"
+        fatal "$name: exit status $st_traced traced, $st_plain untraced; stderr: $(cat "$out/$name.traced/err.txt")"
     diff "$out/$name.plain/out.txt" "$out/$name.traced/out.txt" >&2 ||
-        fail "$name: stdout differs (< untraced, > traced)"
-    "$ctrace" check "$out/$name.trace" >/dev/null || fail "$name: ctrace check rejects the trace"
+        fatal "$name: stdout differs (< untraced, > traced)"
+    "$ctrace" check "$out/$name.trace" >/dev/null || fatal "$name: ctrace check rejects the trace"
     echo "$prog: $name: same traced and untraced ($(wc -l <"$out/$name.plain/out.txt") lines)"
 }
 
 # ---- run_fidelity's own cases -----------------------------------------------------
 both fidelity "$bindir/run_fidelity" .
 grep -q '^cold read: 262144 errno=0 same=1' "$out/fidelity.plain/out.txt" ||
-    fail "fidelity: the untraced run did not read the whole cold file: $(cat "$out/fidelity.plain/out.txt")"
+    fatal "fidelity: the untraced run did not read the whole cold file: $(cat "$out/fidelity.plain/out.txt")"
 
 # ---- tar: a 48 MiB file, cold (a short read became "File shrank ... padding with zeros")
 prep_tar() {

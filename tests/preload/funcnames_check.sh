@@ -17,13 +17,9 @@
 # the tracer saw (pthread_setname_np).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
-fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
-rm -rf "$out"
-mkdir -p "$out"
+. "$here/../lib/lib.sh"
+outdir_args "$@"
 
 # check NAME WANT...: the stacks of NAME's trace hold every WANT (a fixed
 # string), and no mangled name.
@@ -32,22 +28,22 @@ check() {
     shift
     "$bindir/run_stacks" "$out/$name.trace" | sed -n 's/^[^|]*| //p' | sed 's/ < /\n/g' |
         sed 's/^ *//; s/ *$//' | sort -u >"$out/$name.funcs"
-    [ -s "$out/$name.funcs" ] || fail "$name: no stack in the trace"
+    [ -s "$out/$name.funcs" ] || fatal "$name: no stack in the trace"
     for w in "$@"; do
-        grep -qxF -- "$w" "$out/$name.funcs" || fail "$name: no frame named '$w' (of $(wc -l <"$out/$name.funcs"))"
+        grep -qxF -- "$w" "$out/$name.funcs" || fatal "$name: no frame named '$w' (of $(wc -l <"$out/$name.funcs"))"
     done
     if grep -E '^_Z|^_R|::h[0-9a-f]{16}$' "$out/$name.funcs" >"$out/$name.mangled"; then
-        fail "$name: mangled names in its stacks: $(head -3 "$out/$name.mangled" | tr '\n' ' ')"
+        fatal "$name: mangled names in its stacks: $(head -3 "$out/$name.mangled" | tr '\n' ' ')"
     fi
-    grep -qx start_thread "$out/$name.funcs" || fail "$name: no stack reaches libc's start_thread"
+    grep -qx start_thread "$out/$name.funcs" || fatal "$name: no stack reaches libc's start_thread"
     if grep -x trampoline "$out/$name.funcs" >"$out/$name.tracer"; then
-        fail "$name: the tracer's frames in its stacks: $(tr '\n' ' ' <"$out/$name.tracer")"
+        fatal "$name: the tracer's frames in its stacks: $(tr '\n' ' ' <"$out/$name.tracer")"
     fi
     echo "$prog: $name: $(wc -l <"$out/$name.funcs") function names, none mangled nor the tracer's; $*"
 }
 
 "$ctrace" run -o "$out/cxx20.trace" -- "$bindir/run_cxx20" 10 >"$out/cxx20.out" 2>&1 ||
-    fail "cxx20: the run failed: $(tail -3 "$out/cxx20.out")"
+    fatal "cxx20: the run failed: $(tail -3 "$out/cxx20.out")"
 # Certain in every run: the creation stacks (pthread_create's caller) and
 # main's wait at the latch, which the ring starts only once main sleeps in.
 check cxx20 "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, std::default_delete<std::thread::_State> >, void (*)())" \
@@ -61,21 +57,21 @@ want='std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#
 if ldd "$bindir/run_cxx20" | grep -q libasan; then
     echo "$prog: cxx20: start functions not checked (an ASan build: asan_thread_start starts every thread)"
 elif ! grep -qF "  $want " "$out/cxx20.stats"; then
-    fail "cxx20: no thread started by '$want': $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"
+    fatal "cxx20: no thread started by '$want': $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"
 else
     echo "$prog: cxx20: its threads start at $want"
 fi
 
-[ -x /usr/bin/rustc ] || fail "rust: Debian's rustc is not installed (make test-deps)"
-/usr/bin/rustc -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fail "rust: rustc failed"
+[ -x /usr/bin/rustc ] || fatal "rust: Debian's rustc is not installed (make test-deps)"
+/usr/bin/rustc -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fatal "rust: rustc failed"
 "$ctrace" run -o "$out/rust.trace" -- "$out/run_rust_sync" 10 >"$out/rust.out" 2>&1 ||
-    fail "rust: the run failed: $(tail -3 "$out/rust.out")"
+    fatal "rust: the run failed: $(tail -3 "$out/rust.out")"
 # The creation stacks, and the ring threads' waits (from their start).
 check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread::new::thread_start"
 
 "$ctrace" run -o "$out/behind.trace" -- "$bindir/run_behind" >"$out/behind.out" 2>&1 ||
-    fail "behind: the run failed: $(tail -3 "$out/behind.out")"
+    fatal "behind: the run failed: $(tail -3 "$out/behind.out")"
 "$ctrace" stats "$out/behind.trace" >"$out/behind.stats"
 grep -qE '^  behind +behind_worker ' "$out/behind.stats" ||
-    fail "behind: its thread does not start at behind_worker: $(sed -n '/^Goroutines by/,/^$/p' "$out/behind.stats")"
+    fatal "behind: its thread does not start at behind_worker: $(sed -n '/^Goroutines by/,/^$/p' "$out/behind.stats")"
 echo "$prog: behind: the thread libc made starts at behind_worker"

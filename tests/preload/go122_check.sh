@@ -17,18 +17,11 @@
 # on stderr (gaps, time not traced), and the trace opens as the others.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+
 . "$here/../lib/go_paths.sh"
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-rm -rf "$out"
-mkdir -p "$out"
+outdir_args "$@"
 
 rc=0
 "$ctrace" run --format=go1.21 -- /bin/true 2>"$out/bad.err" || rc=$?

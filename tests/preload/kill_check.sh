@@ -14,17 +14,11 @@
 # Go 1.22 and Go 1.23 all read, holding at least two generations.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
-prog=${0##*/}
 . "$(dirname "$0")/../lib/go_paths.sh"
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-rm -rf "$out"
-mkdir -p "$out"
+outdir_args "$@"
 export GOCACHE="$out/gocache" GOTOOLCHAIN=local
 
 for ms in 0 150 300 450 600; do

@@ -24,20 +24,15 @@
 # or more (served requests).
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { echo "usage: $prog CTRACE OUTDIR" >&2; exit 2; }
+. "$here/../lib/lib.sh"
+
+want_args 2 "CTRACE OUTDIR" $#
 ctrace=$1 out=$2
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
 command -v memcached >/dev/null 2>&1 || die "memcached is not installed (make test-deps)"
 # Debian's build, not ours: its leaks at exit are not ASan's to judge here.
 [ "${CTRACE_TEST_SANITIZE:-}" != address ] || export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-rm -rf "$out"
-mkdir -p "$out"
+fresh_dir "$out"
 t=$out/mc.trace
 
 pid='' clients=()

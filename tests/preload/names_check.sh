@@ -20,17 +20,13 @@
 # each) it writes in, so that a trace beginning with any of them names it.
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+. "$here/../lib/lib.sh"
+
+want_args 3 "CTRACE BINDIR OUTDIR" $#
 ctrace=$1 bindir=$2 out=$3
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
-command -v jq >/dev/null 2>&1 || fail "jq not found (make test-deps)"
-command -v protoc >/dev/null 2>&1 || fail "protoc not found (make test-deps)"
+command -v jq >/dev/null 2>&1 || fatal "jq not found (make test-deps)"
+command -v protoc >/dev/null 2>&1 || fatal "protoc not found (make test-deps)"
 [ -n "${NAMES_KEEP:-}" ] || rm -rf "$out"
 mkdir -p "$out"
 
@@ -52,9 +48,9 @@ asan=0
 check() {
     local name=$1 fmt=$2 t=$out/$1.trace
     timeout -k 5 60 "$ctrace" run --format="$fmt" -o "$t" -- "$bindir/run_names" >"$out/$name.out" 2>"$out/$name.err" ||
-        fail "$name: run_names failed: $(cat "$out/$name.out" "$out/$name.err")"
-    grep -qx "names ok" "$out/$name.out" || fail "$name: $(cat "$out/$name.out")"
-    "$ctrace" check "$t" >/dev/null || fail "$name: ctrace check rejects the trace"
+        fatal "$name: run_names failed: $(cat "$out/$name.out" "$out/$name.err")"
+    grep -qx "names ok" "$out/$name.out" || fatal "$name: $(cat "$out/$name.out")"
+    "$ctrace" check "$t" >/dev/null || fatal "$name: ctrace check rejects the trace"
 
     # The trace: each name on a G of its own (rename-1 and rename-2 on the
     # same), written by that G's own thread.
@@ -67,14 +63,14 @@ check() {
     fi
     for n in $NAMES; do
         [ "$(awk -v n="$n" '$2 == n' <<<"$labels" | wc -l)" -eq 1 ] ||
-            fail "$name: want one G labelled $n, have: $(tr '\n' ';' <<<"$labels")"
+            fatal "$name: want one G labelled $n, have: $(tr '\n' ';' <<<"$labels")"
     done
     [ "$(awk '{ print $1 }' <<<"$labels" | sort -u | wc -l)" -eq 7 ] ||
-        fail "$name: want 7 labelled Gs (rename-1 and rename-2 one), have: $(tr '\n' ';' <<<"$labels")"
+        fatal "$name: want 7 labelled Gs (rename-1 and rename-2 one), have: $(tr '\n' ';' <<<"$labels")"
     [ "$(awk '$2 ~ /^rename-/ { print $1 }' <<<"$labels" | sort -u | wc -l)" -eq 1 ] ||
-        fail "$name: rename-1 and rename-2 are not one G's"
+        fatal "$name: rename-1 and rename-2 are not one G's"
     ! awk '{ print $2 }' <<<"$labels" | grep -qv -e '^pre-start$' -e '^worker-' -e '^rename-' ||
-        fail "$name: a label that names no thread: $(tr '\n' ';' <<<"$labels")"
+        fatal "$name: a label that names no thread: $(tr '\n' ';' <<<"$labels")"
 
     # ctrace stats: CSV's goroutines (start function, thread), JSON's
     # groups, the table's rows.
@@ -86,45 +82,45 @@ check() {
     local line
     while read -r line; do
         [ "$asan" -eq 0 ] || line="asan_thread_start(void*) ${line#* }"
-        grep -qxF -- "$line" <<<"$got" || fail "$name: ctrace stats has no goroutine \"$line\": $(tr '\n' ';' <<<"$got")"
+        grep -qxF -- "$line" <<<"$got" || fatal "$name: ctrace stats has no goroutine \"$line\": $(tr '\n' ';' <<<"$got")"
     done <<<"$WANT"
-    grep -q ' pre-start$' <<<"$got" || fail "$name: ctrace stats has no pre-start thread: $(tr '\n' ';' <<<"$got")"
+    grep -q ' pre-start$' <<<"$got" || fatal "$name: ctrace stats has no pre-start thread: $(tr '\n' ';' <<<"$got")"
     # main and the unnamed thread: 9 goroutines, 7 named.
     [ "$(grep -vc ' -$' <<<"$got")" -eq 7 ] && [ "$(wc -l <<<"$got")" -eq 9 ] ||
-        fail "$name: want 9 goroutines, 7 named: $(tr '\n' ';' <<<"$got")"
+        fatal "$name: want 9 goroutines, 7 named: $(tr '\n' ';' <<<"$got")"
     # Who kept them waiting, by thread: main's joins ended by each named
     # thread's end; worker-o's and worker-t's reads ended by main's writes.
     got=$(awk -F, '/^woken_start_function,/ { t = 1; next } t && /^$/ { t = 0 }
                    t { wo = $(NF - 1); wk = $NF; gsub(/"/, "", wo); gsub(/"/, "", wk); print "woken=" wo, "waker=" wk }' \
         "$out/$name.csv")
     for n in worker-a worker-p worker-c rename-2 worker-o worker-t; do
-        grep -qx "woken= waker=$n" <<<"$got" || fail "$name: no waits of main ended by $n in ctrace stats: $(tr '\n' ';' <<<"$got")"
+        grep -qx "woken= waker=$n" <<<"$got" || fatal "$name: no waits of main ended by $n in ctrace stats: $(tr '\n' ';' <<<"$got")"
     done
     for n in worker-o worker-t; do
-        grep -qx "woken=$n waker=" <<<"$got" || fail "$name: no waits of $n ended by main in ctrace stats: $(tr '\n' ';' <<<"$got")"
+        grep -qx "woken=$n waker=" <<<"$got" || fatal "$name: no waits of $n ended by main in ctrace stats: $(tr '\n' ';' <<<"$got")"
     done
     "$ctrace" stats --format=json "$t" >"$out/$name.json"
     [ "$(jq -r '.groups[] | select(.count == 1 and (.thread | startswith("worker-"))) | .thread' "$out/$name.json" |
         sort | tr '\n' ' ')" = "worker-a worker-c worker-o worker-p worker-t " ] ||
-        fail "$name: JSON groups are not one a worker-* thread: $(jq -c '[.groups[] | [.start_function, .thread]]' "$out/$name.json")"
+        fatal "$name: JSON groups are not one a worker-* thread: $(jq -c '[.groups[] | [.start_function, .thread]]' "$out/$name.json")"
     "$ctrace" stats "$t" >"$out/$name.table"
     grep -q '^Goroutines by thread name and start function' "$out/$name.table" &&
         grep -Eq '^  rename-2 +(renamer|asan_thread_start\(void\*\)) +1 ' "$out/$name.table" ||
-        fail "$name: the table does not group by thread name: $(sed -n '/^Goroutines/,/^$/p' "$out/$name.table")"
+        fatal "$name: the table does not group by thread name: $(sed -n '/^Goroutines/,/^$/p' "$out/$name.table")"
 
     # ctrace export: the last name each thread's track is given.
     "$ctrace" export -f json -o "$out/$name.export.json" "$t"
     got=$(jq -r '[(.traceEvents // .)[] | select(.ph == "M" and .name == "thread_name")] | group_by(.tid)[] | last | .args.name' \
         "$out/$name.export.json")
     for n in pre-start worker-a worker-p worker-c rename-2 worker-o worker-t; do
-        grep -Eq "^$n G[0-9]+$" <<<"$got" || fail "$name: JSON export has no thread named $n: $(tr '\n' ';' <<<"$got")"
+        grep -Eq "^$n G[0-9]+$" <<<"$got" || fatal "$name: JSON export has no thread named $n: $(tr '\n' ';' <<<"$got")"
     done
-    grep -Eq '^(unnamed|asan_thread_start\(void\*\)) G[0-9]+$' <<<"$got" || fail "$name: JSON export names the unnamed thread: $(tr '\n' ';' <<<"$got")"
+    grep -Eq '^(unnamed|asan_thread_start\(void\*\)) G[0-9]+$' <<<"$got" || fatal "$name: JSON export names the unnamed thread: $(tr '\n' ';' <<<"$got")"
     "$ctrace" export -o "$out/$name.pb" "$t"
     protoc --proto_path="$here/../lib" --decode=perfetto.protos.Trace perfetto_min.proto \
-        <"$out/$name.pb" >"$out/$name.pb.txt" || fail "$name: protoc cannot decode the export"
+        <"$out/$name.pb" >"$out/$name.pb.txt" || fatal "$name: protoc cannot decode the export"
     for n in pre-start worker-a worker-p worker-c rename-2 worker-o worker-t; do
-        grep -Eq "thread_name: \"$n G[0-9]+\"" "$out/$name.pb.txt" || fail "$name: Perfetto export has no thread named $n"
+        grep -Eq "thread_name: \"$n G[0-9]+\"" "$out/$name.pb.txt" || fatal "$name: Perfetto export has no thread named $n"
     done
     echo "$prog: $name: 7 threads named, in the trace, ctrace stats and both exports"
 }
@@ -137,15 +133,15 @@ check names_go122 go1.22
 # snapshot, may begin with any of them).
 t=$out/spin.trace
 CTRACE_GEN_MS=10 timeout -k 5 60 "$ctrace" run --format=go1.22 -o "$t" -- "$bindir/run_names" spin 100 \
-    >"$out/spin.out" 2>"$out/spin.err" || fail "spin: run_names failed: $(cat "$out/spin.out" "$out/spin.err")"
-grep -qx "names ok" "$out/spin.out" || fail "spin: $(cat "$out/spin.out")"
-"$ctrace" check "$t" >/dev/null || fail "spin: ctrace check rejects the trace"
+    >"$out/spin.out" 2>"$out/spin.err" || fatal "spin: run_names failed: $(cat "$out/spin.out" "$out/spin.err")"
+grep -qx "names ok" "$out/spin.out" || fatal "spin: $(cat "$out/spin.out")"
+"$ctrace" check "$t" >/dev/null || fatal "spin: ctrace check rejects the trace"
 "$ctrace" dump "$t" >"$out/spin.dump"
 g=$(awk '/ Label .*Label="spinner"/ { g = $3; sub("G=", "", g); print g; exit }' "$out/spin.dump")
-[ -n "$g" ] || fail "spin: no G labelled spinner"
+[ -n "$g" ] || fatal "spin: no G labelled spinner"
 res=$(awk -v g="G=$g" '/ Sync / { n++; next } $3 == g { ev[n] = 1 } $3 == g && / Label / { lab[n] = 1 }
     END { for (k in ev) { gens++; if (!(k in lab)) bad++ } print gens + 0, bad + 0 }' "$out/spin.dump")
-[ "${res#* }" -eq 0 ] || fail "spin: ${res#* } of the ${res% *} generations the spinner wrote in do not name it"
+[ "${res#* }" -eq 0 ] || fatal "spin: ${res#* } of the ${res% *} generations the spinner wrote in do not name it"
 echo "$prog: spin: each of the ${res% *} generations the spinner wrote in names it"
 
 . "$here/../lib/go_paths.sh"

@@ -18,15 +18,14 @@
 # Skipped (exit 77) if nginx is not installed.
 # Exit status: 0 pass, 1 failure, 2 usage error, 77 skipped.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 2 ] || { echo "usage: $prog CTRACE OUTDIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 2 "CTRACE OUTDIR" $#
 ctrace=$1 out=$2
-fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
 nginx=$(command -v nginx || true)
 [ -n "$nginx" ] || [ ! -x /usr/sbin/nginx ] || nginx=/usr/sbin/nginx
 if [ -z "$nginx" ]; then
-    echo "$prog: SKIP: nginx is not installed (nginx-light: make test-deps)"
-    exit 77
+    skip "nginx is not installed (nginx-light: make test-deps)"
 fi
 # Debian's build, not ours: its leaks at exit are not ASan's to judge here.
 [ "${CTRACE_TEST_SANITIZE:-}" != address ] || export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
@@ -73,7 +72,7 @@ for _ in $(seq 100); do
     if curl -s "http://127.0.0.1:$port/" 2>/dev/null | grep -q ok; then served=1; break; fi
     sleep 0.1
 done
-[ -n "$served" ] || fail "nginx does not serve: $(cat "$out/error.log" "$out/nginx.out" 2>/dev/null | tail -5)"
+[ -n "$served" ] || fatal "nginx does not serve: $(cat "$out/error.log" "$out/nginx.out" 2>/dev/null | tail -5)"
 now=$(date +%s%N)
 [ $((now - start)) -ge 700000000 ] || sleep "0.$(printf "%03d" $(( (700000000 - (now - start)) / 1000000 )))"
 kill -HUP "$pid"
@@ -85,29 +84,29 @@ done
 curl -s "http://127.0.0.1:$port/" >/dev/null || true
 kill -QUIT "$pid"
 master=$pid
-wait "$pid" || fail "nginx exited with status $? under ctrace run: $(tail -5 "$out/nginx.out")"
+wait "$pid" || fatal "nginx exited with status $? under ctrace run: $(tail -5 "$out/nginx.out")"
 pid=
 workers=$(ls "$out"/ngx.trace.pid* 2>/dev/null | wc -l)
-[ "$workers" -ge 4 ] || fail "$workers workers traced, not 4 (2, and 2 more at the reload): $(ls "$out")"
+[ "$workers" -ge 4 ] || fatal "$workers workers traced, not 4 (2, and 2 more at the reload): $(ls "$out")"
 
 "$ctrace" export -f json -o "$out/ngx.json" "$out/ngx.trace" "$out"/ngx.trace.pid* 2>"$out/export.err" ||
-    fail "export: $(cat "$out/export.err")"
-[ ! -s "$out/export.err" ] || fail "export warned: $(cat "$out/export.err")"
+    fatal "export: $(cat "$out/export.err")"
+[ ! -s "$out/export.err" ] || fatal "export warned: $(cat "$out/export.err")"
 # pid TAB name TAB first (microseconds), per process.
 jq -r '.traceEvents as $e
     | ($e | map(select(.ph == "M" and .name == "process_name")) | map({key: (.pid | tostring), value: .args.name}) | from_entries) as $n
     | $e | map(select(.ts != null)) | group_by(.pid)[]
     | [.[0].pid, $n[.[0].pid | tostring], (map(.ts) | min)] | @tsv' "$out/ngx.json" >"$out/ngx.spans"
 awk -F'\t' -v n="$((workers + 1))" '$2 != "nginx (pid " $1 ")" { bad = 1 } END { exit bad || NR != n }' \
-    "$out/ngx.spans" || fail "the processes are not each nginx (pid N): $(cat "$out/ngx.spans")"
-grep -q "^$master	" "$out/ngx.spans" || fail "no process of the master's pid $master: $(cat "$out/ngx.spans")"
+    "$out/ngx.spans" || fatal "the processes are not each nginx (pid N): $(cat "$out/ngx.spans")"
+grep -q "^$master	" "$out/ngx.spans" || fatal "no process of the master's pid $master: $(cat "$out/ngx.spans")"
 # Workers in the order they were forked: the first two at the start, the
 # two of the reload after.
 awk -F'\t' -v m="$master" '$1 == m { mf = $3; next } { print $3 - mf }' "$out/ngx.spans" | sort -n >"$out/gaps"
 awk 'NR <= 2 && $1 <= 0 { bad = 1 } NR > 2 && $1 < 500000 { bad = 1 } END { exit bad }' "$out/gaps" ||
-    fail "the workers' first events are not after the master's, and those of the reload 500 ms or more after it (us): $(tr '\n' ' ' <"$out/gaps")"
+    fatal "the workers' first events are not after the master's, and those of the reload 500 ms or more after it (us): $(tr '\n' ' ' <"$out/gaps")"
 for w in "$out"/ngx.trace.pid*; do
     "$ctrace" stats "$w" | grep -q "^  process      nginx (pid ${w##*.pid}, parent $master) on " ||
-        fail "stats of $w does not say nginx (pid ${w##*.pid}, parent $master): $("$ctrace" stats "$w" | head -3)"
+        fatal "stats of $w does not say nginx (pid ${w##*.pid}, parent $master): $("$ctrace" stats "$w" | head -3)"
 done
 echo "$prog: nginx's master and $workers workers named nginx (pid N) and placed: the workers' first events $(tr '\n' ' ' <"$out/gaps")us after the master's"

@@ -43,12 +43,12 @@
 # __libc_setlocale_lock left with a reader count of -1).
 # shellcheck disable=SC2034  # SKIP_<case>: digest reads them by name
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+want_args 3 "CTRACE BINDIR OUTDIR" $#
 ctrace=$(realpath "$1") bindir=$(realpath "$2") out=$3
-rm -rf "$out"
-mkdir -p "$out"
+fresh_dir "$out"
 out=$(realpath "$out")
 readonly LIMIT=120
 

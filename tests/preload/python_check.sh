@@ -11,13 +11,13 @@
 # main (Py_BytesMain, main or, where the program is stripped of local
 # symbols, __libc_start_call_main). Skipped (77) without /usr/bin/python3.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 3 "CTRACE BINDIR OUTDIR" $#
 ctrace=$1 bindir=$2 out=$3
 py=/usr/bin/python3
-[ -x "$py" ] || { echo "$prog: $py not found: skipped"; exit 77; }
-rm -rf "$out"
-mkdir -p "$out"
+[ -x "$py" ] || skip "$py not found"
+fresh_dir "$out"
 cat >"$out/threads.py" <<'PY'
 import queue, threading, time
 q = queue.Queue()
@@ -40,13 +40,13 @@ PY
 # would then report what Python leaves allocated at exit, by design.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
     timeout -k 5 120 "$ctrace" run -o "$out/py.trace" -- "$py" "$out/threads.py" >"$out/py.out"
-grep -q '^ok$' "$out/py.out" || { echo "$prog: FAIL: python did not finish" >&2; exit 1; }
+grep -q '^ok$' "$out/py.out" || fatal "python did not finish"
 "$ctrace" check "$out/py.trace"
 "$bindir/run_stacks" "$out/py.trace" | grep ' GoBlock' >"$out/blocks" || true
 total=$(wc -l <"$out/blocks")
 whole=$(grep -cE '< (start_thread|Py_BytesMain|main|__libc_start_call_main)( |$)' "$out/blocks" || true)
 echo "$prog: $whole of $total block events have stacks reaching the thread's start or main"
-[ "$total" -ge 100 ] || { echo "$prog: FAIL: too few block events ($total)" >&2; exit 1; }
+[ "$total" -ge 100 ] || fatal "too few block events ($total)"
 [ $((whole * 100)) -ge $((total * 95)) ] || {
     echo "$prog: FAIL: fewer than 95%; the others:" >&2
     grep -vE '< (start_thread|Py_BytesMain|main|__libc_start_call_main)( |$)' "$out/blocks" | head -5 >&2

@@ -21,25 +21,21 @@
 #
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 4 ] || { echo "usage: $prog CASE CTRACE BINDIR OUTDIR" >&2; exit 2; }
-case_name=$1 ctrace=$2 bindir=$3 out=$4
-command -v go >/dev/null 2>&1 || { echo "$prog: go not found (install golang-go)" >&2; exit 1; }
+. "$here/../lib/lib.sh"
 
-rm -rf "$out"
-mkdir -p "$out"
+want_args 4 "CASE CTRACE BINDIR OUTDIR" $#
+case_name=$1 ctrace=$2 bindir=$3 out=$4
+command -v go >/dev/null 2>&1 || die "go not found (install golang-go)"
+
+fresh_dir "$out"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/run_check.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export GOCACHE="$scratch/gocache"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$scratch/home"
-    mkdir -p "$HOME"
-fi
+home_writable "$scratch"
 trace_tool=$(go tool -n trace)
 . "$here/../lib/go_paths.sh"
-trace_tool_new=$(go_trace_tool "$GO127") || { echo "$prog: cannot build Go 1.27's go tool trace" >&2; exit 1; }
+trace_tool_new=$(go_trace_tool "$GO127") || die "cannot build Go 1.27's go tool trace"
 ulimit -c 0 # the crash cases must not leave core files
 readonly LIMIT=60 # seconds per traced program
 traces=()
@@ -942,7 +938,7 @@ case_timed() {
 # GoSched, ProcStop): go_compat.sh serves each with all three Gos.
 case_make() {
     command -v make >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 ||
-        { echo "$prog: make: make or cc missing" >&2; exit 1; }
+        die "make: make or cc missing"
     local src=$out/src i
     mkdir -p "$src"
     for i in 1 2 3 4; do

@@ -14,24 +14,18 @@
 # The stacks must still name t9 ... t1, and the verbose line must say where
 # the names came from. Unwinding needs no symbols: .eh_frame stays.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
-rm -rf "$out"
-mkdir -p "$out"
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+outdir_args "$@"
 
 check() { # NAME WANT_SOURCE
     local d=$out/$1
-    "$ctrace" run -v -o "$d/t.trace" -- "$d/prog" >"$d/out" 2>"$d/err" || fail "$1: the program failed"
-    grep "symbols of $d/prog:" "$d/err" || fail "$1: no verbose line for the program"
-    grep -q "symbols of $d/prog: $2" "$d/err" || fail "$1: symbols not from $2"
+    "$ctrace" run -v -o "$d/t.trace" -- "$d/prog" >"$d/out" 2>"$d/err" || fatal "$1: the program failed"
+    grep "symbols of $d/prog:" "$d/err" || fatal "$1: no verbose line for the program"
+    grep -q "symbols of $d/prog: $2" "$d/err" || fatal "$1: symbols not from $2"
     "$bindir/run_stacks" "$d/t.trace" >"$d/stacks"
     grep GoBlockCond "$d/stacks" | grep -q "t9 < t8 < t7 < t6 < t5 < t4 < t3 < t2 < t1" ||
-        fail "$1: the wait's stack lacks t9 ... t1: $(grep GoBlockCond "$d/stacks" | head -1)"
+        fatal "$1: the wait's stack lacks t9 ... t1: $(grep GoBlockCond "$d/stacks" | head -1)"
 }
 
 d=$out/debuglink
@@ -46,12 +40,12 @@ check debuglink "DWARF from $d/.debug/prog.debug (.gnu_debuglink)"
 # By build id: libc's frames in the same stacks, named from Debian's
 # libc6-dbg (make test-deps installs it) under /usr/lib/debug/.build-id.
 libc=$(sed -n 's/^ctrace: symbols of \([^:]*libc\.so\.6\): .*/\1/p' "$d/err" | head -1)
-[ -n "$libc" ] || fail "build id: no verbose line for libc"
+[ -n "$libc" ] || fatal "build id: no verbose line for libc"
 id=$(readelf -n "$libc" | awk '/Build ID:/ {print $3; exit}')
 dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 if [ -n "$id" ] && [ -f "$dbg" ]; then
     grep -q "symbols of $libc: DWARF from $dbg (build id)" "$d/err" ||
-        fail "build id: libc's symbols not from $dbg: $(grep "symbols of $libc" "$d/err")"
+        fatal "build id: libc's symbols not from $dbg: $(grep "symbols of $libc" "$d/err")"
     echo "build id: libc's symbols from $dbg"
 else
     echo "$prog: no $dbg (libc6-dbg): the build id path left out"

@@ -11,24 +11,18 @@
 # `ctrace check`. With --unwind=fp the same stacks are short (the reason
 # for the tables): printed, not checked.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE BINDIR OUTDIR" >&2; exit 2; }
-ctrace=$1 bindir=$2 out=$3
-rm -rf "$out"
-mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+outdir_args "$@"
 
-fail() {
-    echo "$prog: FAIL: $*" >&2
-    exit 1
-}
 
 for mode in auto tables fp; do
     t=$out/$mode.trace
     timeout -k 5 60 "$ctrace" run --unwind=$mode -o "$t" -- "$bindir/run_deep9" >"$out/$mode.out" ||
-        fail "$mode: run_deep9 failed"
-    grep -q "deep9 done" "$out/$mode.out" || fail "$mode: no output"
-    "$ctrace" check "$t" >/dev/null || fail "$mode: ctrace check rejects the trace"
-    "$bindir/run_stacks" "$t" >"$out/$mode.stacks" || fail "$mode: cannot read the stacks"
+        fatal "$mode: run_deep9 failed"
+    grep -q "deep9 done" "$out/$mode.out" || fatal "$mode: no output"
+    "$ctrace" check "$t" >/dev/null || fatal "$mode: ctrace check rejects the trace"
+    "$bindir/run_stacks" "$t" >"$out/$mode.stacks" || fatal "$mode: cannot read the stacks"
     cond=$(grep -m1 "GoBlockCond" "$out/$mode.stacks" || true)
     join=$(grep "GoBlockSync" "$out/$mode.stacks" | grep -m1 "m9" || true)
     echo "$mode: GoBlockCond${cond#*GoBlockCond}"
@@ -36,8 +30,8 @@ for mode in auto tables fp; do
     [ "$mode" = fp ] && continue
     want_cond="t9 < t8 < t7 < t6 < t5 < t4 < t3 < t2 < t1 < thread_start"
     want_join="m9 < m8 < m7 < m6 < m5 < m4 < m3 < m2 < m1 < main"
-    [[ $cond == *"$want_cond"* ]] || fail "$mode: the wait's stack does not reach thread_start"
-    [[ $join == *"$want_join"* ]] || fail "$mode: the join's stack does not reach main"
+    [[ $cond == *"$want_cond"* ]] || fatal "$mode: the wait's stack does not reach thread_start"
+    [[ $join == *"$want_join"* ]] || fatal "$mode: the join's stack does not reach main"
 done
 echo "$prog: ok"
 rm -rf "$out"

@@ -12,12 +12,12 @@
 # wrote between goroutines before the thread's own G stood in), and
 # Go 1.22 and the newest Go parse the flight recorder's snapshots.
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: ${0##*/} TEST_BETWEEN CTRACE DIR" >&2; exit 2; }
-test_between=$1 ctrace=$2 dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 3 "TEST_BETWEEN CTRACE DIR" $#
+test_between=$1 ctrace=$2 dir=$3
 . "$here/../lib/go_paths.sh"
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir "$dir"
 "$test_between" "$dir"
 for t in "$dir"/*.trace; do
     "$ctrace" check "$t" >/dev/null || { echo "between_check: ctrace check rejects $t" >&2; exit 1; }

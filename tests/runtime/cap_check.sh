@@ -12,19 +12,18 @@
 # went on after (all but, perhaps, the last).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 . "$here/../lib/go_paths.sh"
-[ $# -eq 3 ] || { echo "usage: $prog TEST_CAP CTRACE DIR" >&2; exit 2; }
+want_args 3 "TEST_CAP CTRACE DIR" $#
 test_cap=$1
 ctrace=$2
 dir=$3
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir "$dir"
 "$test_cap" "$dir" >"$dir/out" || { cat "$dir/out"; echo "$prog: test_cap failed" >&2; exit 1; }
 cat "$dir/out"
 want=$(sed -n 's/^events=//p' "$dir/out")
-"$ctrace" check --strict "$dir/cap.trace" >"$dir/check" || { echo "$prog: ctrace check rejects the trace" >&2; exit 1; }
+"$ctrace" check --strict "$dir/cap.trace" >"$dir/check" || die "ctrace check rejects the trace"
 cat "$dir/check"
 if [ "${CTRACE_FORMAT:-}" = go1.22 ]; then
     # One line per event, stacks on lines of their own; and one Sync
@@ -34,12 +33,12 @@ if [ "${CTRACE_FORMAT:-}" = go1.22 ]; then
 else
     got=$("$ctrace" dump "$dir/cap.trace" | wc -l)
 fi
-[ "$got" -eq "$want" ] || { echo "$prog: ctrace dump prints $got events, the library counted $want" >&2; exit 1; }
+[ "$got" -eq "$want" ] || die "ctrace dump prints $got events, the library counted $want"
 if [ "${CTRACE_FORMAT:-}" = go1.22 ]; then
     gaps=$(sed -n 's/^gaps=//p' "$dir/out")
     logs=$("$ctrace" dump "$dir/cap.trace" | grep -c 'tracing paused for .* the reader fell max_pending' || true)
     [ "$logs" -ge $((gaps - 1)) ] && [ "$logs" -le "$gaps" ] ||
-        { echo "$prog: $logs logs of a gap in the trace, for $gaps gaps" >&2; exit 1; }
+        die "$logs logs of a gap in the trace, for $gaps gaps"
     GO_COMPAT_GOS="$GO_CURRENT_EDGES" GO_COMPAT_PARSE_ONLY=1 \
         bash "$here/../lib/go_compat.sh" "$dir/cap.trace"
     echo "$prog: a trace with $gaps gaps at the cap is whole: $got events"

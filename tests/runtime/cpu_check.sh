@@ -16,9 +16,10 @@
 # burner, must hold 90% or more of it: burn_a and burn_b set up no frame,
 # so only the unwind tables (src/unwind/) find their caller from a signal.
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: ${0##*/} TEST_CPU CTRACE TRACE" >&2; exit 2; }
-test_cpu=$1 ctrace=$2 trace=$3
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 3 "TEST_CPU CTRACE TRACE" $#
+test_cpu=$1 ctrace=$2 trace=$3
 . "$here/../lib/go_paths.sh"
 export GOCACHE=${TMPDIR:-/tmp}/cpu_check.gocache GOTOOLCHAIN=local
 # The classic format (`go 1.19 trace`), then Go's current one, whose

@@ -13,15 +13,13 @@
 # ("4: usize"). Every line must match, and no name may stay mangled.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { echo "usage: $prog DEMANGLE_NAMES WORKDIR" >&2; exit 2; }
+. "$here/../lib/lib.sh"
+want_args 2 "DEMANGLE_NAMES WORKDIR" $#
 dm=$1 work=$2
-fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
-command -v c++filt >/dev/null || fail "no c++filt (binutils)"
-[ -x /usr/bin/rustc ] || fail "Debian's rustc is not installed (make test-deps)"
-rm -rf "$work"
-mkdir -p "$work"
+command -v c++filt >/dev/null || fatal "no c++filt (binutils)"
+[ -x /usr/bin/rustc ] || fatal "Debian's rustc is not installed (make test-deps)"
+fresh_dir "$work"
 rustcs=(/usr/bin/rustc)
 other=$(command -v rustc || true)
 [ -z "$other" ] || [ "$(readlink -f "$other")" = "$(readlink -f /usr/bin/rustc)" ] || rustcs+=("$other")
@@ -29,17 +27,17 @@ k=0
 for rc in "${rustcs[@]}"; do
     k=$((k + 1))
     "$rc" -O -C symbol-mangling-version=v0 -o "$work/rs$k" "$here/../preload/rust_sync.rs" 2>"$work/rs$k.err" ||
-        fail "$rc cannot build rust_sync.rs with v0 names: $(tail -3 "$work/rs$k.err")"
+        fatal "$rc cannot build rust_sync.rs with v0 names: $(tail -3 "$work/rs$k.err")"
     nm "$work/rs$k" | awk '{ print $NF }' | grep '^_R' | sort -u >"$work/syms$k" || true
     n=$(wc -l <"$work/syms$k")
-    [ "$n" -ge 10 ] || fail "$rc: $n v0 names in rust_sync, not 10 or more"
+    [ "$n" -ge 10 ] || fatal "$rc: $n v0 names in rust_sync, not 10 or more"
     "$dm" <"$work/syms$k" >"$work/ours$k"
     c++filt <"$work/syms$k" | sed -E 's/\[[0-9a-f]+\]//g;
         s/: (u8|u16|u32|u64|u128|usize|i8|i16|i32|i64|i128|isize|bool|char)([],>)])/\2/g' >"$work/theirs$k"
     if grep -q '^_R' "$work/ours$k"; then
-        fail "$rc: names left mangled: $(grep '^_R' "$work/ours$k" | head -3)"
+        fatal "$rc: names left mangled: $(grep '^_R' "$work/ours$k" | head -3)"
     fi
     paste "$work/syms$k" "$work/ours$k" "$work/theirs$k" | awk -F'\t' '$2 != $3' >"$work/diff$k"
-    [ ! -s "$work/diff$k" ] || fail "$rc: $(wc -l <"$work/diff$k") of $n names differ from c++filt's (name, ours, theirs): $(head -3 "$work/diff$k")"
+    [ ! -s "$work/diff$k" ] || fatal "$rc: $(wc -l <"$work/diff$k") of $n names differ from c++filt's (name, ours, theirs): $(head -3 "$work/diff$k")"
     echo "$prog: $("$rc" --version): $n v0 names, each as c++filt prints it"
 done

@@ -15,28 +15,27 @@
 # stop-the-worlds ends all three.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 . "$here/../lib/go_paths.sh"
-[ $# -eq 3 ] || { echo "usage: $prog TEST_FLIGHT CTRACE DIR" >&2; exit 2; }
+want_args 3 "TEST_FLIGHT CTRACE DIR" $#
 test_flight=$1
 ctrace=$2
 dir=$3
-rm -rf "$dir"
-mkdir -p "$dir"
-"$test_flight" "$dir" || { echo "$prog: test_flight failed" >&2; exit 1; }
+fresh_dir "$dir"
+"$test_flight" "$dir" || die "test_flight failed"
 snaps=("$dir"/snap.*.trace)
-[ ${#snaps[@]} -ge 4 ] || { echo "$prog: ${#snaps[@]} snapshots, not 4" >&2; exit 1; }
+[ ${#snaps[@]} -ge 4 ] || die "${#snaps[@]} snapshots, not 4"
 "$ctrace" dump "$dir/late.trace" | grep -q '"asked"' ||
-    { echo "$prog: the late snapshot lacks the log made before it" >&2; exit 1; }
+    die "the late snapshot lacks the log made before it"
 [ -z "${FLIGHT_FORK:-}" ] || "$ctrace" dump "$dir/fork.trace" | grep -q '"child"' ||
-    { echo "$prog: the child's snapshot lacks its log" >&2; exit 1; }
+    die "the child's snapshot lacks its log"
 for t in "${snaps[@]}" "$dir/cap.trace" "$dir/late.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace "$dir"/quiet.*trace \
     "$dir"/stw.*trace; do
-    "$ctrace" check "$t" >/dev/null || { echo "$prog: ctrace check rejects $t" >&2; exit 1; }
+    "$ctrace" check "$t" >/dev/null || die "ctrace check rejects $t"
 done
 stws=$("$ctrace" dump "$dir/stw.stream.trace" | grep -c "RangeEnd.*stop-the-world" || true)
-[ "$stws" -eq 3 ] || { echo "$prog: stw.stream.trace ends $stws stop-the-worlds, not 3" >&2; exit 1; }
+[ "$stws" -eq 3 ] || die "stw.stream.trace ends $stws stop-the-worlds, not 3"
 for t in "${snaps[@]}"; do
     base=${t%.trace}
     # Each log with the generation it is in (the Syncs between them).
@@ -45,7 +44,7 @@ for t in "${snaps[@]}"; do
     cut -d' ' -f1 "$base.gens" >"$base.got"
     missing=$(sort -u "$base.req" | comm -23 - "$base.got" | wc -l)
     [ "$missing" -eq 0 ] ||
-        { echo "$prog: $t lacks $missing of the $(wc -l <"$base.req") logs of the last min_age" >&2; exit 1; }
+        die "$t lacks $missing of the $(wc -l <"$base.req") logs of the last min_age"
     # A log older than min_age (and slack) may be in the oldest
     # generation kept, which ended inside min_age, however long a loaded
     # machine made it; in any later one it says a generation that ended
@@ -53,7 +52,7 @@ for t in "${snaps[@]}"; do
     first=$(awk 'NR == 1 || $2 < f { f = $2 } END { print f + 0 }' "$base.gens")
     stale=$(sort -u "$base.old" | join - "$base.gens" | awk -v f="$first" '$2 != f' | wc -l)
     [ "$stale" -eq 0 ] ||
-        { echo "$prog: $t holds $stale logs older than min_age and two generations past its oldest generation" >&2; exit 1; }
+        die "$t holds $stale logs older than min_age and two generations past its oldest generation"
     echo "$prog: $t: $(wc -l <"$base.got") logs, all $(wc -l <"$base.req") of the window"
 done
 gos="$GO_CURRENT_EDGES"

@@ -13,39 +13,37 @@
 # 1.23 parse it.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -uo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 . "$here/../lib/go_paths.sh"
-[ $# -eq 3 ] || { echo "usage: $prog TEST_FLIGHT_CRASH CTRACE DIR" >&2; exit 2; }
+want_args 3 "TEST_FLIGHT_CRASH CTRACE DIR" $#
 bin=$1
 ctrace=$2
 dir=$3
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir "$dir"
 ulimit -c 0
 # Under AddressSanitizer the program's own SIGSEGV handler is taken only
 # with this (its own handler reports the fault and exits 1 otherwise).
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allow_user_segv_handler=1
-fail() { echo "$prog: $*" >&2; exit 1; }
 files=()
 for how in segv abort handler stw; do
     "$bin" plain "$how" 2>"$dir/$how.plain.err"
     want=$?
     "$bin" flight "$how" "$dir/$how.crash" 2>"$dir/$how.err"
     got=$?
-    [ "$got" -eq "$want" ] || fail "$how: exit status $got with the recorder, $want without"
+    [ "$got" -eq "$want" ] || die "$how: exit status $got with the recorder, $want without"
     if [ "$how" = handler ]; then
-        grep -q "own handler" "$dir/$how.err" || fail "handler: the program's own handler did not run"
+        grep -q "own handler" "$dir/$how.err" || die "handler: the program's own handler did not run"
     fi
-    [ -s "$dir/$how.crash" ] || fail "$how: no crash file"
-    "$ctrace" check --strict "$dir/$how.crash" >/dev/null || fail "$how: ctrace check rejects the crash file"
+    [ -s "$dir/$how.crash" ] || die "$how: no crash file"
+    "$ctrace" check --strict "$dir/$how.crash" >/dev/null || die "$how: ctrace check rejects the crash file"
     "$ctrace" dump "$dir/$how.crash" | sed -n 's/.*"seq \([0-9]*\)".*/\1/p' | sort -n >"$dir/$how.seqs"
     for n in $(seq 900 999); do
-        grep -qx "$n" "$dir/$how.seqs" || fail "$how: the crash file lacks seq $n"
+        grep -qx "$n" "$dir/$how.seqs" || die "$how: the crash file lacks seq $n"
     done
     echo "$prog: $how: exit status $got as without the recorder; the crash file holds seq $(head -1 "$dir/$how.seqs") to $(tail -1 "$dir/$how.seqs")"
     files+=("$dir/$how.crash")
 done
 GO_COMPAT_GOS="$GO_CURRENT_EDGES" bash "$here/../lib/go_compat.sh" --parse-only "${files[@]}" ||
-    fail "Go does not parse a crash file"
+    die "Go does not parse a crash file"
 rm -rf "$dir"

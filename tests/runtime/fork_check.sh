@@ -8,14 +8,14 @@
 # parent's and the first child's must serve every page of the web UI.
 # Traces are removed on success.
 set -euo pipefail
-
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { echo "usage: ${0##*/} TEST_FORK DIR" >&2; exit 2; }
-bin=$1 dir=$2
-command -v go >/dev/null 2>&1 || { echo "${0##*/}: go not found" >&2; exit 1; }
+. "$here/../lib/lib.sh"
 
-rm -rf "$dir"
-mkdir -p "$dir"
+want_args 2 "TEST_FORK DIR" $#
+bin=$1 dir=$2
+command -v go >/dev/null 2>&1 || die "go not found"
+
+fresh_dir "$dir"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fork_check.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export GOCACHE="$scratch/gocache"
@@ -23,7 +23,7 @@ export GOCACHE="$scratch/gocache"
 "$bin" "$dir"
 traces=("$dir"/*.trace)
 n=${#traces[@]}
-[ "$n" -ge 21 ] || { echo "${0##*/}: expected 21 traces, found $n" >&2; exit 1; }
+[ "$n" -ge 21 ] || die "expected 21 traces, found $n"
 # Every trace parses in every Go version; a child's and the parent's serve
 # every page (the two served are parsed there).
 others=()

@@ -8,15 +8,11 @@
 # on its own. Every trace must say "go 1.22 trace", pass `ctrace check`
 # and parse in Go 1.23; the first child's in Go 1.22 too. Traces are removed on success.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog TEST_FORK CTRACE DIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 3 "TEST_FORK CTRACE DIR" $#
 bin=$1 ctrace=$2 dir=$3
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir "$dir"
 # Under AddressSanitizer its allocator is not fork-safe: a child forked
 # while another thread of the parent holds the allocator's lock hangs in
 # its first malloc (seen: a child forked while the parent's reader thread
@@ -32,7 +28,6 @@ for t in "${traces[@]}"; do
     [ "$(head -c 13 "$t")" = "go 1.22 trace" ] || die "$t: not a go 1.22 trace"
     "$ctrace" check --strict "$t" >/dev/null || die "$t: ctrace check failed"
 done
-here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/go_paths.sh"
 GO_COMPAT_GOS=$GO127 bash "$here/../lib/go_compat.sh" --parse-only "${traces[@]}" >/dev/null ||
     die "Go 1.27 refuses a trace (kept in $dir)"

@@ -25,19 +25,10 @@
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-
-if [ $# -ne 2 ]; then
-    echo "usage: $prog TEST_STRESS DIR" >&2
-    exit 2
-fi
+want_args 2 "TEST_STRESS DIR" $#
 stress_bin=$1
 dir=$2
 jobs=${STRESS_JOBS:-2}
@@ -48,10 +39,7 @@ command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/stress_check.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export GOCACHE="$scratch/gocache"
-if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
-    export HOME="$scratch/home"
-    mkdir -p "$HOME"
-fi
+home_writable "$scratch"
 export BROWSER=/bin/true
 unset DISPLAY GOFLAGS
 

@@ -17,15 +17,11 @@
 # Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 
 set -euo pipefail
-
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+
 . "$here/../lib/go_paths.sh"
-die() {
-    echo "$prog: $*" >&2
-    exit 1
-}
-[ $# -eq 3 ] || { echo "usage: $prog TEST_STRESS CTRACE DIR" >&2; exit 2; }
+want_args 3 "TEST_STRESS CTRACE DIR" $#
 stress_bin=$1 ctrace=$2 dir=$3
 go123=$GO123 go122=$GO122
 [ -x "$go123" ] && [ -x "$go122" ] || die "Go 1.22 and 1.23 are needed (make test-deps)"

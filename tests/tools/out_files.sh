@@ -14,14 +14,13 @@
 # ended by SIGTERM as it was about to rename leaves nothing.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
-[ $# -eq 3 ] || { echo "usage: $prog CTRACE EX_THREADS DIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 3 "CTRACE EX_THREADS DIR" $#
 ctrace=$1 ex=$2 dir=$3
-fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir "$dir"
 trace=$dir/t.trace
-"$ex" "$trace" >/dev/null 2>&1 || fail "ex_threads did not write a trace"
+"$ex" "$trace" >/dev/null 2>&1 || fatal "ex_threads did not write a trace"
 umask 022
 
 # NAME|ARGS, OUT where @OUT@ stands.
@@ -42,12 +41,12 @@ for c in "${cmds[@]}"; do
     # A regular file: replaced whole, mode 644 under umask 022, nothing left beside.
     echo old >"$dir/$name.reg"
     chmod 600 "$dir/$name.reg"
-    run "$line" "$dir/$name.reg" || fail "$name: -o a regular file: $(cat "$dir/err")"
+    run "$line" "$dir/$name.reg" || fatal "$name: -o a regular file: $(cat "$dir/err")"
     [ -s "$dir/$name.reg" ] && [ "$(head -c 3 "$dir/$name.reg")" != old ] ||
-        fail "$name: the regular file was not written"
+        fatal "$name: the regular file was not written"
     [ "$(stat -c %a "$dir/$name.reg")" = 644 ] ||
-        fail "$name: the file's mode is $(stat -c %a "$dir/$name.reg"), not 644 under umask 022"
-    ls -A "$dir" | grep -q '\.ctrace-' && fail "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
+        fatal "$name: the file's mode is $(stat -c %a "$dir/$name.reg"), not 644 under umask 022"
+    ls -A "$dir" | grep -q '\.ctrace-' && fatal "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
 
     # A FIFO, and a symlink to one: written in place, still a FIFO and a
     # symlink, and what came through is what the regular file holds.
@@ -58,13 +57,13 @@ for c in "${cmds[@]}"; do
         [ "$kind" = link ] && ln -s "$name.fifo" "$dir/$name.link" && out=$dir/$name.link
         cat "$dir/$name.fifo" >"$dir/$name.got" &
         reader=$!
-        run "$line" "$out" || { kill "$reader" 2>/dev/null; fail "$name: -o a $kind: $(cat "$dir/err")"; }
+        run "$line" "$out" || { kill "$reader" 2>/dev/null; fatal "$name: -o a $kind: $(cat "$dir/err")"; }
         wait "$reader"
-        [ -p "$dir/$name.fifo" ] || fail "$name: the FIFO is no longer one after -o $kind"
-        [ "$kind" = fifo ] || [ -L "$dir/$name.link" ] || fail "$name: the symlink is no longer one"
-        cmp -s "$dir/$name.got" "$dir/$name.reg" || fail "$name: the $kind got other bytes than the file"
+        [ -p "$dir/$name.fifo" ] || fatal "$name: the FIFO is no longer one after -o $kind"
+        [ "$kind" = fifo ] || [ -L "$dir/$name.link" ] || fatal "$name: the symlink is no longer one"
+        cmp -s "$dir/$name.got" "$dir/$name.reg" || fatal "$name: the $kind got other bytes than the file"
     done
-    ls -A "$dir" | grep -q '\.ctrace-' && fail "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
+    ls -A "$dir" | grep -q '\.ctrace-' && fatal "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
 
     # SIGTERM at the last moment before the file is put in place (gdb
     # stops the command at its rename and delivers it): the command dies
@@ -73,15 +72,15 @@ for c in "${cmds[@]}"; do
     gdb -q -batch -ex 'set breakpoint pending on' -ex 'break rename' -ex "run ${line//@OUT@/$dir/$name.sig}" \
         -ex 'signal SIGTERM' --args "$ctrace" >"$dir/gdb" 2>&1 || true
     grep -q 'Breakpoint 1[.0-9]*, .*rename' "$dir/gdb" && grep -q 'signal SIGTERM, Terminated' "$dir/gdb" ||
-        fail "$name: gdb did not stop it at rename and end it with SIGTERM: $(tail -5 "$dir/gdb")"
-    [ ! -e "$dir/$name.sig" ] || fail "$name: SIGTERM before the rename left the file"
-    ls -A "$dir" | grep -q '\.ctrace-' && fail "$name: SIGTERM before the rename left $(ls -A "$dir" | grep '\.ctrace-')"
+        fatal "$name: gdb did not stop it at rename and end it with SIGTERM: $(tail -5 "$dir/gdb")"
+    [ ! -e "$dir/$name.sig" ] || fatal "$name: SIGTERM before the rename left the file"
+    ls -A "$dir" | grep -q '\.ctrace-' && fatal "$name: SIGTERM before the rename left $(ls -A "$dir" | grep '\.ctrace-')"
 
     # A command that fails (no such trace) leaves the file as it was.
     echo keep >"$dir/$name.keep"
     line=${line%"$trace"}$dir/missing.trace
-    run "$line" "$dir/$name.keep" && fail "$name: succeeded on a missing trace"
-    [ "$(cat "$dir/$name.keep")" = keep ] || fail "$name: a failed command changed its OUT"
+    run "$line" "$dir/$name.keep" && fatal "$name: succeeded on a missing trace"
+    [ "$(cat "$dir/$name.keep")" = keep ] || fatal "$name: a failed command changed its OUT"
 done
 
 # A device, made here (/dev/null's numbers; root only): every command
@@ -90,12 +89,12 @@ done
 # where OUT is a regular file).
 if mknod "$dir/null" c 1 3 2>/dev/null; then
     for c in "${cmds[@]}"; do
-        run "${c#*|}" "$dir/null" || fail "${c%%|*}: -o a device: $(cat "$dir/err")"
-        [ -c "$dir/null" ] || fail "${c%%|*}: the device is no longer one"
+        run "${c#*|}" "$dir/null" || fatal "${c%%|*}: -o a device: $(cat "$dir/err")"
+        [ -c "$dir/null" ] || fatal "${c%%|*}: the device is no longer one"
     done
     "$ctrace" run -o "$dir/null" -- sh -c 'exec true' >/dev/null 2>"$dir/err" ||
-        fail "run: -o a device: $(cat "$dir/err")"
-    [ -c "$dir/null" ] && [ ! -e "$dir/null.1" ] || fail "run: the device was moved aside"
+        fatal "run: -o a device: $(cat "$dir/err")"
+    [ -c "$dir/null" ] && [ ! -e "$dir/null.1" ] || fatal "run: the device was moved aside"
     devices="; a device stays one"
 else
     devices="; no device tried (not root)"
