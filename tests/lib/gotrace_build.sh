@@ -9,10 +9,11 @@
 #
 # Usage: tests/lib/gotrace_build.sh GO WORKDIR
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: ${0##*/} GO WORKDIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+want_args 2 "GO WORKDIR" $#
 go=$1
 work=$2
-here=$(cd "$(dirname "$0")" && pwd)
 src=$here/gotrace.go.in
 mkdir -p "$work"
 v=$("$go" env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
@@ -26,7 +27,7 @@ if [ ! -x "$bin" ] || [ "$(cat "$bin.key" 2>/dev/null)" != "$key" ]; then
     cp "$src" "$bin.d/main.go"
     printf 'module gotrace\n\ngo 1.19\n' >"$bin.d/go.mod"
     (cd "$bin.d" && GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0 GOFLAGS=-mod=mod \
-        GOCACHE="${CTRACE_GO_WORK:-$work}/gocache" "$go" build -o "$bin.tmp" .) >&2 || { echo "${0##*/}: cannot build gotrace with $go" >&2; exit 1; }
+        GOCACHE="${CTRACE_GO_WORK:-$work}/gocache" "$go" build -o "$bin.tmp" .) >&2 || die "cannot build gotrace with $go"
     mv -f "$bin.tmp" "$bin"
     echo "$key" >"$bin.key"
 fi

@@ -14,7 +14,9 @@
 # empties the directory), so each make check holds ctrace to traces Go
 # wrote for it. Without CTRACE_GO_WORK, gotrace writes OUT itself.
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: ${0##*/} GOTRACE MODE OUT" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+want_args 3 "GOTRACE MODE OUT" $#
 gt=$1
 mode=$2
 out=$3

@@ -18,21 +18,18 @@
 
 set -euo pipefail
 
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 
-if [ $# -ne 1 ]; then
-    echo "usage: $prog OUT" >&2
-    exit 2
-fi
+want_args 1 "OUT" $#
 out=$1
-command -v go >/dev/null 2>&1 || { echo "$prog: go not found on PATH (install golang-go)" >&2; exit 1; }
+command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 
 src=${GO_ORACLE_SRC:-$(go env GOROOT)/src/internal/trace}
-[ -f "$src/parser.go" ] || { echo "$prog: no Go trace parser in $src" >&2; exit 1; }
+[ -f "$src/parser.go" ] || die "no Go trace parser in $src"
 # The wrapper needs the pre-1.21 reader's parse(r, bin).
 grep -q '^func parse(r io.Reader, bin string)' "$src/parser.go" \
-    || { echo "$prog: $src/parser.go has no parse(r, bin): not Go 1.19's reader" >&2; exit 1; }
+    || die "$src/parser.go has no parse(r, bin): not Go 1.19's reader"
 
 mkdir -p "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
@@ -66,6 +63,6 @@ if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then
     export HOME="$mod.home"
     mkdir -p "$HOME"
 fi
-(cd "$mod" && go build -o "$out.tmp" .) || { echo "$prog: go build failed in $mod" >&2; exit 1; }
+(cd "$mod" && go build -o "$out.tmp" .) || die "go build failed in $mod"
 mv -f "$out.tmp" "$out"
 echo "$key" >"$out.key"

@@ -13,15 +13,15 @@
 # the repository. Rebuilt only when Go or these files change; concurrent
 # callers wait on a lock. Exit 1 on a failure, 2 on a usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 . "$here/../go_paths.sh"
-[ $# -eq 1 ] || { echo "usage: $prog OUT" >&2; exit 2; }
+want_args 1 "OUT" $#
 out=$1
 go=$GO123
-[ -x "$go" ] || { echo "$prog: no Go 1.23 at $go (install golang-1.23-go)" >&2; exit 1; }
+[ -x "$go" ] || die "no Go 1.23 at $go (install golang-1.23-go)"
 src=$(GOTOOLCHAIN=local "$go" env GOROOT)/src/internal/trace
-[ -f "$src/reader.go" ] && [ -f "$src/event/go122/event.go" ] || { echo "$prog: no Go 1.23 trace reader in $src" >&2; exit 1; }
+[ -f "$src/reader.go" ] && [ -f "$src/event/go122/event.go" ] || die "no Go 1.23 trace reader in $src"
 mkdir -p "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 . "$here/lib.sh"
@@ -30,11 +30,11 @@ oracle_copy "$go" "$out" ctrace_go123_oracle "$here/main123.go.in" . event event
 g=$mod/trace/generation.go
 rd=$mod/trace/reader.go
 grep -q 'g.batches\[b.m\] = append(g.batches\[b.m\], b)' "$g" && grep -q 'for m, batches := range r.gen.batches {' "$rd" \
-  || { echo "$prog: Go's reader is not the one this patch knows" >&2; exit 1; }
+  || die "Go's reader is not the one this patch knows"
 sed -i 's#^\(\s*\)batches    map\[ThreadID\]\[\]batch#\1batches    map[ThreadID][]batch\n\1mOrder     []ThreadID#' "$g"
 sed -i 's#g.batches\[b.m\] = append(g.batches\[b.m\], b)#if _, ok := g.batches[b.m]; !ok { g.mOrder = append(g.mOrder, b.m) }; g.batches[b.m] = append(g.batches[b.m], b)#' "$g"
 sed -i 's#for m, batches := range r.gen.batches {#for _, m := range r.gen.mOrder { batches := r.gen.batches[m]#' "$rd"
-grep -q mOrder "$g" || { echo "$prog: patch failed" >&2; exit 1; }
+grep -q mOrder "$g" || die "patch failed"
 rm -f "$mod/trace/summary.go" "$mod/trace/gc.go" "$mod/trace/mud.go"
 # Go's batch framing, exported for main's -batches (a file of our own
 # beside Go's; nothing of Go's changes).

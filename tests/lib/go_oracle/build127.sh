@@ -11,15 +11,15 @@
 # files change; concurrent callers wait on a lock. Exit 1 on a failure, 2
 # on a usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 . "$here/../go_paths.sh"
-[ $# -eq 1 ] || { echo "usage: $prog OUT" >&2; exit 2; }
+want_args 1 "OUT" $#
 out=$1
 go=$GO127
-[ -x "$go" ] || { echo "$prog: no Go 1.27 at $go (make test-deps)" >&2; exit 1; }
+[ -x "$go" ] || die "no Go 1.27 at $go (make test-deps)"
 src=$(GOTOOLCHAIN=local "$go" env GOROOT)/src/internal/trace
-[ -f "$src/raw/textreader.go" ] && [ -f "$src/tracev2/events.go" ] || { echo "$prog: no Go 1.27 trace sources in $src" >&2; exit 1; }
+[ -f "$src/raw/textreader.go" ] && [ -f "$src/tracev2/events.go" ] || die "no Go 1.27 trace sources in $src"
 mkdir -p "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 . "$here/lib.sh"
