@@ -49,15 +49,15 @@ demo: deps build
 
 # The sanitizer builds run every test with our code under ASan+UBSan or
 # TSan; Go's web pages, which test Go's code on the same traces, are
-# served in the plain run only (GO_COMPAT_PARSE_ONLY, tests/go_compat.sh).
+# served in the plain run only (GO_COMPAT_PARSE_ONLY, tests/lib/go_compat.sh).
 check: test-deps
 	@$(MAKE) --no-print-directory check-plain check-asan check-tsan
 
 # Go's outputs for the traces Go and ctrace are compared on, and Go's
-# builds, are shared by the three stages (tests/reader/golden*.sh,
-# tests/analyse/pprof_vs_go.sh, stats_vs_go123.sh, gotrace_build.sh); so
+# builds, are shared by the three stages (tests/parse/golden*.sh,
+# tests/analyse/pprof_vs_go.sh, stats_vs_go123.sh, tests/lib/gotrace_build.sh); so
 # are the traces Go writes for them, which the plain stage writes anew
-# (tests/analyse/gotrace_write.sh).
+# (tests/lib/gotrace_write.sh).
 export CTRACE_GO_WORK := $(CURDIR)/build/go-work
 
 check-plain: build

@@ -8,7 +8,7 @@
 # (Go 1.27, whose reader Go 1.24 rewrote). Environment: BENCH122_MB and
 # BENCH127_MB (the trace's size: 40 and 45 by default), BENCH_ROUNDS (default 3), BENCH_GO_ROUNDS (default
 # BENCH_ROUNDS: Go takes 20 to 80 s a run), GO123 and GO127
-# (tests/go_paths.sh).
+# (tests/lib/go_paths.sh).
 #
 # The traces: bench/gotrace_bench.go.in built with that Go, as
 # bench_dump122.sh and bench_dump127.sh make them (bench/lib.sh). Go's side:

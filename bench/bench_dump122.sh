@@ -4,7 +4,7 @@
 # times as long (four times the generations).
 #   bench/bench_dump122.sh [BUILD_DIR]          (make bench runs it)
 # Environment: BENCH122_MB (default 40), BENCH_ROUNDS (default 3), GO123
-# (tests/go_paths.sh).
+# (tests/lib/go_paths.sh).
 #
 # bench/gotrace_bench.go.in is built with Go 1.23 (GOTOOLCHAIN=local,
 # GOFLAGS unset, a private GOCACHE) into BUILD_DIR/bench/, and writes the

@@ -4,7 +4,7 @@
 # (bench_big.sh 27 times check, stats, pprof and export against Go 1.27).
 #   bench/bench_dump127.sh [BUILD_DIR]          (make bench runs it)
 # Environment: BENCH127_MB (default 45), BENCH_ROUNDS (default 3), GO127
-# (tests/go_paths.sh: build/go/go-1.27, which scripts/go-oracles.sh unpacks).
+# (tests/lib/go_paths.sh: build/go/go-1.27, which scripts/go-oracles.sh unpacks).
 #
 # bench/gotrace_bench.go.in is built with Go 1.27 into BUILD_DIR/bench/ and
 # writes the trace there, cached until the program or Go changes

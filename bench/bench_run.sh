@@ -4,7 +4,7 @@
 #
 # Usage: bench/bench_run.sh BUILD_DIR [REPS]      (REPS default 7)
 #
-# The workloads are the test programs of tests/run/, made bigger:
+# The workloads are the test programs of tests/preload/, made bigger:
 #   run-pingpong    20000 round trips over a mutex and condition variable
 #   run-threadpool  40000 tasks through a 4-worker pool
 #   run-pipe        10000 messages of 4 KiB through a pipe
@@ -62,9 +62,9 @@ readonly WORKLOADS=(
     "run-loop-pingpong run_loop pingpong 20000"
 )
 
-# The Rust program is built here, beside the others (tests/run/run_check.sh
+# The Rust program is built here, beside the others (tests/preload/run_check.sh
 # builds its own copy): Debian's rustc, as a user's would be.
-/usr/bin/rustc -O -o "$bin/run_rust_sync" "$(dirname "$0")/../tests/run/rust_sync.rs" ||
+/usr/bin/rustc -O -o "$bin/run_rust_sync" "$(dirname "$0")/../tests/preload/rust_sync.rs" ||
     { echo "${0##*/}: /usr/bin/rustc failed (Debian's rustc: make bench installs it)" >&2; exit 1; }
 
 now_ns() { date +%s%N; }

@@ -4,7 +4,7 @@
 #     . "$(dirname "$0")/lib.sh"
 #     bench_init bench_big "${1:-build}"
 #
-# bench_init NAME BUILD: cds to the source tree, sources tests/go_paths.sh
+# bench_init NAME BUILD: cds to the source tree, sources tests/lib/go_paths.sh
 # and sets build, ctrace, dir (BUILD/bench, absolute, made), rounds
 # (BENCH_ROUNDS, default 3) and Go's environment (its caches under dir,
 # no network, no toolchain switch). Defines die.
@@ -12,7 +12,7 @@ bench_init() {
   bench_name=$1
   build=$2
   cd "$(dirname "${BASH_SOURCE[0]}")/.."
-  . tests/go_paths.sh
+  . tests/lib/go_paths.sh
   ctrace=$build/bin/ctrace
   rounds=${BENCH_ROUNDS:-3}
   [ -x "$ctrace" ] || die "$ctrace not built"

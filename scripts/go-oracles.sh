@@ -8,7 +8,7 @@
 # there would let a later upgrade pull unstable packages into the system.
 # A private apt configuration under BUILD_DIR/apt/ (its own sources list,
 # state and cache) only downloads the .deb files, and dpkg -x unpacks them
-# into BUILD_DIR/go/, where tests/go_paths.sh finds them: nothing is
+# into BUILD_DIR/go/, where tests/lib/go_paths.sh finds them: nothing is
 # installed, nothing outside BUILD_DIR is written. A toolchain already
 # there is not fetched again.
 set -eu
@@ -23,7 +23,7 @@ wanted="trixie:1.24 sid:1.26 sid:1.27"
 # built: the go command builds them on first use into the build cache,
 # half a minute each time a test's cache is new. They are built here once
 # into the toolchain's own tool directory, where the go command (and
-# tests/go_paths.sh's go_trace_tool) finds them as it finds Go 1.23's.
+# tests/lib/go_paths.sh's go_trace_tool) finds them as it finds Go 1.23's.
 tools() {
   local v=$1 go=$dest/go-$1/bin/go dir t bin
   dir=$(GOTOOLCHAIN=local "$go" env GOTOOLDIR)

@@ -11,13 +11,14 @@
 # reads ahead (src/parse/ahead.c, CTRACE_READ_AHEAD=1) changes nothing:
 # stats and the profile are the same byte for byte with it and without.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
 [ $# -ge 2 ] || { echo "usage: ${0##*/} CTRACE TRACE..." >&2; exit 2; }
 ctrace=$1
 shift
 o=$(mktemp -d)
 trap 'rm -rf "$o"' EXIT
-rc=0 n=0 nbad=0
-bad() { echo "${0##*/}: $1: $2" >&2; rc=1; }
+n=0 nbad=0
 # what ctrace check says that a command opening the trace says too: its
 # first line on stderr (the error, or the warning of a cut, without check's
 # own advice after it).
@@ -40,23 +41,23 @@ for t in "$@"; do
     for c in stats pprof; do
         own "$o/$c.err" $c >"$o/$c.got"
         cmp -s "$o/want.err" "$o/$c.got" ||
-            bad "$name" "ctrace $c says '$(head -c 300 "$o/$c.got")', check '$(head -c 300 "$o/want.err")'"
+            fail "$name" "ctrace $c says '$(head -c 300 "$o/$c.got")', check '$(head -c 300 "$o/want.err")'"
     done
     if [ "$want" -ne 0 ]; then
-        [ "$sok" -ne 0 ] || bad "$name" "ctrace stats succeeds where check fails"
-        [ "$pok" -ne 0 ] || bad "$name" "ctrace pprof succeeds where check fails"
-        [ ! -s "$o/stats.out" ] || bad "$name" "ctrace stats wrote a table for a trace check refuses"
-        [ ! -e "$o/sync.pb" ] || bad "$name" "ctrace pprof wrote a profile of a trace check refuses"
+        [ "$sok" -ne 0 ] || fail "$name" "ctrace stats succeeds where check fails"
+        [ "$pok" -ne 0 ] || fail "$name" "ctrace pprof succeeds where check fails"
+        [ ! -s "$o/stats.out" ] || fail "$name" "ctrace stats wrote a table for a trace check refuses"
+        [ ! -e "$o/sync.pb" ] || fail "$name" "ctrace pprof wrote a profile of a trace check refuses"
         continue
     fi
     # The same with the thread reading ahead.
     CTRACE_READ_AHEAD=1 "$ctrace" stats --format=csv "$t" >"$o/stats1.out" 2>/dev/null
-    cmp -s "$o/stats.out" "$o/stats1.out" || bad "$name" "ctrace stats differs with CTRACE_READ_AHEAD=1"
+    cmp -s "$o/stats.out" "$o/stats1.out" || fail "$name" "ctrace stats differs with CTRACE_READ_AHEAD=1"
     if [ "$pok" -eq 0 ]; then
         CTRACE_READ_AHEAD=1 "$ctrace" pprof -t sync -o "$o/sync1.pb" "$t" 2>/dev/null
-        cmp -s "$o/sync.pb" "$o/sync1.pb" || bad "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=1"
+        cmp -s "$o/sync.pb" "$o/sync1.pb" || fail "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=1"
     fi
 done
-[ "$nbad" -gt 0 ] || bad all "no trace that check refuses: nothing checked of the errors"
-echo "${0##*/}: $n traces ($nbad refused by check)" >&2
-exit $rc
+[ "$nbad" -gt 0 ] || fail all "no trace that check refuses: nothing checked of the errors"
+echo "$prog: $n traces ($nbad refused by check)" >&2
+[ "$failed" -eq 0 ]

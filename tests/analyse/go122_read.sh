@@ -10,32 +10,32 @@
 # with Go 1.23 is the business of tests/analyse/stats_vs_go123.sh and
 # pprof_vs_go.sh.)
 set -u
-[ $# -eq 2 ] || { echo "usage: ${0##*/} CTRACE TRACE" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+want_args 2 "CTRACE TRACE" $#
 ctrace=$1
 trace=$2
 o=$(mktemp -d)
 trap 'rm -rf "$o"' EXIT
-rc=0
-bad() { echo "${0##*/}: $*" >&2; rc=1; }
 for f in table csv json; do
     "$ctrace" stats --format=$f "$trace" >"$o/stats.$f" 2>"$o/err" && [ -s "$o/stats.$f" ] ||
-        bad "ctrace stats --format=$f: $(cat "$o/err")"
+        fail "${trace##*/}" "ctrace stats --format=$f: $(cat "$o/err")"
 done
 # Goroutines: Go's reader's count (check) against stats' summary.
 want=$("$ctrace" check "$trace" | sed -n 's/.* \([0-9][0-9]*\) goroutines.*/\1/p')
 got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "goroutines") c = i; next } NR == 2 { print $c; exit }' "$o/stats.csv")
-[ -n "$want" ] && [ "$want" = "$got" ] || bad "stats counts goroutines '$got', check '$want'"
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "${trace##*/}" "stats counts goroutines '$got', check '$want'"
 for f in perfetto json; do
     "$ctrace" export -f $f -o "$o/export.$f" "$trace" 2>"$o/err" && [ -s "$o/export.$f" ] ||
-        bad "ctrace export -f $f: $(cat "$o/err")"
+        fail "${trace##*/}" "ctrace export -f $f: $(cat "$o/err")"
 done
 # The JSON's earliest time (microseconds): within a millisecond of the
 # trace's first event, 0 (which itself may make no record of the export),
 # not on Go's own clock (the time since its process started).
 first=$(jq '[.traceEvents[] | select(.ts != null) | .ts] | min | . < 1000' "$o/export.json" 2>/dev/null)
-[ "$first" = true ] || bad "the export's times do not begin at the trace's first event: $(jq '[.traceEvents[] | select(.ts != null) | .ts] | min' "$o/export.json")"
+[ "$first" = true ] || fail "${trace##*/}" "the export's times do not begin at the trace's first event: $(jq '[.traceEvents[] | select(.ts != null) | .ts] | min' "$o/export.json")"
 for t in wall cpu waker net sync syscall sched; do
     "$ctrace" pprof -t $t -o "$o/$t.pb" "$trace" 2>"$o/err" && [ -s "$o/$t.pb" ] ||
-        bad "ctrace pprof -t $t: $(cat "$o/err")"
+        fail "${trace##*/}" "ctrace pprof -t $t: $(cat "$o/err")"
 done
-exit $rc
+[ "$failed" -eq 0 ]

@@ -5,7 +5,7 @@
 #
 # Usage: tests/analyse/goclock_check.sh CTRACE WORKDIR
 #
-#   - gotrace (tests/reader/gotrace.go.in) built with Go 1.27 writes two
+#   - gotrace (tests/lib/gotrace.go.in) built with Go 1.27 writes two
 #     traces one after the other: ctrace stats of each says it started, in
 #     UTC, "by Go's clock snapshot", between the times `date` read before
 #     and after its run; exported together, with no warning, the second's
@@ -14,28 +14,26 @@
 #     by its log, the other by Go's snapshot (both are CLOCK_MONOTONIC).
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
-prog=${0##*/}
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { echo "usage: $prog CTRACE WORKDIR" >&2; exit 2; }
+. "$here/../lib/lib.sh"
+want_args 2 "CTRACE WORKDIR" $#
 ctrace=$1 work=$2
-. "$here/../go_paths.sh"
-fail() { echo "$prog: FAIL: $*" >&2; exit 1; }
-[ -x "$GO127" ] || fail "no Go 1.27 at $GO127 (make test-deps: scripts/go-oracles.sh)"
+. "$here/../lib/go_paths.sh"
+[ -x "$GO127" ] || fatal "no Go 1.27 at $GO127 (make test-deps: scripts/go-oracles.sh)"
 mkdir -p "$work"
 out=$(cd "$work" && pwd)/run
-rm -rf "$out"
-mkdir -p "$out"
-bin=$(bash "$here/gotrace_build.sh" "$GO127" "${CTRACE_GO_WORK:-$work}") || fail "cannot build gotrace with Go 1.27"
+fresh_dir "$out"
+bin=$(bash "$here/../lib/gotrace_build.sh" "$GO127" "${CTRACE_GO_WORK:-$work}") || fatal "cannot build gotrace with Go 1.27"
 
 # The UTC time stats says a trace started at, in ns since 1970, checked
 # against the run's bounds (ns, date +%s%N) and the JSON's.
 started() {
     local s ns
     s=$("$ctrace" stats "$1" | sed -n "s/^  started      \([^ ]*\) (UTC, by $2)\$/\1/p")
-    [ -n "$s" ] || fail "stats of $1 does not say it started, by $2: $("$ctrace" stats "$1" | head -4)"
+    [ -n "$s" ] || fatal "stats of $1 does not say it started, by $2: $("$ctrace" stats "$1" | head -4)"
     ns=$(( $(date -u -d "$s" +%s) * 1000000000 + 10#$(echo "$s" | sed 's/.*\.\([0-9]*\)Z$/\1/') ))
-    [ "$ns" -ge "$3" ] && [ "$ns" -le "$4" ] || fail "stats says $1 started at $s, not between $3 and $4 ns (date)"
-    [ "$("$ctrace" stats --format=json "$1" | jq -r .start.utc)" = "$s" ] || fail "stats' JSON of $1 does not say $s"
+    [ "$ns" -ge "$3" ] && [ "$ns" -le "$4" ] || fatal "stats says $1 started at $s, not between $3 and $4 ns (date)"
+    [ "$("$ctrace" stats --format=json "$1" | jq -r .start.utc)" = "$s" ] || fatal "stats' JSON of $1 does not say $s"
     echo "$s"
 }
 
@@ -49,12 +47,12 @@ spans() {
 
 # $2's trace (named $5 in the export) after $1's (named $4), exported together.
 after_other() {
-    "$ctrace" export -f json -o "$out/$3.json" "$1" "$2" 2>"$out/$3.err" || fail "export of $1 and $2: $(cat "$out/$3.err")"
-    [ ! -s "$out/$3.err" ] || fail "export of $1 and $2 warned: $(cat "$out/$3.err")"
+    "$ctrace" export -f json -o "$out/$3.json" "$1" "$2" 2>"$out/$3.err" || fatal "export of $1 and $2: $(cat "$out/$3.err")"
+    [ ! -s "$out/$3.err" ] || fatal "export of $1 and $2 warned: $(cat "$out/$3.err")"
     spans "$out/$3.json" >"$out/$3.spans"
     awk -F'\t' -v a="$4" -v b="$5" '$1 ~ a { a_last = $3; na++ } $1 ~ b { b_first = $2; nb++ }
         END { exit !(na == 1 && nb == 1 && b_first > a_last) }' \
-        "$out/$3.spans" || fail "$2 does not come after $1: $(cat "$out/$3.spans")"
+        "$out/$3.spans" || fatal "$2 does not come after $1: $(cat "$out/$3.spans")"
 }
 
 t0=$(date +%s%N)

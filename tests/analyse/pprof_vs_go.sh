@@ -10,7 +10,7 @@
 # For each of net, sync, syscall and sched, and each trace of Go 1.19's
 # corpus that `go tool trace -pprof` reads (1.7 and later: a 1.5 trace needs
 # its binary), each trace the examples write, and `ctrace run` traces of
-# tests/run programs: `go tool pprof -raw` (Go 1.19) of ctrace's profile
+# tests/preload programs: `go tool pprof -raw` (Go 1.19) of ctrace's profile
 # must show the same samples as of `go tool trace -pprof=TYPE`'s: per
 # sample its count, its delay and its stack as address, function, file and
 # line of each frame (pprof_norm.awk). Only the numbering and order of
@@ -34,8 +34,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 # make check's sanitizer stages share the plain stage's Go outputs and Go
 # builds (CTRACE_GO_WORK): only ctrace's side differs between them.
 shared_go_work=1
-. "$here/lib.sh"
-. "$here/../go_paths.sh"
+. "$here/../lib/lib.sh"
+ctrace_args "$@"
+. "$here/../lib/go_paths.sh"
 norm=$here/pprof_norm.awk
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 mkdir -p "$work/cache"
@@ -175,7 +176,7 @@ run_traces go1.11 ""
 # Go 1.23 computes the four profiles on its new model by its own rules
 # (cmd/trace/pprof.go), which ctrace follows on these traces only: held
 # to Go 1.23's `go tool trace -pprof`, read by Go 1.23's pprof. Traces of
-# tests/reader/gotrace.go.in (blocking of every kind, syscalls, GC, with
+# tests/lib/gotrace.go.in (blocking of every kind, syscalls, GC, with
 # and without CPU samples, over several generations), built at test time.
 go123=$GO123
 
@@ -231,11 +232,11 @@ if [ -x "$go123" ]; then
     govers=$("$go123" version | sha256sum | cut -c1-12)
     for go in "$GO122" "$go123"; do
         [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+        gt=$(bash "$here/../lib/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
             { fail "$go" "cannot build gotrace"; continue; }
         v=${gt##*-}
         for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long}; do
-            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
+            if bash "$here/../lib/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
                    >"$gen/go$v-$mode.log" 2>&1; then
                 check "go$v-$mode" "$gen/go$v-$mode.trace" cache
                 [ "$v-$mode" = 1.23-long ] && pages filters123 "go$v-$mode" "$gen/go$v-$mode.trace"
@@ -263,11 +264,11 @@ if [ -x "$GO127" ] && [ -x "$GO126" ]; then
     pprof_tool=$(GOTOOLCHAIN=local "$GO127" tool -n pprof) || die "cannot build Go 1.27's 'go tool pprof'"
     govers=$("$GO127" version | sha256sum | cut -c1-12)
     for go in "$GO126" "$GO127"; do
-        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+        gt=$(bash "$here/../lib/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
             { fail "$go" "cannot build gotrace"; continue; }
         v=${gt##*-}
         for mode in ${PPROF_GOTRACE_MODES:-nocpu cpu long long-p1}; do
-            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
+            if bash "$here/../lib/gotrace_write.sh" "$gt" "$mode" "$gen/go$v-$mode.trace" \
                    >"$gen/go$v-$mode.log" 2>&1; then
                 check "go$v-$mode" "$gen/go$v-$mode.trace" cache
                 [ "$v-$mode" = 1.27-long ] && pages filters123 "go$v-$mode" "$gen/go$v-$mode.trace"

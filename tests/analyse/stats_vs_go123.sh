@@ -5,10 +5,10 @@
 # Usage: tests/analyse/stats_vs_go123.sh CTRACE BINDIR WORKDIR
 #
 # For traces Go 1.23 reads (Go's 1.11 and 1.19 corpus traces and two 1.22
-# ones, ex_threads' trace, a `ctrace run` trace of tests/run/pingpong,
+# ones, ex_threads' trace, a `ctrace run` trace of tests/preload/pingpong,
 # test_sequences' GC traces, and traces Go 1.22 and 1.23 write, built at
 # test time by gotrace_build.sh), runs `go tool trace -http` of Go 1.23
-# (GO123, tests/go_paths.sh), reads its /goroutines page (the
+# (GO123, tests/lib/go_paths.sh), reads its /goroutines page (the
 # groups by start function and their execution time) and the
 # /goroutine?name=NAME page of every group (per goroutine: total, execution,
 # blocked by reason, blocked in syscall, scheduling wait, syscall, unknown),
@@ -51,8 +51,9 @@
 set -euo pipefail
 shared_go_work=1
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
-. "$here/../go_paths.sh"
+. "$here/../lib/lib.sh"
+ctrace_args "$@"
+. "$here/../lib/go_paths.sh"
 go123=$GO123
 [ -x "$go123" ] || die "no Go 1.23 at $go123 (make test-deps)"
 command -v curl >/dev/null 2>&1 || die "curl not found"
@@ -448,16 +449,16 @@ else
     fail test_sequences "exited non-zero with CTRACE_FORMAT=go1.22"
 fi
 
-# Traces Go 1.22 and 1.23 write themselves (tests/reader/gotrace.go.in:
+# Traces Go 1.22 and 1.23 write themselves (tests/lib/gotrace.go.in:
 # spinning, blocking of every kind, a syscall, tasks and regions, GC; with
 # CPU samples; over several generations), read natively, not converted.
 for go in "$GO122" "$go123"; do
     [ -x "$go" ] || { fail "$go" "no such Go (make test-deps)"; continue; }
-    gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+    gt=$(bash "$here/../lib/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
         { fail "$go" "cannot build gotrace"; continue; }
     v=${gt##*-}
     for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long}; do
-        if bash "$here/gotrace_write.sh" "$gt" "$mode" "$run/go$v-$mode.trace" \
+        if bash "$here/../lib/gotrace_write.sh" "$gt" "$mode" "$run/go$v-$mode.trace" \
                >"$run/go$v-$mode.log" 2>&1; then
             check "go$v-$mode" "$run/go$v-$mode.trace" native
         else
@@ -476,11 +477,11 @@ if [ -x "$GO126" ] && [ -x "$GO127" ]; then
     govers=$("$GO127" version | sha256sum | cut -c1-12)
     gonm="Go 1.27"
     for go in "$GO126" "$GO127"; do
-        gt=$(bash "$here/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
+        gt=$(bash "$here/../lib/gotrace_build.sh" "$go" "${CTRACE_GO_WORK:-$work}") ||
             { fail "$go" "cannot build gotrace"; continue; }
         v=${gt##*-}
         for mode in ${STATS_GOTRACE_MODES:-nocpu cpu long long-p1}; do
-            if bash "$here/gotrace_write.sh" "$gt" "$mode" "$run/go$v-$mode.trace" \
+            if bash "$here/../lib/gotrace_write.sh" "$gt" "$mode" "$run/go$v-$mode.trace" \
                    >"$run/go$v-$mode.log" 2>&1; then
                 check "go$v-$mode" "$run/go$v-$mode.trace" native
             else

@@ -35,7 +35,8 @@
 
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
+. "$here/../lib/lib.sh"
+ctrace_args "$@"
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 go_env
 pprof_tool=$(go tool -n pprof) || die "cannot locate 'go tool pprof'"

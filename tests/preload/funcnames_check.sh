@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# funcnames_check.sh - function names as people read them, in the trace
+# itself (so Go's tools show them too).
+#
+# Usage: tests/preload/funcnames_check.sh CTRACE BINDIR OUTDIR
+#
+# run_cxx20 (libstdc++'s std::thread, latch and atomic waits) and
+# rust_sync.rs (built here with Debian's rustc, as a user's would be) run
+# under `ctrace run`; run_stacks prints each event's stack from the trace.
+# Their stacks must hold demangled names (std::thread::..., Rust paths
+# without their hash) and no mangled one (_Z..., ::h + 16 hex digits),
+# and none of the tracer's own frames (the shim's thread trampoline: a
+# thread's stack goes from its start function to libc's start_thread); a
+# std::thread's start function is the callable it was given. run_behind's
+# thread, made by libc's own pthread_create where the shim does not see
+# it, starts at its start routine (behind_worker), not at the first call
+# the tracer saw (pthread_setname_np).
+# Exit status: 0 pass, 1 failure, 2 usage error.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/lib.sh"
+outdir_args "$@"
+
+# check NAME WANT...: the stacks of NAME's trace hold every WANT (a fixed
+# string), and no mangled name.
+check() {
+    local name=$1 w
+    shift
+    "$bindir/run_stacks" "$out/$name.trace" | sed -n 's/^[^|]*| //p' | sed 's/ < /\n/g' |
+        sed 's/^ *//; s/ *$//' | sort -u >"$out/$name.funcs"
+    [ -s "$out/$name.funcs" ] || fatal "$name: no stack in the trace"
+    for w in "$@"; do
+        grep -qxF -- "$w" "$out/$name.funcs" || fatal "$name: no frame named '$w' (of $(wc -l <"$out/$name.funcs"))"
+    done
+    if grep -E '^_Z|^_R|::h[0-9a-f]{16}$' "$out/$name.funcs" >"$out/$name.mangled"; then
+        fatal "$name: mangled names in its stacks: $(head -3 "$out/$name.mangled" | tr '\n' ' ')"
+    fi
+    grep -qx start_thread "$out/$name.funcs" || fatal "$name: no stack reaches libc's start_thread"
+    if grep -x trampoline "$out/$name.funcs" >"$out/$name.tracer"; then
+        fatal "$name: the tracer's frames in its stacks: $(tr '\n' ' ' <"$out/$name.tracer")"
+    fi
+    echo "$prog: $name: $(wc -l <"$out/$name.funcs") function names, none mangled nor the tracer's; $*"
+}
+
+"$ctrace" run -o "$out/cxx20.trace" -- "$bindir/run_cxx20" 10 >"$out/cxx20.out" 2>&1 ||
+    fatal "cxx20: the run failed: $(tail -3 "$out/cxx20.out")"
+# Certain in every run: the creation stacks (pthread_create's caller) and
+# main's wait at the latch, which the ring starts only once main sleeps in.
+check cxx20 "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, std::default_delete<std::thread::_State> >, void (*)())" \
+    "void std::__detail::__platform_wait<int>(int const*, int)"
+
+# A std::thread's start function is what the program gave it (the
+# state's _M_run, which names the lambda), not libstdc++'s routine; in an
+# ASan build, ASan's own routine starts every thread.
+"$ctrace" stats "$out/cxx20.trace" >"$out/cxx20.stats"
+want='std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > >::_M_run()'
+if ldd "$bindir/run_cxx20" | grep -q libasan; then
+    echo "$prog: cxx20: start functions not checked (an ASan build: asan_thread_start starts every thread)"
+elif ! grep -qF "  $want " "$out/cxx20.stats"; then
+    fatal "cxx20: no thread started by '$want': $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"
+else
+    echo "$prog: cxx20: its threads start at $want"
+fi
+
+[ -x /usr/bin/rustc ] || fatal "rust: Debian's rustc is not installed (make test-deps)"
+/usr/bin/rustc -O -o "$out/run_rust_sync" "$here/rust_sync.rs" || fatal "rust: rustc failed"
+"$ctrace" run -o "$out/rust.trace" -- "$out/run_rust_sync" 10 >"$out/rust.out" 2>&1 ||
+    fatal "rust: the run failed: $(tail -3 "$out/rust.out")"
+# The creation stacks, and the ring threads' waits (from their start).
+check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread::new::thread_start"
+
+"$ctrace" run -o "$out/behind.trace" -- "$bindir/run_behind" >"$out/behind.out" 2>&1 ||
+    fatal "behind: the run failed: $(tail -3 "$out/behind.out")"
+"$ctrace" stats "$out/behind.trace" >"$out/behind.stats"
+grep -qE '^  behind +behind_worker ' "$out/behind.stats" ||
+    fatal "behind: its thread does not start at behind_worker: $(sed -n '/^Goroutines by/,/^$/p' "$out/behind.stats")"
+echo "$prog: behind: the thread libc made starts at behind_worker"
