@@ -11,8 +11,12 @@
  *
  * The prepare handler takes the two locks whose lists the child keeps part
  * of (live Gs, P numbers), so the child never sees them half-updated.
- * Everything else the child drops unread, so prepare does not wait for it.
- * Neither lock is held while another lock is taken, so the order is free.
+ * Everything else the child drops unread, so prepare does not wait for it,
+ * but for a generation's end under way (ctrace__tracer_fork_prepare): it
+ * allocates, and an allocator whose locks a fork does not take would hand
+ * the child one held for good. The tracer's lock comes first, as it does
+ * where a generation's end takes the others; those two are not held while
+ * another lock is taken.
  *
  * ctrace__fork_child is also called by the preload shim after _Fork, which
  * runs no atfork handlers.
@@ -20,6 +24,7 @@
 #include "internal.h"
 
 static void prepare(void) {
+  ctrace__tracer_fork_prepare();
   ctrace__sched_fork_prepare();
   ctrace__events_fork_prepare();
 }
@@ -27,6 +32,7 @@ static void prepare(void) {
 static void parent(void) {
   ctrace__events_fork_parent();
   ctrace__sched_fork_parent();
+  ctrace__tracer_fork_parent();
 }
 
 void ctrace__fork_child(void) {

@@ -632,6 +632,8 @@ void ctrace__set_home(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
  * and only its own thread's state. Each module resets what it owns. */
 void ctrace__fork_init(void) CTRACE__HIDDEN;
 void ctrace__fork_child(void) CTRACE__HIDDEN;
+void ctrace__tracer_fork_prepare(void) CTRACE__HIDDEN;
+void ctrace__tracer_fork_parent(void) CTRACE__HIDDEN;
 void ctrace__tracer_fork_child(void) CTRACE__HIDDEN;
 void ctrace__buf_fork_child(void) CTRACE__HIDDEN;
 void ctrace__reader_fork_child(void) CTRACE__HIDDEN;
