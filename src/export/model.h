@@ -43,6 +43,9 @@ typedef struct ex_rec {
   uint64_t id;
   int64_t ts; /* nanoseconds since the trace's first event */
   const char *name, *cat;
+  /* name and cat are string literals, which live as long as the program
+   * and never change: an encoder may know them by their address. */
+  bool lasting;
   /* On every record of an EX_TASK track, the task's type ("" if its
    * creation is not in the trace): the track is named "TYPE ID" ("task
    * ID"), and JSON names async events by their track. */

@@ -125,14 +125,14 @@ static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
 }
 
 /* Ends the goroutine's current state slice and begins the next (NULL:
- * none), in state. */
+ * none), in state. next is a string literal, or w->reason_name. */
 static void gslice(walk *w, uint64_t g, gstate *gs, int64_t ts, const char *next, int state,
                    uint64_t stack, uint64_t flow_in) {
   if (gs->in_slice) end(w, ts, EX_GOROUTINE, g);
   gs->in_slice = next != NULL;
   if (next)
     put(w, &(ex_rec){.type = EX_BEGIN, .kind = EX_GOROUTINE, .id = g, .ts = ts, .cat = "goroutine",
-                     .name = next, .stack = stack, .flow_in = flow_in});
+                     .name = next, .lasting = next != w->reason_name, .stack = stack, .flow_in = flow_in});
   if (gs->state != G_NONE) w->gcount[gs->state]--;
   if (state != G_NONE) w->gcount[state]++;
   gs->state = (int8_t)state;
@@ -223,7 +223,8 @@ static void event(walk *w, const ctrace_event *ev) {
     if (ev->g && gget(w, ev->g, 0)) {
       flow = w->flow_base + ++w->next_flow;
       put(w, &(ex_rec){.type = EX_INSTANT, .kind = EX_GOROUTINE, .id = ev->g, .ts = ev->ts,
-                       .cat = "goroutine", .name = "create", .stack = ev->stack, .flow_out = flow});
+                       .cat = "goroutine", .name = "create", .lasting = true, .stack = ev->stack,
+                       .flow_out = flow});
     }
     if (!(gs = gget(w, ev->args[0], ev->args[1]))) return;
     gs->flow_in = flow;
@@ -254,7 +255,7 @@ static void event(walk *w, const ctrace_event *ev) {
      * stack (GoSysBlock has none). */
     if (!ev->g || !gget(w, ev->g, 0)) return;
     put(w, &(ex_rec){.type = EX_INSTANT, .kind = EX_GOROUTINE, .id = ev->g, .ts = ev->ts,
-                     .cat = "goroutine", .name = "syscall", .stack = ev->stack});
+                     .cat = "goroutine", .name = "syscall", .lasting = true, .stack = ev->stack});
     break;
   case CTRACE_EV_GoSysBlock:
     if (!(gs = gget(w, ev->g, 0))) return;
@@ -278,7 +279,7 @@ static void event(walk *w, const ctrace_event *ev) {
     if (ev->g && gget(w, ev->g, 0)) {
       flow = w->flow_base + ++w->next_flow;
       put(w, &(ex_rec){.type = EX_INSTANT, .kind = EX_GOROUTINE, .id = ev->g, .ts = ev->ts,
-                       .cat = "goroutine", .name = "unblock", .flow_out = flow});
+                       .cat = "goroutine", .name = "unblock", .lasting = true, .flow_out = flow});
     }
     if (!(gs = gget(w, ev->args[0], 0))) return;
     gs->flow_in = flow;
@@ -352,7 +353,7 @@ static void event(walk *w, const ctrace_event *ev) {
     int kind = stw ? EX_STW : EX_GC;
     if (begin) {
       put(w, &(ex_rec){.type = EX_BEGIN, .kind = (uint8_t)kind, .ts = ev->ts, .cat = "gc",
-                       .name = stw ? "STW" : "GC"});
+                       .name = stw ? "STW" : "GC", .lasting = true});
       *open = true;
     } else if (*open) {
       end(w, ev->ts, kind, 0);
