@@ -348,11 +348,12 @@ static void event(pf *p, const ex_rec *r, int type, uint64_t track) {
   if (type != TYPE_SLICE_END) {
     uint64_t iid;
     if (r->cat && r->cat[0]) {
-      if ((iid = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting)))
+      if ((iid = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting & EX_CAT_LASTS)))
         pb_uint(&p->ev, TE_CATEGORY_IIDS, iid);
       else pb_str(&p->ev, TE_CATEGORIES, r->cat);
     }
-    if ((iid = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting))) pb_uint(&p->ev, TE_NAME_IID, iid);
+    if ((iid = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting & EX_NAME_LASTS)))
+      pb_uint(&p->ev, TE_NAME_IID, iid);
     else pb_str(&p->ev, TE_NAME, r->name);
   }
   /* The varint fields Perfetto's reader takes as well as the fixed64 ones
