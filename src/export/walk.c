@@ -397,7 +397,8 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   e->begin(e, s);
   track(&w, EX_PROCESS, 0, s->name);
   ctrace__model_rewind(s->r);
-  ctrace_event ev;
+  ctrace_event buf; /* the event in place (the model's queue) where it can */
+  const ctrace_event *ev;
   int64_t last = 0;
   uint64_t nev = 0;
   /* The generation the events are in: Go 1.22 and 1.23 traces pass a Sync
@@ -406,15 +407,15 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   bool ranged = s->gen_from && e->window;
   uint64_t gen = ctrace_reader_version(s->r) >= 1025 ? 0 : 1;
   if (ranged && gen >= s->gen_from) e->window(e, s->offset, -1);
-  while (!w.oom && !e->oom && !e->werr && !e->stop && ctrace__model_next(s->r, &ev)) {
-    if (ranged && ev.format == 1 && ev.type == CTRACE_EV122_Sync) {
+  while (!w.oom && !e->oom && !e->werr && !e->stop && (ev = ctrace__model_next_ref(s->r, &buf))) {
+    if (ranged && ev->format == 1 && ev->type == CTRACE_EV122_Sync) {
       gen++;
-      if (gen == s->gen_from) e->window(e, ev.ts + s->offset, -1);
-      if (gen == s->gen_to + 1) e->window(e, -1, ev.ts + s->offset);
+      if (gen == s->gen_from) e->window(e, ev->ts + s->offset, -1);
+      if (gen == s->gen_to + 1) e->window(e, -1, ev->ts + s->offset);
     }
-    last = ev.ts;
-    event(&w, &ev);
-    if (s->progress && (++nev & 0x3fff) == 0) s->progress(s->progress_arg, ev.ts, s->duration);
+    last = ev->ts;
+    event(&w, ev);
+    if (s->progress && (++nev & 0x3fff) == 0) s->progress(s->progress_arg, ev->ts, s->duration);
   }
   /* What is still open ends with the trace. */
   for (size_t i = 0; i < w.gix.cap; i++) {
