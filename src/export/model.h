@@ -27,6 +27,8 @@ enum ex_kind {
   EX_COUNTER,     /* a group of counters (id: enum ex_counter) */
 };
 
+enum { EX_NAME_LASTS = 1, EX_CAT_LASTS = 2 };
+
 enum ex_counter { EX_C_GOROUTINES, EX_C_THREADS, EX_C_HEAP, EX_C_COUNT };
 
 enum ex_type {
@@ -43,6 +45,9 @@ typedef struct ex_rec {
   uint64_t id;
   int64_t ts; /* nanoseconds since the trace's first event */
   const char *name, *cat;
+  /* Which of name and cat are string literals, which live as long as the
+   * program and never change: an encoder may know them by their address. */
+  uint8_t lasting; /* EX_NAME_LASTS | EX_CAT_LASTS */
   /* On every record of an EX_TASK track, the task's type ("" if its
    * creation is not in the trace): the track is named "TYPE ID" ("task
    * ID"), and JSON names async events by their track. */

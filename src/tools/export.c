@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -56,6 +57,14 @@ static void usage(FILE *f) {
           "error names its byte offset), 2 on bad usage (a bad window: its end not\n"
           "after its start, its start after the trace's end, generations a trace\n"
           "does not have).\n");
+}
+
+/* Whether -o FILE is written beside its name and renamed into place only
+ * once whole (ctrace__tool_out_open: a regular file, or a new one), so
+ * that a trace found bad after the export has begun leaves nothing. */
+static bool out_replaced_whole(const char *out) {
+  struct stat st;
+  return out && (stat(out, &st) != 0 || S_ISREG(st.st_mode));
 }
 
 /* The files, space-separated, for a command line to copy. */
@@ -130,10 +139,19 @@ int ctrace__cmd_export(int argc, char **argv) {
     fprintf(stderr, "ctrace export: not writing a trace export to a terminal: use -o FILE\n");
     goto done;
   }
-  /* Every trace is read through before anything is written: a bad one
-   * leaves no output. */
+  /* Every trace is read through before anything is let out: a bad one
+   * leaves no output. One Go 1.22+ trace exported whole into a file has
+   * no pass of its own for it (an eighth of the export's time): the
+   * export's pass is the check, as stats' is (ctrace__tool_open_unchecked),
+   * and what it finds is said before the file is renamed into place, as
+   * it would have been before the export. Several traces are read
+   * through first: what each says (a clock missing, a cut) comes before
+   * the error of a later one; a window needs their durations, and
+   * standard output cannot be taken back. */
   rc = 1;
-  int prep = ctrace__tool_export_prepare("export", files, n, traces, durations, offsets, &win, &longest);
+  bool unchecked = n == 1 && !win.has_from && !win.has_to && !win.gen_from && out_replaced_whole(out);
+  int prep = ctrace__tool_export_prepare("export", files, n, traces, durations, offsets, &win, &longest,
+                                         unchecked);
   if (prep != 0) {
     rc = prep;
     goto done;
@@ -144,8 +162,12 @@ int ctrace__cmd_export(int argc, char **argv) {
     /* No half export under its name (ctrace__tool_out_open). */
     int fd = ctrace__tool_out_open(&o, out);
     if (fd < 0 || !(f = fdopen(fd, "wb"))) {
-      fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(errno));
+      int e = errno;
       if (fd >= 0) ctrace__tool_out_close(&o, false);
+      /* A bad trace is said first, and alone, as when it was read first. */
+      ctrace_trace_info info;
+      if (unchecked && !ctrace__tool_checked(files[0], traces[0].reader, &info, false)) goto done;
+      fprintf(stderr, "ctrace export: %s: %s\n", out, strerror(e));
       goto done;
     }
     o.fd = -1; /* fclose closes it */
@@ -153,13 +175,23 @@ int ctrace__cmd_export(int argc, char **argv) {
   char err[512];
   ctrace__tool_progress prog;
   ctrace__tool_progress_begin(&prog, "export", files);
+  if (unchecked) ctrace_reader_set_progress(traces[0].reader, ctrace__tool_progress_bytes, &prog);
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0,
                                .progress = ctrace__tool_progress_show, .progress_arg = &prog,
                                .durations = durations, .offsets_ns = offsets, .gen_from = win.gen_from, .gen_to = win.gen_to};
   int xrc = ctrace_export_ex(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, &opt, f, &res, err,
                              sizeof err);
   ctrace__tool_progress_end(&prog);
-  if (xrc == 0) rc = 0;
+  bool bad = false;
+  if (unchecked) {
+    /* What the check would have said, from the export's pass. */
+    ctrace_trace_info info;
+    ctrace_reader_set_progress(traces[0].reader, NULL, NULL);
+    if (!ctrace__tool_checked(files[0], traces[0].reader, &info, false)) bad = true;
+    else longest = durations[0] = info.duration_ns;
+  }
+  if (bad) rc = 1;
+  else if (xrc == 0) rc = 0;
   else fprintf(stderr, "ctrace export: %s\n", err);
   if (out) {
     int e = fclose(f) ? errno : 0;

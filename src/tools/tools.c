@@ -225,7 +225,7 @@ static void place(const char *cmd, const char **files, size_t n, const ctrace_pr
 }
 
 bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
-                              int64_t *durations, uint64_t *gens, int64_t *offsets) {
+                              int64_t *durations, uint64_t *gens, int64_t *offsets, bool unchecked) {
   ctrace_process_info *notes = calloc(n ? n : 1, sizeof *notes);
   if (!notes) {
     fprintf(stderr, "ctrace %s: out of memory\n", cmd);
@@ -236,10 +236,15 @@ bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctr
     const char *base = strrchr(files[i], '/');
     t[i].name = base ? base + 1 : files[i];
     ctrace_trace_info info;
-    if (!(t[i].reader = ctrace__tool_open_analysed(cmd, files[i], &info))) {
+    bool progress = false;
+    t[i].reader = unchecked ? ctrace__tool_open_unchecked(files[i], &info, &progress)
+                            : ctrace__tool_open_analysed(cmd, files[i], &info);
+    if (!t[i].reader) {
       ok = false;
       break;
     }
+    /* Nothing shown yet: the export shows its own (ctrace__tool_progress_bytes). */
+    if (progress) ctrace_reader_set_progress(t[i].reader, NULL, NULL);
     if (durations) durations[i] = info.duration_ns;
     if (gens) gens[i] = info.generations;
     ctrace_process_read(t[i].reader, &notes[i]);

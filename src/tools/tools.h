@@ -78,9 +78,14 @@ bool ctrace__tool_operand(const char *cmd, const char *a, const char **trace);
  * generations (0 for a classic trace); offsets (NULL: not wanted, else
  * zeroed) where each trace's time 0 falls on one timeline, when there are
  * several and each holds an anchor (ctrace_process_place), else all 0,
- * with a warning for each trace without. */
+ * with a warning for each trace without. With unchecked, a Go 1.22+ trace
+ * is opened as by ctrace__tool_open_unchecked, without the pass that
+ * reads it through (its duration and generations then 0), for a caller
+ * that reports what that pass would have with ctrace__tool_checked after
+ * its own pass, before it lets anything out; older formats are checked as
+ * without. */
 bool ctrace__tool_export_open(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
-                              int64_t *durations, uint64_t *gens, int64_t *offsets);
+                              int64_t *durations, uint64_t *gens, int64_t *offsets, bool unchecked);
 void ctrace__tool_export_close(ctrace_export_trace *t, size_t n);
 
 /* An export's window and budget (window.c), as --from, --to and --budget
@@ -109,10 +114,12 @@ int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const 
  * and the window held to them. 0 with *longest the end of the latest
  * trace on their timeline (offsets, zeroed: ctrace__tool_export_open), or
  * the command's exit status (1: a trace does not read or memory ran out,
- * 2: the window does not fit them), said. */
+ * 2: the window does not fit them), said. unchecked: as for
+ * ctrace__tool_export_open, for a caller that asks for no window (which
+ * needs the traces' durations and generations). */
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
                                 int64_t *durations, int64_t *offsets, const ctrace__tool_window *w,
-                                int64_t *longest);
+                                int64_t *longest, bool unchecked);
 /* "1.5s", "250ms", "100us", "0": a time into ns; 0, or -1 if bad. */
 int ctrace__tool_duration(const char *s, int64_t *ns);
 /* "512M", "2G", "100K", "1000": a size into bytes; 0, or -1 if bad. */
@@ -134,10 +141,14 @@ typedef struct ctrace__tool_progress {
   const char **files;
   double start, after; /* shown once after seconds have passed */
   bool tty, shown;
+  uint64_t done, total; /* bytes read, for a trace of no known duration */
 } ctrace__tool_progress;
 void ctrace__tool_progress_begin(ctrace__tool_progress *p, const char *cmd, const char **files);
 /* A ctrace_export_options progress callback; arg: the ctrace__tool_progress. */
 void ctrace__tool_progress_show(void *arg, size_t trace, int64_t ts, int64_t duration);
+/* A reader's progress callback (ctrace_reader_set_progress) for the same:
+ * what an export of a trace whose duration is not known yet (0) shows. */
+void ctrace__tool_progress_bytes(void *arg, uint64_t done, uint64_t total);
 void ctrace__tool_progress_end(ctrace__tool_progress *p);
 
 /* An output file a command writes whole or not at all (-o FILE). A

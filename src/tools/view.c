@@ -133,7 +133,7 @@ int ctrace__cmd_view(int argc, char **argv) {
   /* The whole export is made, in memory, before the port is even taken: a
    * bad trace serves nothing, and the UI gets a Content-Length. */
   rc = 1;
-  int prep = ctrace__tool_export_prepare("view", files, n, traces, durations, offsets, &win, &longest);
+  int prep = ctrace__tool_export_prepare("view", files, n, traces, durations, offsets, &win, &longest, false);
   if (prep != 0) {
     rc = prep;
     goto done;

@@ -221,9 +221,15 @@ void ctrace__tool_progress_show(void *arg, size_t trace, int64_t ts, int64_t dur
    * second: a short one would flicker. */
   if (!p->tty || (!p->shown && now() - p->start < p->after)) return;
   p->shown = true;
-  int pct = duration > 0 ? (int)(ts * 100 / duration) : 0;
+  int pct = duration > 0 ? (int)(ts * 100 / duration) : p->total ? (int)(p->done * 100 / p->total) : 0;
   if (pct > 100) pct = 100;
   fprintf(stderr, "\rctrace %s: %s: exporting %3d%%", p->cmd, p->files[trace], pct);
+}
+
+void ctrace__tool_progress_bytes(void *arg, uint64_t done, uint64_t total) {
+  ctrace__tool_progress *p = arg;
+  p->done = done;
+  p->total = total;
 }
 
 void ctrace__tool_progress_end(ctrace__tool_progress *p) {
@@ -233,13 +239,13 @@ void ctrace__tool_progress_end(ctrace__tool_progress *p) {
 
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
                                 int64_t *durations, int64_t *offsets, const ctrace__tool_window *w,
-                                int64_t *longest) {
+                                int64_t *longest, bool unchecked) {
   uint64_t *gens = calloc(n, sizeof *gens);
   if (!gens) {
     fprintf(stderr, "ctrace %s: out of memory\n", cmd);
     return 1;
   }
-  bool opened = ctrace__tool_export_open(cmd, files, n, t, durations, gens, offsets);
+  bool opened = ctrace__tool_export_open(cmd, files, n, t, durations, gens, offsets, unchecked);
   int gc = opened ? ctrace__tool_gen_check(cmd, w, files, gens, n) : 0;
   free(gens);
   if (!opened) return 1;

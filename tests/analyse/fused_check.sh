@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fused_check.sh - stats and pprof say what check says about a trace.
+# fused_check.sh - stats, pprof and export say what check says about a trace.
 #
 # Usage: tests/analyse/fused_check.sh CTRACE TRACE...
 #
@@ -10,6 +10,10 @@
 # fail when it fails, and then write nothing. And the second thread that
 # reads ahead (src/parse/ahead.c, CTRACE_READ_AHEAD=1) changes nothing:
 # stats and the profile are the same byte for byte with it and without.
+# ctrace export -o FILE of one trace has no check pass either (its pass
+# is the check, src/tools/export.c): the same, with check's exit status,
+# no FILE left for a trace check refuses, and the export the same byte for
+# byte as the one to standard output, which reads the trace through first.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/lib.sh"
@@ -38,18 +42,25 @@ for t in "$@"; do
     rm -f "$o/sync.pb"
     "$ctrace" pprof -t sync -o "$o/sync.pb" "$t" >/dev/null 2>"$o/pprof.err"
     pok=$?
-    for c in stats pprof; do
+    rm -f "$o/x.pftrace"
+    "$ctrace" export -o "$o/x.pftrace" "$t" >/dev/null 2>"$o/export.err"
+    xst=$?
+    for c in stats pprof export; do
         own "$o/$c.err" $c >"$o/$c.got"
         cmp -s "$o/want.err" "$o/$c.got" ||
             fail "$name" "ctrace $c says '$(head -c 300 "$o/$c.got")', check '$(head -c 300 "$o/want.err")'"
     done
+    [ "$xst" -eq "$want" ] || fail "$name" "ctrace export exits with $xst, check with $want"
     if [ "$want" -ne 0 ]; then
+        [ ! -e "$o/x.pftrace" ] || fail "$name" "ctrace export wrote a file for a trace check refuses"
         [ "$sok" -ne 0 ] || fail "$name" "ctrace stats succeeds where check fails"
         [ "$pok" -ne 0 ] || fail "$name" "ctrace pprof succeeds where check fails"
         [ ! -s "$o/stats.out" ] || fail "$name" "ctrace stats wrote a table for a trace check refuses"
         [ ! -e "$o/sync.pb" ] || fail "$name" "ctrace pprof wrote a profile of a trace check refuses"
         continue
     fi
+    "$ctrace" export "$t" >"$o/x.std" 2>/dev/null
+    cmp -s "$o/x.pftrace" "$o/x.std" || fail "$name" "ctrace export -o FILE differs from its export to standard output"
     # The same with the thread reading ahead.
     CTRACE_READ_AHEAD=1 "$ctrace" stats --format=csv "$t" >"$o/stats1.out" 2>/dev/null
     cmp -s "$o/stats.out" "$o/stats1.out" || fail "$name" "ctrace stats differs with CTRACE_READ_AHEAD=1"
