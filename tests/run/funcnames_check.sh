@@ -11,7 +11,9 @@
 # without their hash) and no mangled one (_Z..., ::h + 16 hex digits),
 # and none of the tracer's own frames (the shim's thread trampoline: a
 # thread's stack goes from its start function to libc's start_thread); a
-# std::thread's start function is the callable it was given. run_behind's
+# std::thread's start function is the callable it was given, and the
+# functions of the program's that run_cxx_spawn's std::threads and
+# rust_spawn.rs's threads run are theirs. run_behind's
 # thread, made by libc's own pthread_create where the shim does not see
 # it, starts at its start routine (behind_worker), not at the first call
 # the tracer saw (pthread_setname_np).
@@ -72,6 +74,28 @@ fi
     fail "rust: the run failed: $(tail -3 "$out/rust.out")"
 # The creation stacks, and the ring threads' waits (from their start).
 check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread::new::thread_start"
+
+# Threads of Rust's spawn and of std::thread running named functions of
+# the program's start at those functions in ctrace stats, not at std's
+# or libstdc++'s start routine (their stacks show what the routine calls).
+/usr/bin/rustc -O -o "$out/run_rust_spawn" "$here/rust_spawn.rs" || fail "rust_spawn: rustc failed"
+"$ctrace" run -o "$out/rust_spawn.trace" -- "$out/run_rust_spawn" >"$out/rust_spawn.out" 2>&1 ||
+    fail "rust_spawn: the run failed: $(tail -3 "$out/rust_spawn.out")"
+"$ctrace" stats "$out/rust_spawn.trace" >"$out/rust_spawn.stats"
+grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn.stats" &&
+    grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn.stats" ||
+    fail "rust_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn.stats")"
+echo "$prog: rust_spawn: its threads start at rust_spawn::fetcher and rust_spawn::indexer"
+"$ctrace" run -o "$out/cxx_spawn.trace" -- "$bindir/run_cxx_spawn" >"$out/cxx_spawn.out" 2>&1 ||
+    fail "cxx_spawn: the run failed: $(tail -3 "$out/cxx_spawn.out")"
+"$ctrace" stats "$out/cxx_spawn.trace" >"$out/cxx_spawn.stats"
+if ldd "$bindir/run_cxx_spawn" | grep -q libasan; then
+    echo "$prog: cxx_spawn: start functions not checked (an ASan build: asan_thread_start starts every thread)"
+elif grep -qE '^  fetcher\(int\) ' "$out/cxx_spawn.stats" && grep -qE '^  shop::indexer\(\) ' "$out/cxx_spawn.stats"; then
+    echo "$prog: cxx_spawn: its threads start at fetcher(int) and shop::indexer()"
+else
+    fail "cxx_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx_spawn.stats")"
+fi
 
 "$ctrace" run -o "$out/behind.trace" -- "$bindir/run_behind" >"$out/behind.out" 2>&1 ||
     fail "behind: the run failed: $(tail -3 "$out/behind.out")"

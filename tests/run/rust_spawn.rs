@@ -1,0 +1,36 @@
+// rust_spawn.rs - threads of Rust's std::thread::spawn running named
+// functions of the program's, for their start functions in ctrace's
+// outputs (tests/run/funcnames_check.sh).
+//
+// Usage: run_rust_spawn
+//
+// fetcher runs in a thread of thread::spawn (through a closure), indexer
+// in one of thread::Builder (a function item given as it is); each
+// sleeps a millisecond, a wait with its own stack. Both are kept out of
+// line: a function the compiler inlined into std's thread start has no
+// frame of its own to name it by.
+use std::thread;
+use std::time::Duration;
+
+#[inline(never)]
+fn fetcher(n: u64) -> u64 {
+    thread::sleep(Duration::from_millis(1));
+    n + 1
+}
+
+// Its sleep is not its last act: a function that ends in a call leaves
+// no frame of its own either (a tail call).
+#[inline(never)]
+fn indexer() {
+    thread::sleep(Duration::from_millis(1));
+    println!("indexer: slept");
+}
+
+fn main() {
+    let n = std::env::args().count() as u64;
+    let a = thread::spawn(move || fetcher(n));
+    let b = thread::Builder::new().name("indexer".into()).spawn(indexer).unwrap();
+    let got = a.join().unwrap();
+    b.join().unwrap();
+    println!("rust_spawn: fetched {}", got);
+}
