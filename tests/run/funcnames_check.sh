@@ -13,7 +13,8 @@
 # thread's stack goes from its start function to libc's start_thread); a
 # std::thread's start function is the callable it was given, and the
 # functions of the program's that run_cxx_spawn's std::threads and
-# rust_spawn.rs's threads run are theirs. run_behind's
+# rust_spawn.rs's threads run are theirs, in ctrace stats and in the
+# export's track names. run_behind's
 # thread, made by libc's own pthread_create where the shim does not see
 # it, starts at its start routine (behind_worker), not at the first call
 # the tracer saw (pthread_setname_np).
@@ -86,13 +87,26 @@ grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn.stats" &&
     grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn.stats" ||
     fail "rust_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn.stats")"
 echo "$prog: rust_spawn: its threads start at rust_spawn::fetcher and rust_spawn::indexer"
+# tracks NAME: the name each thread's track ends with in the JSON export
+# (the last description of a tid names it), one a line.
+tracks() {
+    "$ctrace" export -f json -o "$out/$1.json" "$out/$1.trace" || fail "$1: the export failed"
+    jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")] | group_by(.tid)[] | last | .args.name' \
+        "$out/$1.json"
+}
+tracks rust_spawn >"$out/rust_spawn.tracks"
+grep -qE '^rust_spawn::fetcher G[0-9]+$' "$out/rust_spawn.tracks" ||
+    fail "rust_spawn: no track named by rust_spawn::fetcher in the export: $(tr '\n' ';' <"$out/rust_spawn.tracks")"
 "$ctrace" run -o "$out/cxx_spawn.trace" -- "$bindir/run_cxx_spawn" >"$out/cxx_spawn.out" 2>&1 ||
     fail "cxx_spawn: the run failed: $(tail -3 "$out/cxx_spawn.out")"
 "$ctrace" stats "$out/cxx_spawn.trace" >"$out/cxx_spawn.stats"
 if ldd "$bindir/run_cxx_spawn" | grep -q libasan; then
     echo "$prog: cxx_spawn: start functions not checked (an ASan build: asan_thread_start starts every thread)"
 elif grep -qE '^  fetcher\(int\) ' "$out/cxx_spawn.stats" && grep -qE '^  shop::indexer\(\) ' "$out/cxx_spawn.stats"; then
-    echo "$prog: cxx_spawn: its threads start at fetcher(int) and shop::indexer()"
+    tracks cxx_spawn >"$out/cxx_spawn.tracks"
+    grep -qE '^fetcher\(int\) G[0-9]+$' "$out/cxx_spawn.tracks" && grep -qE '^shop::indexer\(\) G[0-9]+$' "$out/cxx_spawn.tracks" ||
+        fail "cxx_spawn: the export's tracks are not named by fetcher and indexer: $(tr '\n' ';' <"$out/cxx_spawn.tracks")"
+    echo "$prog: cxx_spawn: its threads start at fetcher(int) and shop::indexer(), in stats and the export"
 else
     fail "cxx_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx_spawn.stats")"
 fi
