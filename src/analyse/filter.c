@@ -56,13 +56,22 @@ const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack) {
  * function that ended in a tail call: what the routine then calls is
  * std's or libc's, not the user's, and the name stays the routine's. */
 
-/* The frames of libc's thread start, outside every thread's start routine. */
-static bool libc_start(const char *f) {
-  return strcmp(f, "start_thread") == 0 || strcmp(f, "clone") == 0 || strcmp(f, "clone3") == 0 ||
-         strcmp(f, "__clone") == 0 || strcmp(f, "__clone3") == 0 || strcmp(f, "__clone_internal") == 0;
+static bool prefixed(const char *f, const char *p) { return strncmp(f, p, strlen(p)) == 0; }
+
+/* A sanitizer's thread start (AddressSanitizer's, ThreadSanitizer's),
+ * which runs the start routine the program gave pthread_create: the start
+ * function the shim sees in a sanitized program. */
+static bool sanitizer_start(const char *f) {
+  return prefixed(f, "asan_thread_start") || prefixed(f, "__tsan_thread_start_func");
 }
 
-static bool prefixed(const char *f, const char *p) { return strncmp(f, p, strlen(p)) == 0; }
+/* The frames of libc's thread start, or a sanitizer's, outside every
+ * thread's start routine. */
+static bool libc_start(const char *f) {
+  return strcmp(f, "start_thread") == 0 || strcmp(f, "clone") == 0 || strcmp(f, "clone3") == 0 ||
+         strcmp(f, "__clone") == 0 || strcmp(f, "__clone3") == 0 || strcmp(f, "__clone_internal") == 0 ||
+         sanitizer_start(f);
+}
 
 /* Rust std's thread start routine, in any std's path for it
  * (std::sys::unix::thread::..., std::sys::pal::unix::thread::...). */
@@ -100,7 +109,9 @@ static bool cxx_invoke(const char *f) {
 }
 
 /* A start routine, which a later stack may name better. */
-static bool start_routine(const char *f) { return rust_start(f) || cxx_run(f) || cxx_start(f); }
+static bool start_routine(const char *f) {
+  return rust_start(f) || cxx_run(f) || cxx_start(f) || sanitizer_start(f);
+}
 
 /* Whether a function the start routine calls is the user's: Rust's has a
  * path outside std, core and alloc (libc's and the shim's have no path);
@@ -126,9 +137,11 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
     *settled = true;
     return;
   }
-  /* From the outermost frame in, to the frame the routine calls: i. */
+  /* From the outermost frame in, to the frame the routine calls: i. A
+   * sanitizer's start (san) runs the program's start routine, which may
+   * be a language runtime's or the program's own. */
   ptrdiff_t i = (ptrdiff_t)n;
-  bool rust = false, cxx = false, routine = false;
+  bool rust = false, cxx = false, routine = false, san = sanitizer_start(*name);
   for (;;) {
     if (--i < 0) return; /* the routines alone: a later stack may say */
     const char *f = func(&fr[i]);
@@ -157,6 +170,11 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
     /* Past libstdc++'s routine, with no _M_run: _M_run called this one
      * as its last act (a tail call), leaving no frame. */
     if (cxx) break;
+    if (san && !routine) { /* the program's own start routine */
+      *name = f;
+      *settled = true;
+      return;
+    }
     return; /* cut short (its depth), or not this thread's start: no say */
   }
   /* The first stack past the routines settles it. With no frame inside
