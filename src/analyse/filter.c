@@ -54,7 +54,9 @@ const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack) {
  * A closure the compiler inlined into the routine has no frame of its
  * own (ctrace names one function per pc, not inlined ones), nor has a
  * function that ended in a tail call: what the routine then calls is
- * std's or libc's, not the user's, and the name stays the routine's. */
+ * std's or libc's, not the user's, and the name stays the routine's; but
+ * where Rust's v0 mangling names __rust_begin_short_backtrace's
+ * instance by its closure, that instance's name. */
 
 static bool prefixed(const char *f, const char *p) { return strncmp(f, p, strlen(p)) == 0; }
 
@@ -84,9 +86,9 @@ static bool rust_start(const char *f) {
  * std's, core's and alloc's (the spawn closure, catch_unwind, the boxed
  * FnOnce's call_once and its vtable shim), and the panic runtime's try. */
 static bool rust_runtime(const char *f) {
-  return prefixed(f, "std::") || prefixed(f, "core::") || prefixed(f, "alloc::") ||
-         prefixed(f, "<std::") || prefixed(f, "<core::") || prefixed(f, "<alloc::") ||
-         strcmp(f, "__rust_try") == 0;
+  if (strcmp(f, "__rust_try") == 0) return true;
+  while (*f == '<') f++; /* an impl's: <std::...>::, <<std::...> as ...>:: (v0) */
+  return prefixed(f, "std::") || prefixed(f, "core::") || prefixed(f, "alloc::");
 }
 
 /* libstdc++'s thread start routine, execute_native_thread_routine: by
@@ -142,6 +144,7 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
    * be a language runtime's or the program's own. */
   ptrdiff_t i = (ptrdiff_t)n;
   bool rust = false, cxx = false, routine = false, san = sanitizer_start(*name);
+  const char *marker = NULL;
   for (;;) {
     if (--i < 0) return; /* the routines alone: a later stack may say */
     const char *f = func(&fr[i]);
@@ -155,6 +158,7 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
     }
     if (strstr(f, "__rust_begin_short_backtrace")) {
       rust = true;
+      marker = f;
       i--;
       break;
     }
@@ -181,7 +185,13 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
    * them (i < 0), the callable inlined in the routine made a call that
    * is traced. */
   *settled = true;
-  if (i >= 0 && user_function(func(&fr[i]), rust)) *name = func(&fr[i]);
+  if (i >= 0 && user_function(func(&fr[i]), rust))
+    *name = func(&fr[i]);
+  else if (marker && strstr(marker, "::<"))
+    /* Rust's v0 names give the routine's generic arguments: the closure
+     * inlined into it is named there (__rust_begin_short_backtrace::<
+     * app::main::{closure#0}, ()>). */
+    *name = marker;
 }
 
 const char *ctrace__an_thread_name(const ctrace_event *ev) {

@@ -97,6 +97,19 @@ tracks() {
 tracks rust_spawn >"$out/rust_spawn.tracks"
 grep -qE '^rust_spawn::fetcher G[0-9]+$' "$out/rust_spawn.tracks" ||
     fail "rust_spawn: no track named by rust_spawn::fetcher in the export: $(tr '\n' ';' <"$out/rust_spawn.tracks")"
+# Its closure inlined into std's __rust_begin_short_backtrace has no
+# frame: with Rust's v0 mangling, the routine's instance names it.
+/usr/bin/rustc -O -C symbol-mangling-version=v0 -o "$out/run_rust_spawn_v0" "$here/rust_spawn.rs" ||
+    fail "rust_spawn v0: rustc failed"
+"$ctrace" run -o "$out/rust_spawn_v0.trace" -- "$out/run_rust_spawn_v0" >"$out/rust_spawn_v0.out" 2>&1 ||
+    fail "rust_spawn v0: the run failed: $(tail -3 "$out/rust_spawn_v0.out")"
+"$ctrace" stats "$out/rust_spawn_v0.trace" >"$out/rust_spawn_v0.stats"
+grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn_v0.stats" &&
+    grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn_v0.stats" &&
+    grep -qE '^  - +[^ ]*rust_spawn::main::\{closure#[0-9]+\}' "$out/rust_spawn_v0.stats" ||
+    fail "rust_spawn v0: its threads do not start at fetcher, indexer and main's closure: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn_v0.stats")"
+echo "$prog: rust_spawn v0: its threads start at rust_spawn::fetcher, rust_spawn::indexer and main's closure"
+
 "$ctrace" run -o "$out/cxx_spawn.trace" -- "$bindir/run_cxx_spawn" >"$out/cxx_spawn.out" 2>&1 ||
     fail "cxx_spawn: the run failed: $(tail -3 "$out/cxx_spawn.out")"
 "$ctrace" stats "$out/cxx_spawn.trace" >"$out/cxx_spawn.stats"

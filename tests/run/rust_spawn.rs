@@ -8,7 +8,10 @@
 // in one of thread::Builder (a function item given as it is); each
 // sleeps a millisecond, a wait with its own stack. Both are kept out of
 // line: a function the compiler inlined into std's thread start has no
-// frame of its own to name it by.
+// frame of its own to name it by. A third thread runs a closure of
+// main's that sleeps, which the compiler inlines: named by std's
+// routine, or, with Rust's v0 mangling, by the routine's instance for
+// that closure.
 use std::thread;
 use std::time::Duration;
 
@@ -30,7 +33,12 @@ fn main() {
     let n = std::env::args().count() as u64;
     let a = thread::spawn(move || fetcher(n));
     let b = thread::Builder::new().name("indexer".into()).spawn(indexer).unwrap();
+    let c = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(1));
+        n * 2
+    });
     let got = a.join().unwrap();
     b.join().unwrap();
-    println!("rust_spawn: fetched {}", got);
+    let doubled = c.join().unwrap();
+    println!("rust_spawn: fetched {}, doubled {}", got, doubled);
 }
