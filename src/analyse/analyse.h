@@ -86,6 +86,13 @@ const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack)
  * name in Go 1.23's summary, from the first stack a change of its state
  * carries. */
 const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack);
+/* Names a goroutine (*name, "" until named) from a stack of its own, as
+ * Go 1.23's summary does from the first one, but for a thread whose start
+ * function is a language runtime's start routine (Rust's std::thread,
+ * C++'s std::thread): its name is then the user's function the routine
+ * calls, from the first stack that goes past the routines (filter.c).
+ * *settled (false to begin) is set once no later stack can change it. */
+void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **name, bool *settled);
 /* The thread name an event gives its goroutine (g): the label of a
  * GoStartLabel or CTRACE__MODEL_GoLabel ("" for a name taken away), which is
  * how ctrace writes a thread's name; NULL for any other event, and for

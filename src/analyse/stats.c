@@ -13,7 +13,9 @@
  *     blocked-in-syscall time from there to the exit;
  *   - GoStop ends the goroutine as GoEnd does (Go: waiting "forever");
  *   - the start function is the outermost frame of the first stack a
- *     state change gives the goroutine (its creation's, usually).
+ *     state change gives the goroutine (its creation's, usually); but a
+ *     thread's that is Rust's or C++'s std::thread start routine is the
+ *     user's function it calls, from a later stack (filter.c).
  * One difference, which the test allows for: Go 1.23 moves events that
  * share a timestamp 1 ns apart; we keep the trace's times.
  * The minimum mutator utilization is that of Go 1.23's /mmu page (mmu.c),
@@ -40,6 +42,7 @@ typedef struct gst {
   int reason;
   int64_t last_start, last_runnable, last_block, last_syscall, last_syscall_block;
   bool started;
+  bool named; /* no later stack names it otherwise (ctrace__an_name_from) */
   /* A GoSysCall whose kind (blocking or not) the goroutine's next event
    * decides. */
   bool sys_pending;
@@ -108,7 +111,7 @@ static gst *gfind(sctx *c, uint64_t g, bool create) {
 }
 
 static void name_from(sctx *c, gst *g, uint64_t stack) {
-  if (!g->s.name[0] && stack) g->s.name = ctrace__an_root_func(c->r, stack);
+  ctrace__an_name_from(c->r, stack, &g->s.name, &g->named);
 }
 
 /* Leaves the current state at ts (summary.go's "old" half). */
@@ -294,6 +297,10 @@ static bool before_event(sctx *c, const ctrace_event *ev) {
   if (ev->tstack && ev->type != CTRACE_EV_GoCreate &&
       (g = gfind(c, ev->type == CTRACE__MODEL_GoStatusStack ? ev->args[0] : ev->g, false)))
     name_from(c, g, ev->tstack);
+  /* A thread named by its runtime's start routine is named by the user's
+   * function the routine calls from any stack of its own (filter.c). */
+  if (ev->g && ev->stack && (g = gfind(c, ev->g, false)) && g->s.name[0] && !g->named)
+    name_from(c, g, ev->stack);
   /* A pending GoSysCall is decided by the goroutine's next event. */
   if (ev->g && (g = gfind(c, ev->g, false)) && g->sys_pending) {
     if (ev->type == CTRACE_EV_GoSysBlock) {

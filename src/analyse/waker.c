@@ -52,6 +52,7 @@ const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev) {
 
 typedef struct wgo {
   const char *name; /* start function, "" until known */
+  bool named;       /* settled (ctrace__an_name_from) */
   bool waiting;
   int64_t since;
 } wgo;
@@ -84,18 +85,17 @@ static wgo *go_of(wctx *c, uint64_t g) {
 }
 
 static void name_from(wctx *c, uint64_t g, uint64_t stack) {
-  const ctrace_frame *fr;
-  size_t n;
   wgo *w = go_of(c, g);
-  if (!w || w->name[0] || !stack || !(n = ctrace__model_stack(c->r, stack, &fr))) return;
-  if (fr[n - 1].func) w->name = fr[n - 1].func;
+  if (w) ctrace__an_name_from(c->r, stack, &w->name, &w->named);
 }
 
 /* Pass one: every goroutine's start function as ctrace stats names it
  * (stats.c), so that the labels name the rows of its tables: the outermost
  * frame of its creation's stack or, for one there before the trace
  * (created before the first Gomaxprocs, which Go 1.23 gives a status
- * instead), of the first stack a change of its own state gives it. */
+ * instead), of the first stack a change of its own state gives it; a
+ * thread started by a runtime's start routine, by the user's function
+ * the routine calls (ctrace__an_name_from). */
 static void names(wctx *c) {
   bool preinit = true;
   ctrace_event ev;
@@ -118,6 +118,11 @@ static void names(wctx *c) {
       if (ev.g) name_from(c, ev.g, ev.stack);
       break;
     default:
+      /* A start routine's thread, named by any stack of its own. */
+      if (ev.g && ev.stack) {
+        wgo *w = go_of(c, ev.g);
+        if (w && w->name[0]) name_from(c, ev.g, ev.stack);
+      }
       break;
     }
   }

@@ -29,6 +29,7 @@ typedef struct gstate {
   /* Its start function and its thread's name ("" none), which name its
    * track: the reader's strings. */
   const char *fn, *thread;
+  bool named; /* fn settled (ctrace__an_name_from) */
 } gstate;
 
 /* A task's value in walk.tasks: its type's string id, shifted, and flags. */
@@ -218,6 +219,16 @@ static void event(walk *w, const ctrace_event *ev) {
   if (tn && ev->g && (gs = gget(w, ev->g, 0)) && strcmp(tn, gs->thread) != 0) {
     gs->thread = tn;
     describe_g(w, ev->g, gs);
+  }
+  /* A thread started by Rust's or C++'s std::thread is named by the
+   * program's function its runtime's start routine calls, once a stack of
+   * its own shows it (as ctrace stats names it): described again. */
+  uint64_t *ix;
+  if (ev->g && ev->stack && ev->type != CTRACE_EV_GoCreate && (ix = ctrace__map_get(&w->gix, ev->g)) &&
+      !(gs = &w->gs[*ix - 1])->named && gs->fn[0]) {
+    const char *was = gs->fn;
+    ctrace__an_name_from(w->s->r, ev->stack, &gs->fn, &gs->named);
+    if (gs->fn != was && gs->described && !gs->thread[0]) describe_g(w, ev->g, gs);
   }
   switch (ev->type) {
   case CTRACE_EV_GoCreate: {

@@ -128,10 +128,6 @@ char **ctrace__pl_spawn_env(const char *prog, char *const envp[]) CTRACE__PL_HID
 void ctrace__pl_env_free(char **env, char *const envp[]) CTRACE__PL_HIDDEN;
 /* In a forked child: starts the child's own trace if forks are followed. */
 void ctrace__pl_follow_fork(void) CTRACE__PL_HIDDEN;
-/* The process's log in its trace, as it starts, in the classic format
- * (the runtime's src/runtime/identity.c; the current format has it in
- * every generation). */
-void ctrace__identity_note(void) CTRACE__PL_HIDDEN;
 /* The finisher ends, for a pause (ns.c); false, and nothing done, if the
  * trace is being finished. Then ctrace__pl_finisher_resume starts one
  * again, which takes up what was asked of it meanwhile. */

@@ -626,7 +626,6 @@ static bool trace_into(const char *path) {
   }
   ctrace__pl_pid = getpid();
   ctrace_thread_resume();
-  ctrace__identity_note();
   have_finisher = ctrace__pl_internal_thread(finisher, NULL) == 0;
   return true;
 }

@@ -122,6 +122,11 @@ static void log_event(uint64_t task, const char *category, const char *msg, size
     ANNOTATION_END(t, w);
     return;
   }
+  ctrace__classic_log(&w, v, msg, len);
+  ANNOTATION_END(t, w);
+}
+
+void ctrace__classic_log(ctrace__w *w, const uint64_t v[3], const char *msg, size_t len) {
   /* The message follows the length-counted values; make room for both
    * first so that the emit below cannot move to another buffer. */
   size_t max = ctrace__buf_capacity() - 2 * CTRACE__MAX_EVENT - CTRACE_MAX_VARINT;
@@ -129,14 +134,13 @@ static void log_event(uint64_t task, const char *category, const char *msg, size
     len = max;
     atomic_fetch_add_explicit(&ctrace__stats.truncated, 1, memory_order_relaxed);
   }
-  if (ctrace__reserve(w.bp, w.p, CTRACE__MAX_EVENT + CTRACE_MAX_VARINT + len) &&
-      ctrace__emit(&w, CTRACE_EV_UserLog, 3, v, 0)) {
-    ctrace__buf *b = *w.bp;
+  if (ctrace__reserve(w->bp, w->p, CTRACE__MAX_EVENT + CTRACE_MAX_VARINT + len) &&
+      ctrace__emit(w, CTRACE_EV_UserLog, 3, v, 0)) {
+    ctrace__buf *b = *w->bp;
     uint8_t *q = ctrace__put_uvarint(b->pos, len);
     memcpy(q, msg, len);
     b->pos = q + len;
   }
-  ANNOTATION_END(t, w);
 }
 
 void ctrace_log(uint64_t task, const char *category, const char *message) {

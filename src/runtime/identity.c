@@ -18,8 +18,11 @@
  * writes its clock snapshot in every generation: a flight recorder's
  * snapshot, which keeps the last generations only, holds it too, and so
  * does a trace started through the API. In the classic format, which has
- * no such place, the thread that starts the trace writes it once
- * (ctrace__identity_note: the shim, for ctrace run). */
+ * no generations, the first G to start on a P in the trace writes it
+ * once, as its first event (ctrace__identity_classic): Go's classic
+ * readers take a log only from a G that runs, and a trace started
+ * through the API, or by ctrace run, has its log wherever the program's
+ * first G runs. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -78,9 +81,15 @@ void ctrace__identity_log(ctrace__w *w) {
   ctrace__unique_put(u, msg, n);
 }
 
-void ctrace__identity_note(void) {
-  if (ctrace__genfmt()) return; /* each generation has its own */
+/* The trace (its generation, state >> 1, one per start in the classic
+ * format) whose log is written. */
+static _Atomic uint64_t logged;
+
+void ctrace__identity_classic(ctrace__w *w) {
+  uint64_t gen = ctrace__gen(w->t), seen = atomic_load_explicit(&logged, memory_order_relaxed);
+  if (seen == gen || !atomic_compare_exchange_strong(&logged, &seen, gen)) return;
   char msg[2 * CTRACE_GO122_MAX_STRING];
-  message(msg, sizeof msg);
-  ctrace_log(0, "ctrace.process", msg);
+  size_t n = message(msg, sizeof msg);
+  uint64_t v[3] = {0, ctrace__string_id(w, "ctrace.process"), 0};
+  ctrace__classic_log(w, v, msg, n);
 }

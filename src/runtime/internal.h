@@ -683,11 +683,14 @@ void ctrace__gen_reset(uint64_t gen0) CTRACE__HIDDEN;
 void ctrace__gap_log(ctrace__w *w) CTRACE__HIDDEN;
 /* The process's log (identity.c): what does not change, read as a trace
  * starts, outside any write section; the log through w, by the first G
- * on a P of each generation; and, in the classic format, the log from
- * the calling thread, once the trace is on. */
+ * on a P of each generation, or, in the classic format, of the trace
+ * (ctrace__identity_classic, from the G's start). */
 void ctrace__identity_init(void) CTRACE__HIDDEN;
 void ctrace__identity_log(ctrace__w *w) CTRACE__HIDDEN;
-void ctrace__identity_note(void) CTRACE__HIDDEN;
+void ctrace__identity_classic(ctrace__w *w) CTRACE__HIDDEN;
+/* A classic UserLog [task, category, stack] v and its message through w
+ * (annotate.c). */
+void ctrace__classic_log(ctrace__w *w, const uint64_t v[3], const char *msg, size_t len) CTRACE__HIDDEN;
 uint64_t ctrace__reason_id(ctrace__w *w, int reason) CTRACE__HIDDEN;
 /* ProcStart of p through w (ProcStatus first, once per generation). */
 uint64_t ctrace__gen_proc_start(ctrace__w *w, int64_t p) CTRACE__HIDDEN;

@@ -374,7 +374,10 @@ static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
   g->ctrace__ticks = t;
   g->ctrace__tstatus = CTRACE__G_RUNNING;
   w->t->tcurg = g;
-  if (ctrace__genfmt()) ctrace__gen_procs(w);
+  if (ctrace__genfmt())
+    ctrace__gen_procs(w);
+  else
+    ctrace__identity_classic(w);
 }
 
 /* A classic trace names a G only at its start (GoStartLabel): g, which

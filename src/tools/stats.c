@@ -25,7 +25,10 @@ static void usage(FILE *f) {
           "that waited and of the goroutine that ended each wait (\"no waker known\"\n"
           "if none, or why the waits ended by themselves where the trace says: ctrace\n"
           "run's event loops), with count and total/p50/p99/max wait, largest total\n"
-          "first. Times in nanoseconds in csv and json. See docs/analyse.md.\n"
+          "first. Times in nanoseconds in csv and json; csv's summary row ends with\n"
+          "the start (start_utc, start_unix_ns, clock) and the process (pid, ppid,\n"
+          "host, program, cmdline), empty where the trace does not say. See\n"
+          "docs/analyse.md.\n"
           "\n"
           "Exit status 0, 1 if the trace is bad (the error names its byte offset), 2 on\n"
           "bad usage.\n");
@@ -188,14 +191,36 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
   }
 }
 
-static void csv(const ctrace_stats *s) {
+static void csv(const ctrace_stats *s, const ctrace_process_info *p) {
   const ctrace_trace_info *in = &s->info;
-  /* One table per section, separated by blank lines, each with its header. */
-  printf("duration_ns,events,goroutines,procs,threads,gc_cycles,gc_ns,stw_count,stw_ns,stw_max_ns\n");
+  /* One table per section, separated by blank lines, each with its header.
+   * The summary's wall-clock start and process come after the counts (new
+   * columns go last, for readers that count them), empty where the trace
+   * does not say. */
+  printf("duration_ns,events,goroutines,procs,threads,gc_cycles,gc_ns,stw_count,stw_ns,stw_max_ns,"
+         "start_utc,start_unix_ns,clock,pid,ppid,host,program,cmdline\n");
   printf("%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
-         ",%" PRIu64 ",%" PRId64 ",%" PRId64 "\n\n",
+         ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",",
          in->duration_ns, in->events, in->goroutines, in->procs, s->threads, s->gc_cycles,
          s->gc_ns, s->stw_count, s->stw_ns, s->stw_max_ns);
+  if (p->start_real_ns) {
+    char utc[48];
+    printf("%s,%" PRId64 ",", ctrace_format_utc(p->start_real_ns, utc, sizeof utc), p->start_real_ns);
+    qstr(stdout, clock_source(p), CSV);
+  } else {
+    printf(",,");
+  }
+  if (p->known) {
+    printf(",%u,%u,", p->pid, p->ppid);
+    qstr(stdout, p->host, CSV);
+    printf(",");
+    qstr(stdout, p->program, CSV);
+    printf(",");
+    qstr(stdout, p->cmdline, CSV);
+    printf("\n\n");
+  } else {
+    printf(",,,,,\n\n");
+  }
   printf("start_function,count,total_ns,exec_ns,sched_wait_ns,syscall_ns,syscall_block_ns");
   reason_cols();
   printf(",other_ns,thread\n");
@@ -416,7 +441,7 @@ int ctrace__cmd_stats(int argc, char **argv) {
     rc = 1;
   } else {
     if (fm == TABLE) table(s, &proc);
-    else if (fm == CSV) csv(s);
+    else if (fm == CSV) csv(s, &proc);
     else json(s, &proc);
     if (fflush(stdout) || ferror(stdout)) {
       perror("ctrace stats: stdout");

@@ -11,7 +11,10 @@
 # without their hash) and no mangled one (_Z..., ::h + 16 hex digits),
 # and none of the tracer's own frames (the shim's thread trampoline: a
 # thread's stack goes from its start function to libc's start_thread); a
-# std::thread's start function is the callable it was given. run_behind's
+# std::thread's start function is the callable it was given, and the
+# functions of the program's that run_cxx_spawn's std::threads and
+# rust_spawn.rs's threads run are theirs, in ctrace stats and in the
+# export's track names. run_behind's
 # thread, made by libc's own pthread_create where the shim does not see
 # it, starts at its start routine (behind_worker), not at the first call
 # the tracer saw (pthread_setname_np).
@@ -68,6 +71,53 @@ fi
     fatal "rust: the run failed: $(tail -3 "$out/rust.out")"
 # The creation stacks, and the ring threads' waits (from their start).
 check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread::new::thread_start"
+
+# Threads of Rust's spawn and of std::thread running named functions of
+# the program's start at those functions in ctrace stats, not at std's
+# or libstdc++'s start routine (their stacks show what the routine calls).
+/usr/bin/rustc -O -o "$out/run_rust_spawn" "$here/rust_spawn.rs" || fail "rust_spawn: rustc failed"
+"$ctrace" run -o "$out/rust_spawn.trace" -- "$out/run_rust_spawn" >"$out/rust_spawn.out" 2>&1 ||
+    fail "rust_spawn: the run failed: $(tail -3 "$out/rust_spawn.out")"
+"$ctrace" stats "$out/rust_spawn.trace" >"$out/rust_spawn.stats"
+grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn.stats" &&
+    grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn.stats" ||
+    fail "rust_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn.stats")"
+echo "$prog: rust_spawn: its threads start at rust_spawn::fetcher and rust_spawn::indexer"
+# tracks NAME: the name each thread's track ends with in the JSON export
+# (the last description of a tid names it), one a line.
+tracks() {
+    "$ctrace" export -f json -o "$out/$1.json" "$out/$1.trace" || fail "$1: the export failed"
+    jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")] | group_by(.tid)[] | last | .args.name' \
+        "$out/$1.json"
+}
+tracks rust_spawn >"$out/rust_spawn.tracks"
+grep -qE '^rust_spawn::fetcher G[0-9]+$' "$out/rust_spawn.tracks" ||
+    fail "rust_spawn: no track named by rust_spawn::fetcher in the export: $(tr '\n' ';' <"$out/rust_spawn.tracks")"
+# Its closure inlined into std's __rust_begin_short_backtrace has no
+# frame: with Rust's v0 mangling, the routine's instance names it.
+/usr/bin/rustc -O -C symbol-mangling-version=v0 -o "$out/run_rust_spawn_v0" "$here/rust_spawn.rs" ||
+    fail "rust_spawn v0: rustc failed"
+"$ctrace" run -o "$out/rust_spawn_v0.trace" -- "$out/run_rust_spawn_v0" >"$out/rust_spawn_v0.out" 2>&1 ||
+    fail "rust_spawn v0: the run failed: $(tail -3 "$out/rust_spawn_v0.out")"
+"$ctrace" stats "$out/rust_spawn_v0.trace" >"$out/rust_spawn_v0.stats"
+grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn_v0.stats" &&
+    grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn_v0.stats" &&
+    grep -qE '^  - +[^ ]*rust_spawn::main::\{closure#[0-9]+\}' "$out/rust_spawn_v0.stats" ||
+    fail "rust_spawn v0: its threads do not start at fetcher, indexer and main's closure: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn_v0.stats")"
+echo "$prog: rust_spawn v0: its threads start at rust_spawn::fetcher, rust_spawn::indexer and main's closure"
+
+"$ctrace" run -o "$out/cxx_spawn.trace" -- "$bindir/run_cxx_spawn" >"$out/cxx_spawn.out" 2>&1 ||
+    fail "cxx_spawn: the run failed: $(tail -3 "$out/cxx_spawn.out")"
+"$ctrace" stats "$out/cxx_spawn.trace" >"$out/cxx_spawn.stats"
+# (In an ASan build too: past asan_thread_start, the routine it calls.)
+if grep -qE '^  fetcher\(int\) ' "$out/cxx_spawn.stats" && grep -qE '^  shop::indexer\(\) ' "$out/cxx_spawn.stats"; then
+    tracks cxx_spawn >"$out/cxx_spawn.tracks"
+    grep -qE '^fetcher\(int\) G[0-9]+$' "$out/cxx_spawn.tracks" && grep -qE '^shop::indexer\(\) G[0-9]+$' "$out/cxx_spawn.tracks" ||
+        fail "cxx_spawn: the export's tracks are not named by fetcher and indexer: $(tr '\n' ';' <"$out/cxx_spawn.tracks")"
+    echo "$prog: cxx_spawn: its threads start at fetcher(int) and shop::indexer(), in stats and the export"
+else
+    fail "cxx_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx_spawn.stats")"
+fi
 
 "$ctrace" run -o "$out/behind.trace" -- "$bindir/run_behind" >"$out/behind.out" 2>&1 ||
     fatal "behind: the run failed: $(tail -3 "$out/behind.out")"

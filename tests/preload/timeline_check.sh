@@ -12,8 +12,8 @@
 #     of the child says its program, pid and parent;
 #   - two programs traced one after the other: the second's first event
 #     comes after the first's last;
-#   - a trace without that log (ex_threads writes its own) beside one
-#     with: a warning names it, and each is placed as when exported alone;
+#   - a trace without that log (one Go 1.22 wrote) beside one with: a
+#     warning names it, and each is placed as when exported alone;
 #   - wall-clock time: ctrace stats says when the trace started, in UTC,
 #     between the times `date` read before and after the run (table and
 #     JSON alike); the JSON export's metadata says the same for the
@@ -71,9 +71,9 @@ awk -F'\t' 'NR == 1 { a_last = $4 } NR == 2 { b_first = $3 } END { exit !(NR == 
     "$out/ab.spans" || fatal "the second run does not come after the first: $(cat "$out/ab.spans")"
 echo "$prog: two runs one after the other: in that order on one timeline"
 
-# A trace without the log (the classic format, through the API: the log
-# goes in Go's current format alone), beside one with.
-CTRACE_FORMAT=go1.11 "$bindir/ex_threads" "$out/plain.trace" >/dev/null
+# A trace without the log or a clock snapshot (Go 1.22's, of
+# tests/reader: ctrace writes the log in both formats), beside one with.
+cp "$(dirname "$0")/../parse/gens-go1.22.trace" "$out/plain.trace"
 "$ctrace" export -f json -o "$out/mixed.json" "$out/plain.trace" "$out/a.trace" 2>"$out/mixed.err" ||
     fatal "export of a mixed pair"
 grep -q "warning: $out/plain.trace holds no clock" "$out/mixed.err" || fatal "no warning for the trace without a clock: $(cat "$out/mixed.err")"

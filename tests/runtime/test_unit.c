@@ -821,7 +821,8 @@ static void test_all_event_kinds(void **state) {
                                    CTRACE_EV_UserTaskCreate, CTRACE_EV_UserTaskEnd,
                                    CTRACE_EV_UserRegion, CTRACE_EV_UserLog};
   for (size_t i = 0; i < sizeof with_stack / sizeof with_stack[0]; i++) {
-    ev = must_find(tr, with_stack[i], ANY, 0);
+    /* The first log is the process's (below), which has no caller. */
+    ev = must_find(tr, with_stack[i], ANY, with_stack[i] == CTRACE_EV_UserLog);
     CHECK(ev->stk != 0, "%s stack", evname(with_stack[i]));
   }
   for (size_t i = 0; i < sizeof block_events / sizeof block_events[0]; i++) {
@@ -910,7 +911,18 @@ static void test_all_event_kinds(void **state) {
   assert_string_equal(td_str(tr, ev->a[1]), "cat-a");
   CHECK_EQ(ev->slen, strlen("hello message"), "log length");
   assert_memory_equal(ev->s, "hello message", ev->slen);
+  /* The process's log (src/runtime/identity.c), as the first G starts:
+   * no task, no stack. */
   ev = must_find(tr, CTRACE_EV_UserLog, 0, 0);
+  assert_string_equal(td_str(tr, ev->a[1]), "ctrace.process");
+  CHECK_EQ(ev->stk, 0, "the process's log's stack");
+  {
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "pid=%d ", (int)getpid());
+    CHECK(ev->slen > (size_t)n && memcmp(ev->s, pid, (size_t)n) == 0, "the process's log names pid %d",
+          (int)getpid());
+  }
+  ev = must_find(tr, CTRACE_EV_UserLog, 0, 1);
   CHECK_EQ(ev->a[1], 0, "log without category");
   assert_memory_equal(ev->s, "no category", ev->slen);
   ev = must_find(tr, CTRACE_EV_UserLog, t.parent, 0);
