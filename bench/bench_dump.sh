@@ -46,7 +46,8 @@ mkdir -p "$dir"
 if [ ! -s "$trace" ] || [ ! -s "$trace.go" ] || [ "$gen" -nt "$trace" ]; then
   echo "bench_dump: writing a ${mb} MB trace to $trace" >&2
   rm -f "$trace" "$trace.go"
-  "$gen" "$trace.tmp" "$mb"
+  # The classic format, which the Go on PATH (Debian's 1.19) reads.
+  CTRACE_FORMAT=go1.11 "$gen" "$trace.tmp" "$mb"
   echo "bench_dump: checking it with go tool trace -d (takes a while)" >&2
   if ! "$gotrace" -d "$trace.tmp" 2>"$dir/go.err" |
        awk -v f="$dir/go.lines" '{ print } END { print NR >f }' | LC_ALL=C sort -S 25% | sha1sum >"$dir/go.sha1"; then
