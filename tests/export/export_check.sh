@@ -113,12 +113,13 @@ check() {
     awk -F'|' '$2 == "D" && $5 == "process" { print $4 }' "$f" >"$o.proc.got"
     same "$name" "process $pid named by its program or its file" "$o.proc.want" "$o.proc.got"
 
-    # Goroutine tracks, named "... G<id>".
+    # Goroutine tracks, named "... G<id>" (a track renamed once its
+    # thread's start function is known has a second descriptor: one track).
     awk '{ t = $2; g = substr($4, 3) }
         t == "GoCreate" || t == "GoUnblock" { for (i = 6; i <= NF; i++) if ($i ~ /^g=/) { print substr($i, 3); break } }
         t ~ /^(GoStart|GoStartLabel|GoEnd|GoStop|GoSched|GoPreempt|GoSleep|GoBlock.*|GoSysCall|GoSysBlock|GoSysExit|GoWaiting|GoInSyscall|UserRegion)$/ && g != 0 { print g }
         t == "UserLog" && g != 0 && / id=0 / { print g }' "$d" | sort -un >"$o.g.want"
-    awk -F'|' '$2 == "D" && $5 == "thread" { print $8 }' "$f" | sort -n >"$o.g.got"
+    awk -F'|' '$2 == "D" && $5 == "thread" { print $8 }' "$f" | sort -un >"$o.g.got"
     same "$name" "goroutine tracks" "$o.g.want" "$o.g.got"
     local bad
     bad=$(awk -F'|' '$2 == "D" && $5 == "thread" && $4 !~ ("(^| )G" $8 "$") { print $4; exit }' "$f")

@@ -7,7 +7,7 @@
 #
 # TYPE: D (a track described: NAME its name; VALUE a thread's tid), B, E, I
 # (slice begin, end, instant), C (a counter's VALUE), S, F (a flow's start
-# and end: VALUE its id). TRACK is the track's name, TKIND process, thread,
+# and end: VALUE its id). TRACK is the track's (last) name, TKIND process, thread,
 # regions (a child of a thread), counter or track. STACK: the function
 # names, leaf first, joined by ";". Broken wire rules (an iid used before
 # the sequence defines it, a packet using interned data without
@@ -42,9 +42,13 @@ function stackof(s, iid,    n, a, i, out) {
     }
     return out
 }
+# Records are kept and written at the end, each under its track's last
+# name: the export renames a thread's track once it knows the function the
+# thread's runtime starts it in calls (as the JSON export's one name does).
 function line(type, value, stack) {
-    print tpid[track] "|" type "|" ts "|" tnm[track] "|" tkd[track] "|" name "|" catstr "|" value "|" stack
+    nb++; bt[nb] = track; bl[nb] = type "|" ts; br[nb] = tkd[track] "|" name "|" catstr "|" value "|" stack
 }
+END { for (i = 1; i <= nb; i++) print tpid[bt[i]] "|" bl[i] "|" tnm[bt[i]] "|" br[i] }
 function packet_end(    i, c, st, cid, n, u) {
     npk++
     if (!(seq in seen)) {
