@@ -56,6 +56,10 @@ go122=$GO122
 [ -x "$GO124" ] || die "no Go 1.24 at $GO124 (make test-deps unpacks it: scripts/go-oracles.sh)"
 work_dir "$work"
 mkdir -p "$work/cache"
+# The traces Go writes differ from run to run, and so do their keys: the
+# end removes the entries this run did not use, or the cache grew by a
+# few hundred megabytes a run (12 GB in one build tree).
+touch "$run/cache.stamp"
 # Go's build cache: under make check, the one of every Go build of the tests.
 go_env "$work" "${CTRACE_GO_WORK:-$work}/gocache"
 export GOTOOLCHAIN=local GOPROXY=off CGO_ENABLED=0
@@ -93,7 +97,9 @@ hash_of() { { cat "$oracle.key"; cat "$1"; } | sha256sum | cut -c1-40; }
 oracle_cached() {
     local mode=$1 file=$2 prefix rc=0
     prefix=$work/cache/${3:-$(hash_of "$file")}-$mode
-    if [ ! -f "$prefix.rc" ]; then
+    if [ -f "$prefix.rc" ]; then
+        touch "$prefix".* # used by this run: kept (the end prunes the rest)
+    else
         if [ "$mode" = q ]; then
             "$oracle" -q "$file" >"$prefix.out.tmp" 2>"$prefix.err.tmp" || rc=$?
         elif [ "$mode" = go ]; then
@@ -331,5 +337,6 @@ if [ "$failed" -ne 0 ]; then
     echo "$prog: $failed failure(s) in $checked trace(s); outputs kept in $run" >&2
     exit 1
 fi
+find "$work/cache" -type f ! -newer "$run/cache.stamp" -delete
 echo "$prog: $checked trace(s) read as Go 1.23 reads them ($ncases conformance cases, $nseeds fuzz seeds, $nold old-format traces)"
 rm -rf "$run"
