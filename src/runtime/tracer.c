@@ -682,8 +682,8 @@ void ctrace__prof_drain_all(void) {
 /* A fork waits for a generation's end under way (fork.c): the reader's
  * thread allocates there (tables, symbols), under ctl_mu, and an
  * allocator that takes no lock of its own across a fork (ASan's, where
- * `ctrace run -f` hung a forked bash at its first malloc, one run in
- * three) would leave the child a lock held for good, and the child of
+ * `ctrace run -f` hung a forked bash at its first malloc, two runs in
+ * four) would leave the child a lock held for good, and the child of
  * `ctrace run -f` starts a trace of its own, which allocates. glibc's
  * allocator waits for the same allocations, a call at a time. */
 void ctrace__tracer_fork_prepare(void) { pthread_mutex_lock(&ctl_mu); }
