@@ -67,12 +67,17 @@ after=$(date +%s%N)
 "$ctrace" run -o "$out/b.trace" -- sleep 0.05
 "$ctrace" export -f json -o "$out/ab.json" "$out/a.trace" "$out/b.trace" || fatal "export of two runs"
 spans "$out/ab.json" >"$out/ab.spans"
-awk -F'\t' 'NR == 1 { a_last = $4 } NR == 2 { b_first = $3 } END { exit !(NR == 2 && b_first > a_last) }' \
-    "$out/ab.spans" || fatal "the second run does not come after the first: $(cat "$out/ab.spans")"
+# Each run by its pid (spans sorts by pid, which may wrap between runs).
+pid_of() { "$ctrace" stats "$1" | sed -n 's/^  process .* (pid \([0-9]*\),.*/\1/p'; }
+apid=$(pid_of "$out/a.trace") bpid=$(pid_of "$out/b.trace")
+[ -n "$apid" ] && [ -n "$bpid" ] || fatal "ctrace stats names no process of the two runs"
+awk -F'\t' -v a="$apid" -v b="$bpid" '$1 == a { a_last = $4; n++ } $1 == b { b_first = $3; n++ }
+    END { exit !(NR == 2 && n == 2 && b_first > a_last) }' \
+    "$out/ab.spans" || fatal "the second run (pid $bpid) does not come after the first (pid $apid): $(cat "$out/ab.spans")"
 echo "$prog: two runs one after the other: in that order on one timeline"
 
 # A trace without the log or a clock snapshot (Go 1.22's, of
-# tests/reader: ctrace writes the log in both formats), beside one with.
+# tests/parse: ctrace writes the log in both formats), beside one with.
 cp "$(dirname "$0")/../parse/gens-go1.22.trace" "$out/plain.trace"
 "$ctrace" export -f json -o "$out/mixed.json" "$out/plain.trace" "$out/a.trace" 2>"$out/mixed.err" ||
     fatal "export of a mixed pair"
