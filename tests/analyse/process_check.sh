@@ -16,7 +16,7 @@
 #   - `ctrace export -f json` names the process "ex_threads (pid N)";
 #   - every Go's parser accepts it (tests/go_compat.sh --parse-only; the
 #     Go toolchains: make test-deps).
-# And a trace with no anchor (Go 1.22's, from tests/reader): csv's new
+# And a trace with no anchor (Go 1.22's, from tests/parse): csv's new
 # columns are there, empty.
 # Exit status: 0 pass, 1 failure, 2 usage error.
 set -euo pipefail
