@@ -71,7 +71,6 @@ typedef struct model {
   an_regions *regs;
   size_t nregs, capregs;
   bool oom;
-  bool go127;       /* a go 1.25+ trace */
   bool transitions; /* Go 1.27's transitions passed on (ctrace__model_transitions) */
 } model;
 
@@ -205,9 +204,8 @@ static void model_free(void *p) {
 static model *adapter(ctrace_reader *r) {
   if (!r->g2) return NULL;
   if (!r->model) {
-    model *a = r->model = calloc(1, sizeof(model));
+    r->model = calloc(1, sizeof(model));
     r->model_free = model_free;
-    if (a) a->go127 = r->ver >= 1025;
   }
   return r->model;
 }
@@ -228,7 +226,7 @@ static void pass_reset(model *a) {
 
 void ctrace__model_transitions(ctrace_reader *r, bool on) {
   model *a = adapter(r);
-  if (a) a->transitions = on && a->go127;
+  if (a) a->transitions = on && r->ver >= 1025; /* a go 1.25+ trace */
 }
 
 void ctrace__model_rewind(ctrace_reader *r) {
