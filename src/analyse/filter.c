@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analyse.h"
+#include "runtime/startname.h"
 
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack) {
   const ctrace_frame *fr;
@@ -31,167 +32,22 @@ const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack) {
   return n && fr[n - 1].func ? fr[n - 1].func : "";
 }
 
-/* A goroutine's start function, Rust's and C++'s threads.
- *
- * A thread made by Rust's std::thread::spawn starts at std's routine
- * (std::sys::...::Thread::new::thread_start), one made by std::thread at
- * libstdc++'s (execute_native_thread_routine, or the state's _M_run where
- * the shim finds it, src/preload/threads.c). The user's function is what
- * that routine calls at last: the frame inside Rust's
- * __rust_begin_short_backtrace (every std version has it, and calls the
- * closure it is given), or inside libstdc++'s _M_run, past its
- * _Invoker and __invoke helpers. It is named here, by the reader,
- * rather than in the trace: the creator writes GoCreate, with the start
- * routine as the new goroutine's start pc, before the new thread has run
- * the user's function; Rust keeps the closure behind a boxed trait
- * object in std's private thread data, whose layout changes between
- * versions; only the new thread's own stacks show it, and the tracer
- * names frames only when it writes the stack table, off the hot path.
- * So the trace stays as Go's readers take it (they name the goroutine by
- * the routine), and the analyses, which see every stack with its names,
- * name it by the first stack of its own that goes past the routines.
- *
- * A closure the compiler inlined into the routine has no frame of its
- * own (ctrace names one function per pc, not inlined ones), nor has a
- * function that ended in a tail call: what the routine then calls is
- * std's or libc's, not the user's, and the name stays the routine's; but
- * where Rust's v0 mangling names __rust_begin_short_backtrace's
- * instance by its closure, that instance's name. */
-
-static bool prefixed(const char *f, const char *p) { return strncmp(f, p, strlen(p)) == 0; }
-
-/* A sanitizer's thread start (AddressSanitizer's, ThreadSanitizer's),
- * which runs the start routine the program gave pthread_create: the start
- * function the shim sees in a sanitized program. */
-static bool sanitizer_start(const char *f) {
-  return prefixed(f, "asan_thread_start") || prefixed(f, "__tsan_thread_start_func");
+static const char *frame_func(const void *frames, size_t i) {
+  const ctrace_frame *fr = frames;
+  return fr[i].func ? fr[i].func : "";
 }
 
-/* The frames of libc's thread start, or a sanitizer's, outside every
- * thread's start routine. */
-static bool libc_start(const char *f) {
-  return strcmp(f, "start_thread") == 0 || strcmp(f, "clone") == 0 || strcmp(f, "clone3") == 0 ||
-         strcmp(f, "__clone") == 0 || strcmp(f, "__clone3") == 0 || strcmp(f, "__clone_internal") == 0 ||
-         sanitizer_start(f);
-}
-
-/* Rust std's thread start routine, in any std's path for it
- * (std::sys::unix::thread::..., std::sys::pal::unix::thread::...). */
-static bool rust_start(const char *f) {
-  size_t n = strlen(f);
-  return prefixed(f, "std::") && n > 14 && strcmp(f + n - 14, "::thread_start") == 0;
-}
-
-/* Frames between Rust's start routine and __rust_begin_short_backtrace:
- * std's, core's and alloc's (the spawn closure, catch_unwind, the boxed
- * FnOnce's call_once and its vtable shim), and the panic runtime's try. */
-static bool rust_runtime(const char *f) {
-  if (strcmp(f, "__rust_try") == 0) return true;
-  while (*f == '<') f++; /* an impl's: <std::...>::, <<std::...> as ...>:: (v0) */
-  return prefixed(f, "std::") || prefixed(f, "core::") || prefixed(f, "alloc::");
-}
-
-/* libstdc++'s thread start routine, execute_native_thread_routine: by
- * name, or, in a libstdc++ without its local symbols (Debian's), as an
- * address in libstdc++ (module+0xoffset) outside libc's start. */
-static bool cxx_start(const char *f) {
-  return strcmp(f, "execute_native_thread_routine") == 0 ||
-         (prefixed(f, "libstdc++.so") && strstr(f, "+0x"));
-}
-
-/* libstdc++'s std::thread state's _M_run, which calls the callable. */
-static bool cxx_run(const char *f) {
-  return prefixed(f, "std::thread::_State_impl<") && strstr(f, ">::_M_run(");
-}
-
-/* libstdc++'s helpers between _M_run and the callable (kept as frames
- * when not inlined, as at -O0); their names may begin with a return type. */
-static bool cxx_invoke(const char *f) {
-  return strstr(f, "std::thread::_Invoker<") || strstr(f, "std::__invoke");
-}
-
-/* A start routine, which a later stack may name better. */
-static bool start_routine(const char *f) {
-  return rust_start(f) || cxx_run(f) || cxx_start(f) || sanitizer_start(f);
-}
-
-/* Whether a function the start routine calls is the user's: Rust's has a
- * path outside std, core and alloc (libc's and the shim's have no path);
- * C++'s has its parameters and is not in std (its name may begin with a
- * return type). */
-static bool user_function(const char *f, bool rust) {
-  if (rust) return strstr(f, "::") && !rust_runtime(f);
-  const char *paren = strchr(f, '('), *sp = strchr(f, ' '), *lt = strchr(f, '<');
-  if (!paren) return false;
-  if (sp && sp < paren && (!lt || sp < lt)) f = sp + 1;
-  return !prefixed(f, "std::") && !prefixed(f, "__gnu_cxx::");
-}
-
-static const char *func(const ctrace_frame *fr) { return fr->func ? fr->func : ""; }
-
+/* A thread's start function (src/runtime/startname.c), for traces whose
+ * creation left it at a start routine: by the first stack of its own
+ * past the routines. */
 void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **name, bool *settled) {
   const ctrace_frame *fr;
   size_t n;
   if (*settled || !stack || !(n = ctrace__model_stack(r, stack, &fr))) return;
-  if (!(*name)[0]) *name = func(&fr[n - 1]);
+  if (!(*name)[0]) *name = frame_func(fr, n - 1);
   if (!(*name)[0]) return;
-  if (!start_routine(*name)) {
-    *settled = true;
-    return;
-  }
-  /* From the outermost frame in, to the frame the routine calls: i. A
-   * sanitizer's start (san) runs the program's start routine, which may
-   * be a language runtime's or the program's own. */
-  ptrdiff_t i = (ptrdiff_t)n;
-  bool rust = false, cxx = false, routine = false, san = sanitizer_start(*name);
-  const char *marker = NULL;
-  for (;;) {
-    if (--i < 0) return; /* the routines alone: a later stack may say */
-    const char *f = func(&fr[i]);
-    /* A stack that begins at the routine is a creation's (the new
-     * goroutine's start pc), which says nothing of what it calls. */
-    if (i == (ptrdiff_t)n - 1 && !libc_start(f)) return;
-    if (libc_start(f)) continue;
-    if (cxx_start(f)) {
-      cxx = true;
-      continue;
-    }
-    if (strstr(f, "__rust_begin_short_backtrace")) {
-      rust = true;
-      marker = f;
-      i--;
-      break;
-    }
-    if (cxx_run(f)) {
-      for (i--; i >= 0 && cxx_invoke(func(&fr[i])); i--)
-        ;
-      break;
-    }
-    if (rust_start(f) || (routine && rust_runtime(f))) {
-      routine = true;
-      continue;
-    }
-    /* Past libstdc++'s routine, with no _M_run: _M_run called this one
-     * as its last act (a tail call), leaving no frame. */
-    if (cxx) break;
-    if (san && !routine) { /* the program's own start routine */
-      *name = f;
-      *settled = true;
-      return;
-    }
-    return; /* cut short (its depth), or not this thread's start: no say */
-  }
-  /* The first stack past the routines settles it. With no frame inside
-   * them (i < 0), the callable inlined in the routine made a call that
-   * is traced. */
-  *settled = true;
-  if (i >= 0 && user_function(func(&fr[i]), rust))
-    *name = func(&fr[i]);
-  else if (marker && strstr(marker, "::<"))
-    /* Rust's v0 names give the routine's generic arguments: the closure
-     * inlined into it is named there (__rust_begin_short_backtrace::<
-     * app::main::{closure#0}, ()>). */
-    *name = marker;
+  ptrdiff_t i = ctrace__start_frame(*name, fr, n, frame_func, settled);
+  if (i >= 0) *name = frame_func(fr, (size_t)i);
 }
 
 const char *ctrace__an_thread_name(const ctrace_event *ev) {

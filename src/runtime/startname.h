@@ -1,0 +1,30 @@
+/* A thread's start function as people know it: what a language runtime's
+ * thread start routine (Rust's std, libstdc++'s std::thread, a
+ * sanitizer's) calls, read from the thread's own stacks.
+ *
+ * Shared by the tracer, which names a thread's creation by it when it
+ * writes the stack table (src/runtime/startname.c's caller, stack.c), and
+ * the analyses (src/analyse/filter.c), which name threads of traces
+ * written without it. No allocation, no state: names in, an index out. */
+#ifndef CTRACE_RUNTIME_STARTNAME_H
+#define CTRACE_RUNTIME_STARTNAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The name of frame i of a stack (0 innermost), never NULL. */
+typedef const char *ctrace__frame_name(const void *frames, size_t i);
+
+/* Whether f is a start routine, which a later stack may name better. */
+bool ctrace__start_routine(const char *f);
+
+/* For a thread that starts at routine (its creation's start function),
+ * and one of its stacks (n frames, named by name): the index of the frame
+ * that names the thread, or -1 to keep routine. *settled: no later stack
+ * can say more (routine is no start routine, or this stack went past
+ * the routines); left false where this stack had no say (it stopped
+ * short of the routines, or never reached the user's function). */
+ptrdiff_t ctrace__start_frame(const char *routine, const void *frames, size_t n, ctrace__frame_name *name,
+                              bool *settled);
+
+#endif
