@@ -249,8 +249,9 @@ static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, 
 /* GoCreate with the stack above fp, the frame of the public function the
  * program called (ctrace_go_create or ctrace_thread_create), so that
  * neither appears in the creator's stack. */
-static void go_create(ctrace_g *g, void (*start_fn)(void), void *fp, uintptr_t ra) {
+static void go_create(ctrace_g *g, void (*start_fn)(void), void *fp, uintptr_t ra, uint32_t flags) {
   ctrace__g_register(g, (uintptr_t)start_fn, CTRACE__G_RUNNABLE);
+  ctrace__gflags_set(g, ~0u, flags);
   ctrace_g *cur = ctrace__current(&ctrace__tls, ra);
   ctrace__thread *t = ctrace__begin();
   if (!t) return;
@@ -262,7 +263,7 @@ static void go_create(ctrace_g *g, void (*start_fn)(void), void *fp, uintptr_t r
 }
 
 void ctrace_go_create(ctrace_g *g, void (*start_fn)(void)) {
-  go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
+  go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0), 0);
 }
 
 void ctrace_go_destroy(ctrace_g *g) { ctrace__g_unregister(g); }
@@ -1046,8 +1047,8 @@ ctrace_g *ctrace_thread_g(void) {
 ctrace_g *ctrace_thread_create(void (*start_fn)(void)) {
   ctrace_g *g = ctrace__alloc_g();
   if (!g) return NULL;
-  go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0));
-  ctrace__gflags_set(g, ~0u, CTRACE__GF_OWNED);
+  go_create(g, start_fn, __builtin_frame_address(0), (uintptr_t)__builtin_return_address(0),
+            CTRACE__GF_OWNED | CTRACE__GF_THREAD);
   return g;
 }
 
@@ -1056,6 +1057,7 @@ void ctrace_thread_begin(ctrace_g *g) {
   if (t0->mode == CTRACE__MODE_PLAIN && t0->home == &t0->self) ctrace__g_unregister(&t0->self);
   if (g) __atomic_store_n(&g->ctrace__status, CTRACE__G_RUNNING, __ATOMIC_RELAXED);
   ctrace__make_plain(t0, g, (uintptr_t)__builtin_return_address(0));
+  ctrace__start_naming(t0, g);
   ctrace_thread_resume();
 }
 

@@ -123,6 +123,8 @@ enum {
 /* ctrace__flags of a ctrace_g */
 #define CTRACE__GF_OWNED 1u  /* allocated by ctrace_thread_create */
 #define CTRACE__GF_ASSIST 2u /* in a mark assist; its own thread's to change */
+#define CTRACE__GF_THREAD 4u /* a thread's, created here: its creation names
+                                it by its own stacks (ctrace__start_stack_id) */
 /* Generation format: the trace that showed the assist begin (the low 15
  * bits of its mark, ctrace__gen0, with the 16th set: never 0), for its end
  * and the statuses of later generations: Go's current reader refuses an
@@ -185,6 +187,10 @@ typedef struct ctrace__thread {
   char comm[16];                /* its system name as last read (names.c) */
   struct ctrace__prof *prof;    /* CPU sampling (cpuprof.c), NULL if never */
   _Atomic uint64_t events; /* events written, summed by ctrace_stats_get */
+  /* Stacks this thread still notes for its creation's start stack
+   * (ctrace__start_note), and its G's id. */
+  uint8_t naming_left;
+  uint64_t naming_g;
   struct ctrace__thread *next, *prev; /* registry, under threads lock */
 } ctrace__thread;
 
@@ -471,6 +477,15 @@ uintptr_t ctrace__thread_start_pc(ctrace__thread *t, uintptr_t pc) CTRACE__HIDDE
 void ctrace__thread_stack(ctrace__thread *t) CTRACE__HIDDEN;
 /* Id of the one-frame stack of a G's start function. */
 uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) CTRACE__HIDDEN;
+/* Id of the start stack of g's creation: for a thread's G
+ * (CTRACE__GF_THREAD), one of its own, which the stack table names by
+ * what the thread's first stacks show its start routine calls
+ * (startname.c); else ctrace__pc_stack_id of its start function. */
+uint64_t ctrace__start_stack_id(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
+/* A thread whose G is a thread's (CTRACE__GF_THREAD) notes its first
+ * stacks for the start stack, from ctrace__stack_id. */
+void ctrace__start_naming(ctrace__thread *t, ctrace_g *g) CTRACE__HIDDEN;
+void ctrace__start_note(ctrace__thread *t, uint64_t stack) CTRACE__HIDDEN;
 /* Id of the stack pcs[0..n) (return addresses), cut at the first pc
  * outside code, as a captured stack is. */
 uint64_t ctrace__pcs_stack_id(ctrace__thread *t, const uintptr_t *pcs, int n) CTRACE__HIDDEN;

@@ -173,7 +173,7 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
     uint64_t v[1] = {g->id};
     ctrace__emit2(w, CTRACE_EV122_GoCreateSyscall, 1, v, 0);
   } else {
-    uint64_t v[3] = {g->id, ctrace__pc_stack_id(w->t, g->ctrace__start_pc), creator_stack};
+    uint64_t v[3] = {g->id, ctrace__start_stack_id(w->t, g), creator_stack};
     g->ctrace__ticks = ctrace__emit2(w, CTRACE_EV122_GoCreate, 3, v, 0);
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
   }
@@ -255,7 +255,7 @@ static void announce(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creato
   if (!announced(w, g)) {
     g->ctrace__seq = 0;
     g->ctrace__lastp = w->p;
-    uint64_t v[3] = {g->id, ctrace__pc_stack_id(w->t, g->ctrace__start_pc), creator_stack};
+    uint64_t v[3] = {g->id, ctrace__start_stack_id(w->t, g), creator_stack};
     uint64_t ticks = ctrace__emit(w, CTRACE_EV_GoCreate, 3, v, 0);
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
     if (status == CTRACE__G_WAITING || status == CTRACE__G_SYSCALL) {

@@ -16,8 +16,10 @@
  * stack_id_unwind below.
  */
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "startname.h"
 #include "symbolize.h"
 #include "tab.h"
 #include "unwind/unwind.h"
@@ -185,7 +187,7 @@ static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
   return stack_put(STACKS(t), pcs, n, h);
 }
 
-uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
+static inline uint64_t stack_id(ctrace__thread *t, void *fp) {
   if (!ctrace__cfg.stacks) return 0;
   if (ctrace__cfg.unwind != CTRACE_UNWIND_FP) return stack_id_unwind(t, fp);
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
@@ -200,6 +202,12 @@ uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
     h = hash_pcs(pcs, n);
   }
   return stack_put(STACKS(t), pcs, n, h);
+}
+
+uint64_t ctrace__stack_id(ctrace__thread *t, void *fp) {
+  uint64_t id = stack_id(t, fp);
+  if (__builtin_expect(t->naming_left != 0, 0)) ctrace__start_note(t, id);
+  return id;
 }
 
 /* libc's code: [lo, hi) of its executable segment, found once. */
@@ -261,6 +269,105 @@ uint64_t ctrace__pc_stack_id(ctrace__thread *t, uintptr_t pc) {
   return stack_put(STACKS(t), pcs, 1, hash_pcs(pcs, 1));
 }
 
+/* ---- a thread's start stack ------------------------------------------------ */
+
+/* The creation of a thread's G gets a start stack of its own: an entry
+ * keyed by the start pc and, as a second word no walk makes (no address
+ * has the top bit), the G's id. The thread notes its first stacks of the
+ * generation (START_NOTES of them), and when the table is written, the
+ * entry is the frame they show the start routine calls, by
+ * ctrace__start_frame's rule; or the start pc's, where none says. By
+ * generation parity, as the tables: a generation's notes are read when
+ * its table is written, while the next one's threads note into the
+ * others. Past START_CAP notes in a generation, a thread's creation keeps
+ * its start routine. */
+#define START_MARK ((uintptr_t)1 << 63)
+#define START_NOTES 6
+#define START_CAP 8192
+static struct {
+  uint64_t g, stack;
+} start_notes[2][START_CAP];
+static _Atomic uint32_t start_count[2];
+
+uint64_t ctrace__start_stack_id(ctrace__thread *t, ctrace_g *g) {
+  if (!(ctrace__gflags(g) & CTRACE__GF_THREAD) || !ctrace__cfg.stacks)
+    return ctrace__pc_stack_id(t, g->ctrace__start_pc);
+  uintptr_t key[2] = {g->ctrace__start_pc + 1, START_MARK | g->id};
+  return stack_put(STACKS(t), key, 2, hash_pcs(key, 2));
+}
+
+void ctrace__start_naming(ctrace__thread *t, ctrace_g *g) {
+  bool thread = g && (ctrace__gflags(g) & CTRACE__GF_THREAD);
+  t->naming_g = thread ? g->id : 0;
+  t->naming_left = thread ? START_NOTES : 0;
+}
+
+/* Inside a write section of t's generation, whose table stack is in:
+ * the generation's end, which writes the table, waits for it. */
+void ctrace__start_note(ctrace__thread *t, uint64_t stack) {
+  t->naming_left--;
+  if (!stack) return;
+  unsigned par = (unsigned)(t->state >> 1) & 1;
+  uint32_t i = atomic_fetch_add_explicit(&start_count[par], 1, memory_order_relaxed);
+  if (i >= START_CAP) {
+    t->naming_left = 0;
+    return;
+  }
+  start_notes[par][i].g = t->naming_g;
+  start_notes[par][i].stack = stack;
+}
+
+/* The table's entries by id (ids are dense from 1), built for the first
+ * start stack a table writes. */
+typedef struct start_index {
+  ctrace__tab *tab;
+  ctrace__entry **by_id;
+  uint64_t n;
+  bool built;
+} start_index;
+
+static const ctrace__entry *entry_by_id(start_index *x, uint64_t id) {
+  if (!x->built) {
+    x->built = true;
+    x->n = x->tab->next_id + 1;
+    x->by_id = calloc(x->n, sizeof *x->by_id);
+    if (x->by_id)
+      for (ctrace__entry *e = x->tab->all; e; e = e->all)
+        if (e->id < x->n) x->by_id[e->id] = e;
+  }
+  return x->by_id && id < x->n ? x->by_id[id] : NULL;
+}
+
+static size_t visible_pcs(const ctrace__entry *e, uintptr_t *pcs);
+
+static const char *symbol_name(const void *frames, size_t i) {
+  ctrace__frame fr;
+  ctrace__symbolize(((const uintptr_t *)frames)[i], &fr);
+  return fr.func;
+}
+
+/* The frame of thread g's start, where its noted stacks (par's) name
+ * one past its start routine, routine's name: *pc and *fr. */
+static void start_frame(start_index *x, unsigned par, uint64_t g, const char *routine, uintptr_t *pc,
+                        ctrace__frame *fr) {
+  uint32_t n = atomic_load_explicit(&start_count[par], memory_order_relaxed);
+  if (n > START_CAP) n = START_CAP;
+  for (uint32_t k = 0; k < n; k++) {
+    if (start_notes[par][k].g != g) continue;
+    const ctrace__entry *e = entry_by_id(x, start_notes[par][k].stack);
+    if (!e) continue;
+    uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
+    size_t npcs = visible_pcs(e, pcs);
+    bool settled = false;
+    ptrdiff_t i = ctrace__start_frame(routine, pcs, npcs, symbol_name, &settled);
+    if (i >= 0) {
+      *pc = pcs[i];
+      ctrace__symbolize(*pc, fr);
+    }
+    if (settled) return;
+  }
+}
+
 static _Atomic uintptr_t hidden_lo, hidden_hi;
 
 void ctrace__stack_hide(uintptr_t lo, uintptr_t hi) {
@@ -268,28 +375,48 @@ void ctrace__stack_hide(uintptr_t lo, uintptr_t hi) {
   atomic_store_explicit(&hidden_hi, hi, memory_order_relaxed);
 }
 
-/* An entry of the stack table, [id, n, {pc, func, file, line}...], into
- * body; the frames' strings go into w's generation's table. Frames in
- * hidden code (ctrace__stack_hide) are left out here, when the table is
- * written, off the hot path. Returns the entry's length. */
-static size_t stack_entry(ctrace__w *w, const ctrace__entry *e, uint8_t *body) {
+/* e's pcs, leaving out frames in hidden code (ctrace__stack_hide): when
+ * the table is written, off the hot path. */
+static size_t visible_pcs(const ctrace__entry *e, uintptr_t *pcs) {
   uintptr_t lo = atomic_load_explicit(&hidden_lo, memory_order_relaxed),
             hi = atomic_load_explicit(&hidden_hi, memory_order_relaxed);
-  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
   size_t n = 0;
   for (size_t i = 0; i < e->len / sizeof(uintptr_t) && n < CTRACE_MAX_STACK_DEPTH; i++) {
     memcpy(&pcs[n], e->key + i * sizeof pcs[0], sizeof pcs[0]);
     if (pcs[n] - 1 < lo || pcs[n] - 1 >= hi) n++;
   }
+  return n;
+}
+
+static uint8_t *put_frame(ctrace__w *w, uint8_t *q, uintptr_t pc, const ctrace__frame *fr) {
+  q = ctrace__put_uvarint(q, pc);
+  q = ctrace__put_uvarint(q, ctrace__string_id(w, fr->func));
+  q = ctrace__put_uvarint(q, ctrace__string_id(w, fr->file));
+  return ctrace__put_uvarint(q, fr->line);
+}
+
+/* An entry of the stack table, [id, n, {pc, func, file, line}...], into
+ * body; the frames' strings go into w's generation's table; a thread's
+ * start stack is one frame, named from its notes (x). Returns the
+ * entry's length. */
+static size_t stack_entry(ctrace__w *w, const ctrace__entry *e, start_index *x, uint8_t *body) {
   uint8_t *q = ctrace__put_uvarint(body, e->id);
+  uintptr_t key[2];
+  if (e->len == sizeof key && (memcpy(key, e->key, sizeof key), key[1] & START_MARK)) {
+    uintptr_t pc = key[0];
+    ctrace__frame fr;
+    ctrace__symbolize(pc, &fr);
+    start_frame(x, (unsigned)(w->t->state >> 1) & 1, key[1] & ~START_MARK, fr.func, &pc, &fr);
+    q = ctrace__put_uvarint(q, 1);
+    return (size_t)(put_frame(w, q, pc, &fr) - body);
+  }
+  uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
+  size_t n = visible_pcs(e, pcs);
   q = ctrace__put_uvarint(q, n);
   for (size_t i = 0; i < n; i++) {
     ctrace__frame fr;
     ctrace__symbolize(pcs[i], &fr);
-    q = ctrace__put_uvarint(q, pcs[i]);
-    q = ctrace__put_uvarint(q, ctrace__string_id(w, fr.func));
-    q = ctrace__put_uvarint(q, ctrace__string_id(w, fr.file));
-    q = ctrace__put_uvarint(q, fr.line);
+    q = put_frame(w, q, pcs[i], &fr);
   }
   return (size_t)(q - body);
 }
@@ -299,9 +426,10 @@ static size_t stack_entry(ctrace__w *w, const ctrace__entry *e, uint8_t *body) {
 void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) {
   ctrace__thread tables = {.state = gen << 1};
   ctrace__w w = {&tables, bp, CTRACE__NO_P};
+  start_index x = {.tab = STACKS(&tables)};
   for (ctrace__entry *e = STACKS(&tables)->all; e; e = e->all) {
     uint8_t body[STACK_ENTRY_MAX];
-    size_t len = stack_entry(&w, e, body);
+    size_t len = stack_entry(&w, e, &x, body);
     uint8_t *out = ctrace__reserve(bp, CTRACE__NO_P, 1 + CTRACE_MAX_VARINT + len);
     if (!out) continue;
     *out++ = CTRACE_EV_Stack | 3 << CTRACE_ARG_COUNT_SHIFT;
@@ -309,6 +437,7 @@ void ctrace__tables_dump(ctrace__buf **bp, uint64_t gen) {
     memcpy(out, body, len);
     (*bp)->pos = out + len;
   }
+  free(x.by_id);
   /* The symbolizer's files are open in the program's descriptor table
    * (libdw opens them without close-on-exec): none may outlive the stop,
    * where the program could close the numbers and reuse them (libdw would
@@ -379,15 +508,17 @@ void ctrace__tables_dump2(uint64_t gen, uint64_t ticks) {
   ctrace__thread tables = {.state = gen << 1};
   ctrace__buf *b = NULL;
   ctrace__w w = {&tables, &b, CTRACE__NO_P};
+  start_index x = {.tab = STACKS(&tables)};
   for (ctrace__entry *e = STACKS(&tables)->all; e; e = e->all) {
     uint8_t body[STACK_ENTRY_MAX];
-    size_t len = stack_entry(&w, e, body);
+    size_t len = stack_entry(&w, e, &x, body);
     uint8_t *q = section(&b, gen, ticks, CTRACE_EV122_Stacks, 1 + len);
     if (!q) break;
     *q++ = CTRACE_EV122_Stack;
     memcpy(q, body, len);
     b->pos = q + len;
   }
+  free(x.by_id);
   if (b) ctrace__queue_full(b);
   b = NULL;
   for (ctrace__entry *e = STRINGS(&tables)->all; e; e = e->all) {
@@ -420,6 +551,7 @@ void ctrace__tables_fork_child(void) {
 }
 
 void ctrace__tables_reset(uint64_t gen) {
+  atomic_store_explicit(&start_count[gen & 1], 0, memory_order_relaxed);
   ctrace__tab_reset(&stack_tabs[gen & 1]);
   ctrace__tab_reset(&string_tabs[gen & 1]);
 }

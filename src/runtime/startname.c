@@ -49,10 +49,13 @@ static bool libc_start(const char *f) {
 }
 
 /* Rust std's thread start routine, in any std's path for it
- * (std::sys::unix::thread::..., std::sys::pal::unix::thread::...). */
+ * (std::sys::unix::thread::..., std::sys::pal::unix::thread::..., and
+ * Rust 1.9x's impl path <std::sys::thread::unix::Thread>::new::...). */
 static bool rust_start(const char *f) {
   size_t n = strlen(f);
-  return prefixed(f, "std::") && n > 14 && strcmp(f + n - 14, "::thread_start") == 0;
+  if (n <= 14 || strcmp(f + n - 14, "::thread_start") != 0) return false;
+  while (*f == '<') f++;
+  return prefixed(f, "std::");
 }
 
 /* Frames between Rust's start routine and __rust_begin_short_backtrace:

@@ -13,8 +13,11 @@
 # thread's stack goes from its start function to libc's start_thread); a
 # std::thread's start function is the callable it was given, and the
 # functions of the program's that run_cxx_spawn's std::threads and
-# rust_spawn.rs's threads run are theirs, in ctrace stats and in the
-# export's track names. run_behind's
+# rust_spawn.rs's threads run are theirs, in ctrace stats, in the
+# export's track names, and in the trace itself: Go 1.27's reader (which
+# names a goroutine by its creation's start frame) gives the creations
+# those functions, in Go's current format and in the classic one.
+# run_behind's
 # thread, made by libc's own pthread_create where the shim does not see
 # it, starts at its start routine (behind_worker), not at the first call
 # the tracer saw (pthread_setname_np).
@@ -23,6 +26,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/lib.sh"
 outdir_args "$@"
+. "$here/../lib/go_paths.sh"
+export GOCACHE=$out/gocache GOTOOLCHAIN=local
+
+# creations NAME: the start frames of the goroutines NAME's trace creates,
+# as Go 1.27's reader gives them (-d=parsed: a creation is a NotExist->
+# Runnable transition, its TransitionStack the new goroutine's), sorted.
+creations() {
+    "$(go_trace_tool "$GO127")" -d=parsed "$out/$1.trace" >"$out/$1.parsed" 2>&1 ||
+        fatal "$1: Go 1.27 does not read the trace: $(tail -2 "$out/$1.parsed")"
+    awk '/ NotExist->Runnable / { s = 1; next } s == 1 && /^TransitionStack=/ { s = 2; next }
+         s == 2 { sub(/^\t/, ""); sub(/ @ 0x[0-9a-f]+$/, ""); print } { s = 0 }' "$out/$1.parsed" | sort
+}
 
 # check NAME WANT...: the stacks of NAME's trace hold every WANT (a fixed
 # string), and no mangled name.
@@ -75,48 +90,62 @@ check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread
 # Threads of Rust's spawn and of std::thread running named functions of
 # the program's start at those functions in ctrace stats, not at std's
 # or libstdc++'s start routine (their stacks show what the routine calls).
-/usr/bin/rustc -O -o "$out/run_rust_spawn" "$here/rust_spawn.rs" || fail "rust_spawn: rustc failed"
+/usr/bin/rustc -O -o "$out/run_rust_spawn" "$here/rust_spawn.rs" || fatal "rust_spawn: rustc failed"
 "$ctrace" run -o "$out/rust_spawn.trace" -- "$out/run_rust_spawn" >"$out/rust_spawn.out" 2>&1 ||
-    fail "rust_spawn: the run failed: $(tail -3 "$out/rust_spawn.out")"
+    fatal "rust_spawn: the run failed: $(tail -3 "$out/rust_spawn.out")"
 "$ctrace" stats "$out/rust_spawn.trace" >"$out/rust_spawn.stats"
 grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn.stats" &&
     grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn.stats" ||
-    fail "rust_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn.stats")"
+    fatal "rust_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn.stats")"
 echo "$prog: rust_spawn: its threads start at rust_spawn::fetcher and rust_spawn::indexer"
+# In the trace: the creations of fetcher's and indexer's threads start
+# at them (the third's closure is inlined: it keeps std's routine), in
+# both formats.
+"$ctrace" run --format=go1.11 -o "$out/rust_spawn111.trace" -- "$out/run_rust_spawn" >"$out/rust_spawn111.out" 2>&1 ||
+    fatal "rust_spawn: the classic run failed: $(tail -3 "$out/rust_spawn111.out")"
+for t in rust_spawn rust_spawn111; do
+    creations "$t" >"$out/$t.creations"
+    grep -qx 'rust_spawn::fetcher' "$out/$t.creations" && grep -qx 'rust_spawn::indexer' "$out/$t.creations" ||
+        fatal "$t: Go 1.27 names its creations $(tr '\n' ';' <"$out/$t.creations"), not rust_spawn::fetcher and rust_spawn::indexer"
+done
+echo "$prog: rust_spawn: Go 1.27 reads the creations at rust_spawn::fetcher and rust_spawn::indexer, in both formats"
 # tracks NAME: the name each thread's track ends with in the JSON export
 # (the last description of a tid names it), one a line.
 tracks() {
-    "$ctrace" export -f json -o "$out/$1.json" "$out/$1.trace" || fail "$1: the export failed"
+    "$ctrace" export -f json -o "$out/$1.json" "$out/$1.trace" || fatal "$1: the export failed"
     jq -r '[.traceEvents[] | select(.ph == "M" and .name == "thread_name")] | group_by(.tid)[] | last | .args.name' \
         "$out/$1.json"
 }
 tracks rust_spawn >"$out/rust_spawn.tracks"
 grep -qE '^rust_spawn::fetcher G[0-9]+$' "$out/rust_spawn.tracks" ||
-    fail "rust_spawn: no track named by rust_spawn::fetcher in the export: $(tr '\n' ';' <"$out/rust_spawn.tracks")"
+    fatal "rust_spawn: no track named by rust_spawn::fetcher in the export: $(tr '\n' ';' <"$out/rust_spawn.tracks")"
 # Its closure inlined into std's __rust_begin_short_backtrace has no
 # frame: with Rust's v0 mangling, the routine's instance names it.
 /usr/bin/rustc -O -C symbol-mangling-version=v0 -o "$out/run_rust_spawn_v0" "$here/rust_spawn.rs" ||
-    fail "rust_spawn v0: rustc failed"
+    fatal "rust_spawn v0: rustc failed"
 "$ctrace" run -o "$out/rust_spawn_v0.trace" -- "$out/run_rust_spawn_v0" >"$out/rust_spawn_v0.out" 2>&1 ||
-    fail "rust_spawn v0: the run failed: $(tail -3 "$out/rust_spawn_v0.out")"
+    fatal "rust_spawn v0: the run failed: $(tail -3 "$out/rust_spawn_v0.out")"
 "$ctrace" stats "$out/rust_spawn_v0.trace" >"$out/rust_spawn_v0.stats"
 grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn_v0.stats" &&
     grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn_v0.stats" &&
     grep -qE '^  - +[^ ]*rust_spawn::main::\{closure#[0-9]+\}' "$out/rust_spawn_v0.stats" ||
-    fail "rust_spawn v0: its threads do not start at fetcher, indexer and main's closure: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn_v0.stats")"
+    fatal "rust_spawn v0: its threads do not start at fetcher, indexer and main's closure: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn_v0.stats")"
 echo "$prog: rust_spawn v0: its threads start at rust_spawn::fetcher, rust_spawn::indexer and main's closure"
 
 "$ctrace" run -o "$out/cxx_spawn.trace" -- "$bindir/run_cxx_spawn" >"$out/cxx_spawn.out" 2>&1 ||
-    fail "cxx_spawn: the run failed: $(tail -3 "$out/cxx_spawn.out")"
+    fatal "cxx_spawn: the run failed: $(tail -3 "$out/cxx_spawn.out")"
 "$ctrace" stats "$out/cxx_spawn.trace" >"$out/cxx_spawn.stats"
 # (In an ASan build too: past asan_thread_start, the routine it calls.)
 if grep -qE '^  fetcher\(int\) ' "$out/cxx_spawn.stats" && grep -qE '^  shop::indexer\(\) ' "$out/cxx_spawn.stats"; then
     tracks cxx_spawn >"$out/cxx_spawn.tracks"
     grep -qE '^fetcher\(int\) G[0-9]+$' "$out/cxx_spawn.tracks" && grep -qE '^shop::indexer\(\) G[0-9]+$' "$out/cxx_spawn.tracks" ||
-        fail "cxx_spawn: the export's tracks are not named by fetcher and indexer: $(tr '\n' ';' <"$out/cxx_spawn.tracks")"
-    echo "$prog: cxx_spawn: its threads start at fetcher(int) and shop::indexer(), in stats and the export"
+        fatal "cxx_spawn: the export's tracks are not named by fetcher and indexer: $(tr '\n' ';' <"$out/cxx_spawn.tracks")"
+    creations cxx_spawn >"$out/cxx_spawn.creations"
+    grep -qxF 'fetcher(int)' "$out/cxx_spawn.creations" && grep -qxF 'shop::indexer()' "$out/cxx_spawn.creations" ||
+        fatal "cxx_spawn: Go 1.27 names its creations $(tr '\n' ';' <"$out/cxx_spawn.creations"), not fetcher(int) and shop::indexer()"
+    echo "$prog: cxx_spawn: its threads start at fetcher(int) and shop::indexer(), in stats, the export and Go 1.27's reader"
 else
-    fail "cxx_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx_spawn.stats")"
+    fatal "cxx_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx_spawn.stats")"
 fi
 
 "$ctrace" run -o "$out/behind.trace" -- "$bindir/run_behind" >"$out/behind.out" 2>&1 ||
