@@ -207,7 +207,14 @@ typedef struct g2reader {
   ctrace_parse_error error; /* once failed, every read returns it */
   g2gen gen;
   g2order order;
-  uint32_t *front; /* heap of indices into gen.mq */
+  /* The frontier: a heap of cursors (indices into gen.mq) on the time of
+   * their events, kept beside each index so that a comparison reads the
+   * heap's own array, not a cursor elsewhere; set wherever a cursor's
+   * event changes (install, try_advance). */
+  struct g2front {
+    int64_t time;
+    uint32_t i;
+  } *front;
   uint32_t nfront, capfront;
   int64_t last_ts;
   uint64_t out_seq;

@@ -69,10 +69,10 @@ void ctrace__g2_rewind(g2reader *r) {
 
 /* ---- the frontier: Go's heap, step for step ------------------------------------ */
 
-static int64_t ftime(const g2reader *r, uint32_t i) { return r->gen.mq[r->front[i]].ev.time; }
+static int64_t ftime(const g2reader *r, uint32_t i) { return r->front[i].time; }
 
 static void swap(g2reader *r, uint32_t a, uint32_t b) {
-  uint32_t t = r->front[a];
+  struct g2front t = r->front[a];
   r->front[a] = r->front[b];
   r->front[b] = t;
 }
@@ -85,16 +85,21 @@ static uint32_t sift_up(g2reader *r, uint32_t i) {
   return i;
 }
 
+/* Go's down: the earliest of the parent and its two children goes up;
+ * on equal times the parent stays, and the first child goes before the
+ * second. */
 static void sift_down(g2reader *r, uint32_t i) {
+  struct g2front *f = r->front;
+  uint32_t n = r->nfront;
   for (;;) {
-    uint32_t m = i;
-    int64_t mt = INT64_MAX;
-    if (i < r->nfront) mt = ftime(r, i);
-    for (uint32_t c = 2 * i + 1; c <= 2 * i + 2; c++)
-      if (c < r->nfront && ftime(r, c) < mt) {
-        mt = ftime(r, c);
-        m = c;
-      }
+    uint32_t c = 2 * i + 1, m = i;
+    if (c >= n) return;
+    int64_t mt = f[i].time;
+    if (f[c].time < mt) {
+      m = c;
+      mt = f[c].time;
+    }
+    if (c + 1 < n && f[c + 1].time < mt) m = c + 1;
     if (m == i) return;
     swap(r, i, m);
     i = m;
@@ -305,7 +310,7 @@ static int install(g2reader *r, ctrace_parse_error *err) {
   r->have_gen = true;
   r->nfront = 0;
   if (r->gen.nmq > 0) {
-    uint32_t *f = realloc(r->front, r->gen.nmq * sizeof *f);
+    struct g2front *f = realloc(r->front, r->gen.nmq * sizeof *f);
     if (!f) return fail(r, (ctrace__perr(err, r->gen.start, "out of memory"), err));
     r->front = f;
   }
@@ -315,7 +320,7 @@ static int install(g2reader *r, ctrace_parse_error *err) {
     int rc = ctrace__g2_cursor_next(r, q, err);
     if (rc < 0) return fail(r, err);
     if (rc == 0) continue;
-    r->front[r->nfront++] = i;
+    r->front[r->nfront++] = (struct g2front){q->ev.time, i};
     sift_up(r, r->nfront - 1);
   }
   /* Counted once it reads: one that fails here may be where a trace was
@@ -380,13 +385,14 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
 
 /* Go's tryAdvance(i): 1 advanced, 0 not, -1 error. */
 static int try_advance(g2reader *r, uint32_t i, ctrace_parse_error *err) {
-  g2mq *q = &r->gen.mq[r->front[i]];
+  g2mq *q = &r->gen.mq[r->front[i].i];
   q->ev.m = q->m;
   int rc = ctrace__g2_advance(r, &q->ev, err);
   if (rc <= 0) return rc;
   rc = ctrace__g2_cursor_next(r, q, err);
   if (rc < 0) return -1;
   if (rc) {
+    r->front[i].time = q->ev.time;
     if (sift_up(r, i) == i) sift_down(r, i);
   } else {
     heap_remove(r, i);
@@ -402,10 +408,11 @@ static void frontier_sort(g2reader *r) {
 
 static int pop(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   g2order *o = &r->order;
-  g2ev e = o->queue[o->qhead];
+  /* From the queue itself, not a copy: finish does not touch the queue. */
+  const g2ev *e = &o->queue[o->qhead];
   o->qhead = (o->qhead + 1) % 4;
   o->qlen--;
-  if (finish(r, &e, ev, err) < 0) return fail(r, err);
+  if (finish(r, e, ev, err) < 0) return fail(r, err);
   return 1;
 }
 
@@ -473,7 +480,7 @@ static int next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     }
     if (!ok) {
       /* Go lists the frontier and the ordering's state after this line. */
-      const g2mq *q = &g->mq[r->front[0]];
+      const g2mq *q = &g->mq[r->front[0].i];
       return fail(r, (ctrace__perr(err, q->ev.off,
                                    "broken trace: failed to advance: frontier: [gen=%llu] M %lld [%s time=%lld]",
                                    (unsigned long long)g->gen, (long long)q->m,
