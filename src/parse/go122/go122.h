@@ -222,7 +222,8 @@ typedef struct g2reader {
   uint64_t ngens;
   u64map seen_g, seen_p, seen_m;
   /* Ids already in the seen_ maps (value 1): most events' M, P and G
-   * were seen lately, and then need no insertion. */
+   * were seen lately, and then need no insertion. G2_NONE is in them
+   * too, though never in the maps (note, in stream.c). */
   u64cache noted_m, noted_p, noted_g;
   int64_t first_ts;
   bool have_first;
