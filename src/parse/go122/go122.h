@@ -65,6 +65,7 @@ typedef struct g2mq {
   uint32_t nb, capb;
   uint32_t bi;     /* next batch */
   uint64_t off;    /* next byte in batch bi */
+  uint64_t end;    /* batch bi's end; 0 before the first batch and after the last */
   int64_t last_ts; /* ns; 0 means "take the batch's base", as in Go */
   g2ev ev;         /* the cursor's event */
 } g2mq;
