@@ -178,13 +178,13 @@ static const fdesc fdescs[256] = {CTRACE_GO122_EVENTS(FDESC)[CTRACE_EV122_Sync] 
 /* Go's validateTableIDs, the time fix-up, and the public event. */
 static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
-  const fdesc *d = &fdescs[e->typ];
+  const fdesc d = fdescs[e->typ]; /* a copy: the stores to ev below might alias it */
   /* Field by field, not memset: this runs for every event, and a memset
    * of the whole struct compiles to a rep stosq that took half of this
    * function's time. Every field is set here or below. */
   ev->format = 1;
   ev->type = e->typ;
-  ev->kind = d->kind;
+  ev->kind = d.kind;
   ev->off = e->off;
   ev->m = e->m;
   ev->p = e->p;
@@ -198,32 +198,32 @@ static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_err
   ev->nframes = ev->ntframes = 0;
   ev->sargs[0] = ev->sargs[1] = NULL;
   ev->sargs_len[0] = ev->sargs_len[1] = 0;
-  if (d->any) { /* in Go's order: the stacks, then the strings */
-    if (d->stack) {
-      uint64_t id = e->args[d->stack - 1];
+  if (d.any) { /* in Go's order: the stacks, then the strings */
+    if (d.stack) {
+      uint64_t id = e->args[d.stack - 1];
       if (!stack_of(g, id, &ev->frames, &ev->nframes)) goto bad_stack;
       ev->stack = id;
       ev->has_stack = id != 0;
     }
-    if (d->stack2) {
-      uint64_t id = e->args[d->stack2 - 1];
+    if (d.stack2) {
+      uint64_t id = e->args[d.stack2 - 1];
       if (!stack_of(g, id, &ev->tframes, &ev->ntframes)) goto bad_stack2;
       ev->tstack = id;
     }
-    if (d->str) {
-      uint64_t id = e->args[d->str - 1];
+    if (d.str) {
+      uint64_t id = e->args[d.str - 1];
       const char *s = ctrace__g2_string(g, id, &ev->sargs_len[0]);
       if (!s) goto bad_str;
       ev->sargs[0] = s;
     }
-    if (d->str2) {
-      uint64_t id = e->args[d->str2 - 1];
+    if (d.str2) {
+      uint64_t id = e->args[d.str2 - 1];
       const char *s = ctrace__g2_string(g, id, &ev->sargs_len[1]);
       if (!s) goto bad_str2;
       ev->sargs[1] = s;
     }
   }
-  if (d->fix) {
+  if (d.fix) {
     switch (e->typ) {
     case CTRACE_EV122_CPUSample:
       /* Go gives a sample its stack whatever the id (Stack() is never
@@ -274,18 +274,18 @@ static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_err
   return 1;
   uint64_t id;
 bad_stack:
-  id = e->args[d->stack - 1];
+  id = e->args[d.stack - 1];
   goto bad_stack_id;
 bad_stack2:
-  id = e->args[d->stack2 - 1];
+  id = e->args[d.stack2 - 1];
 bad_stack_id:
   return ctrace__perr(err, e->off, "found invalid stack ID %llu for event %s", (unsigned long long)id,
                       ctrace_event122_descs[e->typ].name);
 bad_str:
-  id = e->args[d->str - 1];
+  id = e->args[d.str - 1];
   goto bad_str_id;
 bad_str2:
-  id = e->args[d->str2 - 1];
+  id = e->args[d.str2 - 1];
 bad_str_id:
   return ctrace__perr(err, e->off, "found invalid string ID %llu for event %s", (unsigned long long)id,
                       ctrace_event122_descs[e->typ].name);
