@@ -26,8 +26,8 @@ static bool grow(u64map *m) {
   return true;
 }
 
-uint64_t *ctrace__map_put(u64map *m, uint64_t key, bool *fresh) {
-  if ((m->len + 1) * 2 > m->cap && !grow(m)) return NULL;
+uint64_t *ctrace__map_put_grow(u64map *m, uint64_t key, bool *fresh) {
+  if (!grow(m)) return NULL;
   size_t i = slot(key, m->cap);
   for (; m->used[i]; i = (i + 1) & (m->cap - 1))
     if (m->keys[i] == key) {

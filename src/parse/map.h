@@ -31,9 +31,30 @@ static inline uint64_t *ctrace__map_get(const u64map *m, uint64_t key) {
     if (m->keys[i] == key) return &m->vals[i];
   }
 }
+/* ctrace__map_put when the map must grow first (map.c). */
+uint64_t *ctrace__map_put_grow(u64map *m, uint64_t key, bool *fresh);
 /* Pointer to the value of key, inserted as 0 if absent (*fresh says so);
- * NULL if out of memory. The pointer is valid until the next put. */
-uint64_t *ctrace__map_put(u64map *m, uint64_t key, bool *fresh);
+ * NULL if out of memory. The pointer is valid until the next put.
+ * Inline but for the growth: most puts find their key (the analyses put
+ * once an event or more), and a call cost more than the probe. The map
+ * grows before the probe, whether the key is there or not, as it always
+ * has: when it grows decides where keys go, and so the order in which
+ * those who walk the slots meet them. */
+static inline uint64_t *ctrace__map_put(u64map *m, uint64_t key, bool *fresh) {
+  if ((m->len + 1) * 2 > m->cap) return ctrace__map_put_grow(m, key, fresh);
+  size_t i = ctrace__map_slot_of(key, m->cap);
+  for (; m->used[i]; i = (i + 1) & (m->cap - 1))
+    if (m->keys[i] == key) {
+      if (fresh) *fresh = false;
+      return &m->vals[i];
+    }
+  m->used[i] = 1;
+  m->keys[i] = key;
+  m->vals[i] = 0;
+  m->len++;
+  if (fresh) *fresh = true;
+  return &m->vals[i];
+}
 bool ctrace__map_del(u64map *m, uint64_t key);
 
 /* A direct-mapped cache in front of a u64map, for keys looked up once an

@@ -262,7 +262,8 @@ void ctrace_reader_rewind(ctrace_reader *r) {
  * command whose analysis reads the whole trace needs no check pass of
  * its own before it: this pass is one (ctrace_reader_check then answers
  * from it), and its error is the one a check pass would have met first. */
-int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+static inline __attribute__((always_inline)) int g2_read(ctrace_reader *r, ctrace_event *ev,
+                                                         ctrace_parse_error *err) {
   g2reader *g = r->g2;
   int rc = ctrace__g2_next(g, ev, err);
   if (!r->pass_whole) return rc;
@@ -284,6 +285,11 @@ int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err)
   return 0;
 }
 
+/* g2_read is inline in g2_next, which gives every event of
+ * ctrace_reader_next and _read, and in check_g2: a call a level for each
+ * event cost as much as a hash lookup. This is ahead.c's. */
+int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) { return g2_read(r, ev, err); }
+
 /* Go 1.22+: one streaming pass to the end, counting; or what a whole pass
  * already read said. */
 static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
@@ -294,7 +300,7 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
   ctrace_reader_rewind(r);
   ctrace_event ev;
   int rc;
-  while ((rc = ctrace__g2_read(r, &ev, err)) == 1) {
+  while ((rc = g2_read(r, &ev, err)) == 1) {
   }
   if (rc < 0) return -1;
   ctrace_reader_rewind(r);
@@ -313,11 +319,12 @@ static bool ahead_wanted(void) {
 
 /* Go 1.22+: the next event for ctrace_reader_read and _next, read ahead
  * on a second thread from a pass's first event on (ahead.c). */
-static int g2_next(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) {
+static inline __attribute__((always_inline)) int g2_next(ctrace_reader *r, ctrace_event *ev,
+                                                         ctrace_parse_error *err) {
   g2reader *g = r->g2;
   if (!r->ahead && g->out_seq == 0 && !g->done && !g->failed && ahead_wanted())
     r->ahead = ctrace__ahead_start(r);
-  if (!r->ahead) return ctrace__g2_read(r, ev, err);
+  if (!r->ahead) return g2_read(r, ev, err);
   if (ctrace__ahead_next(r->ahead, ev)) return 1;
   g = r->g2; /* the reading thread has ended: its state is ours */
   if (!g->failed) return 0;

@@ -671,8 +671,48 @@ static void trim(g2reader *r) {
   ctrace__g2_release(r, at, g->end);
 }
 
-int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err) {
-  const uint8_t *d = r->data;
+/* Per event type, for the cursor: whether a batch of events may hold it
+ * (ok & 1 in Go 1.27's table, ok & 2 in Go 1.23's, which ends its
+ * structural events at ExperimentalBatch), and how many arguments follow
+ * its time:
+ * one load for the checks that would otherwise read the 24-byte
+ * ctrace_event122_descs entry and the reader's version. */
+#define EV_OK(num, fl)                                                                               \
+  ((num) > CTRACE_EV122_GoroutineStackFree || !((fl) & CTRACE_G_TIMED)                            \
+       ? 0                                                                                           \
+       : 1 | ((num) > CTRACE_EV122_ExperimentalBatch && (num) < 128 ? 0 : 2))
+#define EV_INFO(name, num, kind, fl, n, a, s1, s2, t1, t2) [num] = {EV_OK(num, fl), n},
+static const struct {
+  uint8_t ok, nargs;
+} evinfo[256] = {CTRACE_GO122_EVENTS(EV_INFO)};
+#undef EV_INFO
+#undef EV_OK
+
+/* uvarint, for a value that may take more than one byte: while ten bytes
+ * are left, without a bound check per byte. */
+static inline int uvarint_long(const uint8_t *data, uint64_t off, uint64_t end, uint64_t *v) {
+  if (end - off < 10) return uvarint(data, off, end, v);
+  if (data[off] < 0x80) {
+    *v = data[off];
+    return 1;
+  }
+  const uint8_t *p = data + off;
+  uint64_t x = 0;
+  for (int i = 0; i < 10; i++) {
+    uint8_t b = p[i];
+    if (b < 0x80) {
+      if (i == 9 && b > 1) return -(i + 1);
+      *v = x | (uint64_t)b << (7 * i);
+      return i + 1;
+    }
+    x |= (uint64_t)(b & 0x7f) << (7 * i);
+  }
+  return -11;
+}
+
+/* The cursor's next batch with an event in it (fresh, or at the end of
+ * one): false when there is none. */
+static bool next_batch(g2reader *r, g2mq *q) {
   if (q->bi == 0 && q->off == 0 && q->nb) q->off = q->b[0].off; /* a fresh cursor */
   while (q->bi < q->nb && q->off >= q->b[q->bi].end) {
     ctrace__g2_release(r, q->b[q->bi].off, q->b[q->bi].end);
@@ -680,28 +720,36 @@ int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err) {
     q->last_ts = 0;
     if ((++r->batches_done & 15) == 0) trim(r); /* about every MB */
   }
-  if (q->bi >= q->nb) return 0;
-  const g2batch *b = &q->b[q->bi];
-  if (q->last_ts == 0) q->last_ts = mul(r->gen.freq, b->time);
-  uint64_t off = q->off, off0 = off;
+  q->end = q->bi < q->nb ? q->b[q->bi].end : 0;
+  return q->bi < q->nb;
+}
+
+/* Why a type is not one a batch of events may hold, in Go's words. */
+static int bad_type(uint8_t t, uint64_t off, ctrace_parse_error *err) {
+  if (t > CTRACE_EV122_GoroutineStackFree) return ctrace__perr(err, off, "found invalid event type: %u", t);
+  return ctrace__perr(err, off, "found event without a timestamp: type=%u", t);
+}
+
+int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err) {
+  const uint8_t *d = r->data;
+  /* q->end is 0 for a fresh cursor (its off is 0 too), so one comparison
+   * covers both that and a batch read to its end. */
+  if (q->off >= q->end && !next_batch(r, q)) return 0;
+  if (q->last_ts == 0) q->last_ts = mul(r->gen.freq, q->b[q->bi].time);
+  uint64_t off = q->off, off0 = off, end = q->end;
   uint8_t t = d[off++];
-  if (t > CTRACE_EV122_GoroutineStackFree)
-    return ctrace__perr(err, off0, "found invalid event type: %u", t);
-  const ctrace_event122_desc *ds = &ctrace_event122_descs[t];
-  /* Go 1.23's table ends its structural events at ExperimentalBatch. */
-  if (!(ds->flags & CTRACE_G_TIMED) || (r->ver < 1025 && t > CTRACE_EV122_ExperimentalBatch && t < 128))
-    return ctrace__perr(err, off0, "found event without a timestamp: type=%u", t);
+  if (!(evinfo[t].ok & (r->ver < 1025 ? 2 : 1))) return bad_type(t, off0, err);
   uint64_t dt;
-  int n = uvarint(d, off, b->end, &dt);
+  int n = uvarint_long(d, off, end, &dt);
   if (n <= 0) return ctrace__perr(err, off0, "found invalid uvarint for timestamp");
   off += (uint64_t)n;
   g2ev *e = &q->ev;
-  for (int i = 0; i < ds->nargs; i++) {
-    n = uvarint(d, off, b->end, &e->args[i]);
+  memset(e->args, 0, sizeof e->args);
+  for (int i = 0, na = evinfo[t].nargs; i < na; i++) {
+    n = uvarint_long(d, off, end, &e->args[i]);
     if (n <= 0) return ctrace__perr(err, off0, "found invalid uvarint");
     off += (uint64_t)n;
   }
-  for (int i = ds->nargs; i < 5; i++) e->args[i] = 0;
   e->typ = t;
   e->off = off0;
   e->xstr = NULL;

@@ -65,6 +65,7 @@ typedef struct g2mq {
   uint32_t nb, capb;
   uint32_t bi;     /* next batch */
   uint64_t off;    /* next byte in batch bi */
+  uint64_t end;    /* batch bi's end; 0 before the first batch and after the last */
   int64_t last_ts; /* ns; 0 means "take the batch's base", as in Go */
   g2ev ev;         /* the cursor's event */
 } g2mq;
@@ -207,7 +208,14 @@ typedef struct g2reader {
   ctrace_parse_error error; /* once failed, every read returns it */
   g2gen gen;
   g2order order;
-  uint32_t *front; /* heap of indices into gen.mq */
+  /* The frontier: a heap of cursors (indices into gen.mq) on the time of
+   * their events, kept beside each index so that a comparison reads the
+   * heap's own array, not a cursor elsewhere; set wherever a cursor's
+   * event changes (install, try_advance). */
+  struct g2front {
+    int64_t time;
+    uint32_t i;
+  } *front;
   uint32_t nfront, capfront;
   int64_t last_ts;
   uint64_t out_seq;
@@ -215,7 +223,8 @@ typedef struct g2reader {
   uint64_t ngens;
   u64map seen_g, seen_p, seen_m;
   /* Ids already in the seen_ maps (value 1): most events' M, P and G
-   * were seen lately, and then need no insertion. */
+   * were seen lately, and then need no insertion. G2_NONE is in them
+   * too, though never in the maps (note, in stream.c). */
   u64cache noted_m, noted_p, noted_g;
   int64_t first_ts;
   bool have_first;

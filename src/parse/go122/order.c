@@ -861,10 +861,12 @@ int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err) {
   int64_t m = ev->m;
   ctx cur = {G2_NONE, G2_NONE, m};
   g2m *ms = NULL;
+  uint64_t mi = 0;
   if (m != G2_NONE) {
     /* A thread's state exists from its first event tried, happened or not. */
     ms = get_m(o, m);
     if (!ms && !(ms = new_m(o, m))) return ERRF("out of memory");
+    mi = (uint64_t)(ms - o->m);
     cur.p = ms->p;
     cur.g = ms->g;
   }
@@ -912,8 +914,9 @@ int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err) {
     return ERRF("bad event type found while ordering: %u", ev->typ);
   }
   if (rc == OK && ms) {
-    /* The pool may have grown (a GoStatus of another thread): look again. */
-    ms = get_m(o, m);
+    /* The pool may have moved (a GoStatus of another thread added one);
+     * a thread's index in it stays. */
+    ms = o->m + mi;
     ms->p = nw.p;
     ms->g = nw.g;
   }

@@ -65,14 +65,17 @@ void ctrace__g2_rewind(g2reader *r) {
   memset(&r->noted_m, 0, sizeof r->noted_m);
   memset(&r->noted_p, 0, sizeof r->noted_p);
   memset(&r->noted_g, 0, sizeof r->noted_g);
+  ctrace__cache_put(&r->noted_m, (uint64_t)G2_NONE, 1);
+  ctrace__cache_put(&r->noted_p, (uint64_t)G2_NONE, 1);
+  ctrace__cache_put(&r->noted_g, (uint64_t)G2_NONE, 1);
 }
 
 /* ---- the frontier: Go's heap, step for step ------------------------------------ */
 
-static int64_t ftime(const g2reader *r, uint32_t i) { return r->gen.mq[r->front[i]].ev.time; }
+static int64_t ftime(const g2reader *r, uint32_t i) { return r->front[i].time; }
 
 static void swap(g2reader *r, uint32_t a, uint32_t b) {
-  uint32_t t = r->front[a];
+  struct g2front t = r->front[a];
   r->front[a] = r->front[b];
   r->front[b] = t;
 }
@@ -85,16 +88,21 @@ static uint32_t sift_up(g2reader *r, uint32_t i) {
   return i;
 }
 
-static void sift_down(g2reader *r, uint32_t i) {
+/* Go's down: the earliest of the parent and its two children goes up;
+ * on equal times the parent stays, and the first child goes before the
+ * second. */
+static inline __attribute__((always_inline)) void sift_down(g2reader *r, uint32_t i) {
+  struct g2front *f = r->front;
+  uint32_t n = r->nfront;
   for (;;) {
-    uint32_t m = i;
-    int64_t mt = INT64_MAX;
-    if (i < r->nfront) mt = ftime(r, i);
-    for (uint32_t c = 2 * i + 1; c <= 2 * i + 2; c++)
-      if (c < r->nfront && ftime(r, c) < mt) {
-        mt = ftime(r, c);
-        m = c;
-      }
+    uint32_t c = 2 * i + 1, m = i;
+    if (c >= n) return;
+    int64_t mt = f[i].time;
+    if (f[c].time < mt) {
+      m = c;
+      mt = f[c].time;
+    }
+    if (c + 1 < n && f[c + 1].time < mt) m = c + 1;
     if (m == i) return;
     swap(r, i, m);
     i = m;
@@ -113,8 +121,18 @@ static void heap_remove(g2reader *r, uint32_t i) {
 
 /* ---- events out ------------------------------------------------------------------ */
 
+/* Counts id among the distinct ones of its kind. The cache holds
+ * G2_NONE as if counted (rewind puts it there), so that the common case,
+ * an id met lately or none, is one probe and one branch that seldom
+ * goes the other way; an id of the events before (a comparison more)
+ * was cheaper in instructions but a branch mispredicted about every
+ * other event. */
 static inline void note(u64map *m, u64cache *c, int64_t id) {
-  if (id == G2_NONE || ctrace__cache_get(c, (uint64_t)id)) return;
+  if (ctrace__cache_get(c, (uint64_t)id)) return;
+  if (id == G2_NONE) { /* its entry was taken by another id */
+    ctrace__cache_put(c, (uint64_t)G2_NONE, 1);
+    return;
+  }
   /* Not cached when out of memory: the next event tries again. */
   if (ctrace__map_put(m, (uint64_t)id, NULL)) ctrace__cache_put(c, (uint64_t)id, 1);
 }
@@ -134,16 +152,39 @@ static inline bool stack_of(g2gen *g, uint64_t id, const ctrace_frame **f, uint3
   return true;
 }
 
+/* What finish needs of an event type, in 7 bytes, not the 24 of
+ * ctrace_event122_descs (whose Sync entry is empty: Sync is no event on
+ * the wire). The stack and string positions are left out for Sync and
+ * CPUSample, whose arguments Go checks against no table; fix marks the
+ * types finish has more to do for (its switch). */
+typedef struct fdesc {
+  uint8_t kind, any; /* any: a stack or string to look up */
+  uint8_t stack, stack2, str, str2;
+  uint8_t fix;
+} fdesc;
+#define FIX(t)                                                                                       \
+  ((t) == CTRACE_EV122_CPUSample || (t) == CTRACE_EV122_GoCreate || (t) == CTRACE_EV122_GoCreateBlocked || \
+   (t) == CTRACE_EV122_GoStatusStack || (t) == CTRACE_EV122_GoStop || (t) == CTRACE_EV122_GoBlock ||       \
+   (t) == CTRACE_EV122_GoSyscallBegin || (t) == CTRACE_EV122_STWEnd || (t) == CTRACE_EV122_UserTaskEnd)
+#define NS(num, v) ((num) == CTRACE_EV122_CPUSample ? 0 : (v))
+#define FDESC(name, num, kind, fl, n, a, s1, s2, t1, t2)                                             \
+  [num] = {CTRACE_KIND_##kind, NS(num, (s1 | s2 | t1 | t2) != 0), NS(num, s1), NS(num, s2), NS(num, t1), \
+           NS(num, t2), FIX(num)},
+static const fdesc fdescs[256] = {CTRACE_GO122_EVENTS(FDESC)[CTRACE_EV122_Sync] = {CTRACE_KIND_Sync, 0, 0, 0, 0, 0, 0}};
+#undef FDESC
+#undef NS
+#undef FIX
+
 /* Go's validateTableIDs, the time fix-up, and the public event. */
 static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
-  const ctrace_event122_desc *d = &ctrace_event122_descs[e->typ];
+  const fdesc d = fdescs[e->typ]; /* a copy: the stores to ev below might alias it */
   /* Field by field, not memset: this runs for every event, and a memset
    * of the whole struct compiles to a rep stosq that took half of this
    * function's time. Every field is set here or below. */
   ev->format = 1;
   ev->type = e->typ;
-  ev->kind = e->typ == CTRACE_EV122_Sync ? CTRACE_KIND_Sync : d->kind;
+  ev->kind = d.kind;
   ev->off = e->off;
   ev->m = e->m;
   ev->p = e->p;
@@ -157,71 +198,66 @@ static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_err
   ev->nframes = ev->ntframes = 0;
   ev->sargs[0] = ev->sargs[1] = NULL;
   ev->sargs_len[0] = ev->sargs_len[1] = 0;
-  if (e->typ != CTRACE_EV122_Sync && e->typ != CTRACE_EV122_CPUSample) {
-    const uint8_t st[2] = {d->stack, d->stack2};
-    for (int i = 0; i < 2; i++) {
-      if (!st[i]) continue;
-      uint64_t id = e->args[st[i] - 1];
-      const ctrace_frame *f;
-      uint32_t n;
-      if (!stack_of(g, id, &f, &n))
-        return ctrace__perr(err, e->off, "found invalid stack ID %llu for event %s", (unsigned long long)id,
-                            d->name);
-      if (i == 0) {
-        ev->stack = id;
-        ev->has_stack = id != 0;
-        ev->frames = f;
-        ev->nframes = n;
-      } else {
-        ev->tstack = id;
-        ev->tframes = f;
-        ev->ntframes = n;
-      }
+  if (d.any) { /* in Go's order: the stacks, then the strings */
+    if (d.stack) {
+      uint64_t id = e->args[d.stack - 1];
+      if (!stack_of(g, id, &ev->frames, &ev->nframes)) goto bad_stack;
+      ev->stack = id;
+      ev->has_stack = id != 0;
     }
-    const uint8_t sa[2] = {d->str, d->str2};
-    for (int i = 0; i < 2; i++) {
-      if (!sa[i]) continue;
-      uint64_t id = e->args[sa[i] - 1];
-      const char *s = ctrace__g2_string(g, id, &ev->sargs_len[i]);
-      if (!s)
-        return ctrace__perr(err, e->off, "found invalid string ID %llu for event %s", (unsigned long long)id,
-                            d->name);
-      ev->sargs[i] = s;
+    if (d.stack2) {
+      uint64_t id = e->args[d.stack2 - 1];
+      if (!stack_of(g, id, &ev->tframes, &ev->ntframes)) goto bad_stack2;
+      ev->tstack = id;
+    }
+    if (d.str) {
+      uint64_t id = e->args[d.str - 1];
+      const char *s = ctrace__g2_string(g, id, &ev->sargs_len[0]);
+      if (!s) goto bad_str;
+      ev->sargs[0] = s;
+    }
+    if (d.str2) {
+      uint64_t id = e->args[d.str2 - 1];
+      const char *s = ctrace__g2_string(g, id, &ev->sargs_len[1]);
+      if (!s) goto bad_str2;
+      ev->sargs[1] = s;
     }
   }
-  switch (e->typ) {
-  case CTRACE_EV122_CPUSample:
-    /* Go gives a sample its stack whatever the id (Stack() is never
-     * NoStack for it), and checks no id; an unknown one has no frames. */
-    ev->stack = e->args[0];
-    ev->has_stack = 1;
-    ctrace__g2_stack(g, ev->stack, &ev->frames, &ev->nframes);
-    break;
-  case CTRACE_EV122_GoCreate: case CTRACE_EV122_GoCreateBlocked:
-    ev->has_tstack = 1; /* the new goroutine's, even if empty */
-    break;
-  case CTRACE_EV122_GoStatusStack:
-    /* Go 1.27 gives a status its stack as the transition's too (Go 1.23
-     * did not): its summary names a goroutine from it. */
-    if (r->ver < 1025) break;
-    /* fall through */
-  case CTRACE_EV122_GoStop: case CTRACE_EV122_GoBlock: case CTRACE_EV122_GoSyscallBegin:
-    ev->tstack = ev->stack;
-    ev->has_tstack = ev->has_stack;
-    ev->tframes = ev->frames;
-    ev->ntframes = ev->nframes;
-    break;
-  case CTRACE_EV122_STWEnd: {
-    /* The kind Go smuggled from the begin, in this generation's table. */
-    const char *s = ctrace__g2_string(g, e->args[0], &ev->sargs_len[0]);
-    ev->sargs[0] = s ? s : "";
-    if (!s) ev->sargs_len[0] = 0;
-    break;
-  }
-  case CTRACE_EV122_UserTaskEnd:
-    ev->sargs[0] = e->xstr ? e->xstr : "";
-    ev->sargs_len[0] = e->xlen;
-    break;
+  if (d.fix) {
+    switch (e->typ) {
+    case CTRACE_EV122_CPUSample:
+      /* Go gives a sample its stack whatever the id (Stack() is never
+       * NoStack for it), and checks no id; an unknown one has no frames. */
+      ev->stack = e->args[0];
+      ev->has_stack = 1;
+      ctrace__g2_stack(g, ev->stack, &ev->frames, &ev->nframes);
+      break;
+    case CTRACE_EV122_GoCreate: case CTRACE_EV122_GoCreateBlocked:
+      ev->has_tstack = 1; /* the new goroutine's, even if empty */
+      break;
+    case CTRACE_EV122_GoStatusStack:
+      /* Go 1.27 gives a status its stack as the transition's too (Go 1.23
+       * did not): its summary names a goroutine from it. */
+      if (r->ver < 1025) break;
+      /* fall through */
+    case CTRACE_EV122_GoStop: case CTRACE_EV122_GoBlock: case CTRACE_EV122_GoSyscallBegin:
+      ev->tstack = ev->stack;
+      ev->has_tstack = ev->has_stack;
+      ev->tframes = ev->frames;
+      ev->ntframes = ev->nframes;
+      break;
+    case CTRACE_EV122_STWEnd: {
+      /* The kind Go smuggled from the begin, in this generation's table. */
+      const char *s = ctrace__g2_string(g, e->args[0], &ev->sargs_len[0]);
+      ev->sargs[0] = s ? s : "";
+      if (!s) ev->sargs_len[0] = 0;
+      break;
+    }
+    case CTRACE_EV122_UserTaskEnd:
+      ev->sargs[0] = e->xstr ? e->xstr : "";
+      ev->sargs_len[0] = e->xlen;
+      break;
+    }
   }
   int64_t t = e->time;
   if (t <= r->last_ts) t = (int64_t)((uint64_t)r->last_ts + 1);
@@ -236,6 +272,23 @@ static int finish(g2reader *r, const g2ev *e, ctrace_event *ev, ctrace_parse_err
   note(&r->seen_p, &r->noted_p, e->p);
   note(&r->seen_g, &r->noted_g, e->g);
   return 1;
+  uint64_t id;
+bad_stack:
+  id = e->args[d.stack - 1];
+  goto bad_stack_id;
+bad_stack2:
+  id = e->args[d.stack2 - 1];
+bad_stack_id:
+  return ctrace__perr(err, e->off, "found invalid stack ID %llu for event %s", (unsigned long long)id,
+                      ctrace_event122_descs[e->typ].name);
+bad_str:
+  id = e->args[d.str - 1];
+  goto bad_str_id;
+bad_str2:
+  id = e->args[d.str2 - 1];
+bad_str_id:
+  return ctrace__perr(err, e->off, "found invalid string ID %llu for event %s", (unsigned long long)id,
+                      ctrace_event122_descs[e->typ].name);
 }
 
 static int fail(g2reader *r, ctrace_parse_error *err) {
@@ -305,7 +358,7 @@ static int install(g2reader *r, ctrace_parse_error *err) {
   r->have_gen = true;
   r->nfront = 0;
   if (r->gen.nmq > 0) {
-    uint32_t *f = realloc(r->front, r->gen.nmq * sizeof *f);
+    struct g2front *f = realloc(r->front, r->gen.nmq * sizeof *f);
     if (!f) return fail(r, (ctrace__perr(err, r->gen.start, "out of memory"), err));
     r->front = f;
   }
@@ -315,7 +368,7 @@ static int install(g2reader *r, ctrace_parse_error *err) {
     int rc = ctrace__g2_cursor_next(r, q, err);
     if (rc < 0) return fail(r, err);
     if (rc == 0) continue;
-    r->front[r->nfront++] = i;
+    r->front[r->nfront++] = (struct g2front){q->ev.time, i};
     sift_up(r, r->nfront - 1);
   }
   /* Counted once it reads: one that fails here may be where a trace was
@@ -378,15 +431,19 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   return sync_event(r, ev, true, err);
 }
 
-/* Go's tryAdvance(i): 1 advanced, 0 not, -1 error. */
-static int try_advance(g2reader *r, uint32_t i, ctrace_parse_error *err) {
-  g2mq *q = &r->gen.mq[r->front[i]];
+/* Go's tryAdvance(i): 1 advanced, 0 not, -1 error. Inline, with
+ * sift_down, in next: most events come through here, and the calls
+ * were as many instructions as the heap's work. */
+static inline __attribute__((always_inline)) int try_advance(g2reader *r, uint32_t i,
+                                                             ctrace_parse_error *err) {
+  g2mq *q = &r->gen.mq[r->front[i].i];
   q->ev.m = q->m;
   int rc = ctrace__g2_advance(r, &q->ev, err);
   if (rc <= 0) return rc;
   rc = ctrace__g2_cursor_next(r, q, err);
   if (rc < 0) return -1;
   if (rc) {
+    r->front[i].time = q->ev.time;
     if (sift_up(r, i) == i) sift_down(r, i);
   } else {
     heap_remove(r, i);
@@ -402,10 +459,11 @@ static void frontier_sort(g2reader *r) {
 
 static int pop(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   g2order *o = &r->order;
-  g2ev e = o->queue[o->qhead];
+  /* From the queue itself, not a copy: finish does not touch the queue. */
+  const g2ev *e = &o->queue[o->qhead];
   o->qhead = (o->qhead + 1) % 4;
   o->qlen--;
-  if (finish(r, &e, ev, err) < 0) return fail(r, err);
+  if (finish(r, e, ev, err) < 0) return fail(r, err);
   return 1;
 }
 
@@ -473,7 +531,7 @@ static int next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     }
     if (!ok) {
       /* Go lists the frontier and the ordering's state after this line. */
-      const g2mq *q = &g->mq[r->front[0]];
+      const g2mq *q = &g->mq[r->front[0].i];
       return fail(r, (ctrace__perr(err, q->ev.off,
                                    "broken trace: failed to advance: frontier: [gen=%llu] M %lld [%s time=%lld]",
                                    (unsigned long long)g->gen, (long long)q->m,
