@@ -25,11 +25,9 @@
  * std's or libc's, not the user's, and the name stays the routine's; but
  * where Rust's v0 mangling names __rust_begin_short_backtrace's
  * instance by its closure, that instance's name. */
-
 #include <string.h>
 
 #include "startname.h"
-
 
 static bool prefixed(const char *f, const char *p) { return strncmp(f, p, strlen(p)) == 0; }
 

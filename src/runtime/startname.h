@@ -3,9 +3,9 @@
  * sanitizer's) calls, read from the thread's own stacks.
  *
  * Shared by the tracer, which names a thread's creation by it when it
- * writes the stack table (src/runtime/startname.c's caller, stack.c), and
- * the analyses (src/analyse/filter.c), which name threads of traces
- * written without it. No allocation, no state: names in, an index out. */
+ * writes the stack table (stack.c), and the analyses
+ * (src/analyse/filter.c), which name the threads a trace left at their
+ * routine. No allocation, no state: names in, an index out. */
 #ifndef CTRACE_RUNTIME_STARTNAME_H
 #define CTRACE_RUNTIME_STARTNAME_H
 
