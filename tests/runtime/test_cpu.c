@@ -50,9 +50,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
 #include <sys/time.h>
 #include <time.h>
+#include <ucontext.h>
 
 #define CHECK(cond, ...)                                        \
   do {                                                          \
