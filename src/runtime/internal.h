@@ -147,6 +147,10 @@ CTRACE__INLINE void ctrace__assist_mark(ctrace_g *g, uint64_t mark) {
 
 typedef struct ctrace__thread {
   _Atomic uint32_t seq; /* odd while writing an event */
+  /* Stacks this thread still notes for its creation's start stack
+   * (ctrace__start_note): read by every stacked event, so in the line
+   * every event touches, in what was padding before state. */
+  uint8_t naming_left;
   /* The global state this thread's trace fields are for. Atomic (plain
    * loads are movs) for the one write by another thread: the closing of
    * a thread for a gap (tracer.c), while the thread may be reading it. */
@@ -187,10 +191,7 @@ typedef struct ctrace__thread {
   char comm[16];                /* its system name as last read (names.c) */
   struct ctrace__prof *prof;    /* CPU sampling (cpuprof.c), NULL if never */
   _Atomic uint64_t events; /* events written, summed by ctrace_stats_get */
-  /* Stacks this thread still notes for its creation's start stack
-   * (ctrace__start_note), and its G's id. */
-  uint8_t naming_left;
-  uint64_t naming_g;
+  uint64_t naming_g; /* the G whose start stack naming_left is for */
   struct ctrace__thread *next, *prev; /* registry, under threads lock */
 } ctrace__thread;
 

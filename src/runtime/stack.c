@@ -187,7 +187,7 @@ static CTRACE__NOINLINE uint64_t stack_id_unwind(ctrace__thread *t, void *fp) {
   return stack_put(STACKS(t), pcs, n, h);
 }
 
-static inline uint64_t stack_id(ctrace__thread *t, void *fp) {
+CTRACE__INLINE uint64_t stack_id(ctrace__thread *t, void *fp) {
   if (!ctrace__cfg.stacks) return 0;
   if (ctrace__cfg.unwind != CTRACE_UNWIND_FP) return stack_id_unwind(t, fp);
   uintptr_t pcs[CTRACE_MAX_STACK_DEPTH];
