@@ -175,7 +175,7 @@ if ! "$cc" "${extra[@]}" -o "$tmp/user_static" "$tmp/user.c" $cflags \
     sed 's/^/  | /' "$tmp/cc.err" >&2
     fatal "cannot link statically with: libctrace.a $static_libs (pkg-config --static)"
 fi
-if ldd "$tmp/user_static" | grep -q libctrace; then
+if ldd "$tmp/user_static" | has libctrace; then
     fatal "the static program still loads libctrace.so"
 fi
 "$tmp/user_static" "$tmp/user_static.trace" || fatal "the statically linked program failed"
@@ -250,7 +250,7 @@ rstatic=$(pkg-config --static --libs-only-l ctrace-analyse | sed -E 's/(^| )-lct
 "${CXX:-c++}" "${extra[@]}" -o "$tmp/stats_static" "$tmp/stats.cpp" $rcflags \
     "$libdir/libctrace-analyse.a" "$libdir/libctrace-parse.a" $rstatic 2>"$tmp/cc.err" ||
     { sed 's/^/  | /' "$tmp/cc.err" >&2; fatal "cannot link a C++ reader statically (pkg-config --static)"; }
-if ldd "$tmp/stats_static" | grep -q libctrace; then fatal "the static reader still loads a libctrace .so"; fi
+if ldd "$tmp/stats_static" | has libctrace; then fatal "the static reader still loads a libctrace .so"; fi
 check_stats "$tmp/stats_static"
 echo "$prog: a reader built with pkg-config (C, shared; C++, static) reads user.trace"
 

@@ -244,8 +244,8 @@ if command -v script >/dev/null 2>&1 && [ -f "$big" ]; then
 fi
 
 for cmd in export view; do
-    "$ctrace" "$cmd" --help | grep -q -- "--from TIME" && "$ctrace" "$cmd" --help | grep -q -- "--to TIME" &&
-        "$ctrace" "$cmd" --help | grep -q -- "--budget SIZE" && "$ctrace" "$cmd" --help | grep -q -- "--gen A-B" ||
+    "$ctrace" "$cmd" --help | has -- "--from TIME" && "$ctrace" "$cmd" --help | has -- "--to TIME" &&
+        "$ctrace" "$cmd" --help | has -- "--budget SIZE" && "$ctrace" "$cmd" --help | has -- "--gen A-B" ||
         fail help "ctrace $cmd --help says nothing of --from, --to, --gen, --budget"
 done
 

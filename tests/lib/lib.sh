@@ -51,6 +51,18 @@ fail() {
     failed=$((failed + 1))
 }
 
+# has GREP_ARGS...: whether standard input holds a match (grep -q's
+# arguments), read to its end. `cmd | grep -q` stops reading at the first
+# match, and a cmd that writes after it dies of SIGPIPE, which under
+# pipefail fails the pipeline by chance (ldd's lines come in several
+# writes).
+has() {
+    local r=0
+    grep -q "$@" || r=$?
+    cat >/dev/null
+    return $r
+}
+
 # indent FILE [N]: FILE's first N lines (8) on stderr, cut at 300
 # characters and indented: what a failure quotes.
 indent() {

@@ -175,7 +175,7 @@ says_go_error() {
     case $goerr in
     "failed to read event "*" argument at offset 0 ("*)
         sed -E 's/0x[0-9a-fA-F]+/#/g; s/[0-9]+/#/g' "$@" \
-            | grep -qF -- "$(sed -E 's/0x[0-9a-fA-F]+/#/g; s/[0-9]+/#/g' <<<"$goerr")"
+            | has -F -- "$(sed -E 's/0x[0-9a-fA-F]+/#/g; s/[0-9]+/#/g' <<<"$goerr")"
         return
         ;;
     esac

@@ -31,9 +31,9 @@ lib=$(cd "$bindir/../lib" && pwd)/librun_dbgframe_lib.so
 [ -f "$lib" ] || fatal "no $lib"
 
 # The premise: the functions' rules are in .debug_frame, not in .eh_frame.
-readelf -lW "$lib" | grep -q GNU_EH_FRAME && fatal "the library has .eh_frame_hdr"
+readelf -lW "$lib" | has GNU_EH_FRAME && fatal "the library has .eh_frame_hdr"
 for f in "$exe" "$lib"; do
-    readelf -SW "$f" | grep -q '\.debug_frame' || fatal "$f has no .debug_frame"
+    readelf -SW "$f" | has '\.debug_frame' || fatal "$f has no .debug_frame"
 done
 t1=$(nm "$exe" | awk '$3 == "t1" {print $1}')
 [ -n "$t1" ] || fatal "no t1 in $exe"
@@ -98,7 +98,7 @@ for f in "$exe" "$lib"; do
     objcopy --only-keep-debug --compress-debug-sections=zlib "$d/$b" "$d/.debug/$b.debug"
     strip --strip-debug "$d/$b"
     objcopy --add-gnu-debuglink="$d/.debug/$b.debug" "$d/$b"
-    readelf -SW "$d/$b" | grep -q '\.debug_frame' && fatal "$d/$b still has .debug_frame"
+    readelf -SW "$d/$b" | has '\.debug_frame' && fatal "$d/$b still has .debug_frame"
 done
 LD_LIBRARY_PATH=$d check stripped "$d/run_dbgframe" "its debug file (.gnu_debuglink)"
 grep -q "unwind tables of $d/librun_dbgframe_lib.so" "$out/stripped/gdb.err" ||

@@ -72,7 +72,7 @@ check cxx20 "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, s
 # ASan build, ASan's own routine starts every thread.
 "$ctrace" stats "$out/cxx20.trace" >"$out/cxx20.stats"
 want='std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > >::_M_run()'
-if ldd "$bindir/run_cxx20" | grep -q libasan; then
+if ldd "$bindir/run_cxx20" | has libasan; then
     echo "$prog: cxx20: start functions not checked (an ASan build: asan_thread_start starts every thread)"
 elif ! grep -qF "  $want " "$out/cxx20.stats"; then
     fatal "cxx20: no thread started by '$want': $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"

@@ -68,7 +68,7 @@ check() {
         fatal "$name: want 7 labelled Gs (rename-1 and rename-2 one), have: $(tr '\n' ';' <<<"$labels")"
     [ "$(awk '$2 ~ /^rename-/ { print $1 }' <<<"$labels" | sort -u | wc -l)" -eq 1 ] ||
         fatal "$name: rename-1 and rename-2 are not one G's"
-    ! awk '{ print $2 }' <<<"$labels" | grep -qv -e '^pre-start$' -e '^worker-' -e '^rename-' ||
+    ! awk '{ print $2 }' <<<"$labels" | has -v -e '^pre-start$' -e '^worker-' -e '^rename-' ||
         fatal "$name: a label that names no thread: $(tr '\n' ';' <<<"$labels")"
 
     # ctrace stats: CSV's goroutines (start function, thread), JSON's

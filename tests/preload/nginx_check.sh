@@ -69,7 +69,7 @@ pid=$!
 start=$(date +%s%N)
 served=
 for _ in $(seq 100); do
-    if curl -s "http://127.0.0.1:$port/" 2>/dev/null | grep -q ok; then served=1; break; fi
+    if curl -s "http://127.0.0.1:$port/" 2>/dev/null | has ok; then served=1; break; fi
     sleep 0.1
 done
 [ -n "$served" ] || fatal "nginx does not serve: $(cat "$out/error.log" "$out/nginx.out" 2>/dev/null | tail -5)"
@@ -106,7 +106,7 @@ awk -F'\t' -v m="$master" '$1 == m { mf = $3; next } { print $3 - mf }' "$out/ng
 awk 'NR <= 2 && $1 <= 0 { bad = 1 } NR > 2 && $1 < 500000 { bad = 1 } END { exit bad }' "$out/gaps" ||
     fatal "the workers' first events are not after the master's, and those of the reload 500 ms or more after it (us): $(tr '\n' ' ' <"$out/gaps")"
 for w in "$out"/ngx.trace.pid*; do
-    "$ctrace" stats "$w" | grep -q "^  process      nginx (pid ${w##*.pid}, parent $master) on " ||
+    "$ctrace" stats "$w" | has "^  process      nginx (pid ${w##*.pid}, parent $master) on " ||
         fatal "stats of $w does not say nginx (pid ${w##*.pid}, parent $master): $("$ctrace" stats "$w" | head -3)"
 done
 echo "$prog: nginx's master and $workers workers named nginx (pid N) and placed: the workers' first events $(tr '\n' ' ' <"$out/gaps")us after the master's"

@@ -257,9 +257,9 @@ case_pingpong() {
         fail "pingpong: go tool trace -pprof=sync failed"
     go tool pprof -traces "$out/sync.pprof" >"$out/sync.txt" 2>/dev/null ||
         fail "pingpong: go tool pprof failed"
-    grep -A1 'pthread_cond_wait' "$out/sync.txt" | grep -q partner ||
+    grep -A1 'pthread_cond_wait' "$out/sync.txt" | has partner ||
         fail "pingpong: no pthread_cond_wait called from partner in the sync profile"
-    grep -A1 'pthread_cond_wait' "$out/sync.txt" | grep -q main ||
+    grep -A1 'pthread_cond_wait' "$out/sync.txt" | has main ||
         fail "pingpong: no pthread_cond_wait called from main in the sync profile"
 }
 

@@ -24,7 +24,7 @@ check() { # NAME WANT_SOURCE
     grep "symbols of $d/prog:" "$d/err" || fatal "$1: no verbose line for the program"
     grep -q "symbols of $d/prog: $2" "$d/err" || fatal "$1: symbols not from $2"
     "$bindir/run_stacks" "$d/t.trace" >"$d/stacks"
-    grep GoBlockCond "$d/stacks" | grep -q "t9 < t8 < t7 < t6 < t5 < t4 < t3 < t2 < t1" ||
+    grep GoBlockCond "$d/stacks" | has "t9 < t8 < t7 < t6 < t5 < t4 < t3 < t2 < t1" ||
         fatal "$1: the wait's stack lacks t9 ... t1: $(grep GoBlockCond "$d/stacks" | head -1)"
 }
 

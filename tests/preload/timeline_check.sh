@@ -57,7 +57,7 @@ gap=$(awk -F'\t' -v c="$cpid" '$1 == c { cf = $3 } $1 != c { pf = $3 } END { pri
 echo "$prog: forked 300 ms in: the child's first event $((gap / 1000)) ms after the parent's"
 # ctrace stats says which process it describes.
 ppid=$(awk -F'\t' -v c="$cpid" '$1 != c { print $1 }' "$out/f.spans")
-"$ctrace" stats "$child" | grep -q "^  process      run_forklate (pid $cpid, parent $ppid) on " ||
+"$ctrace" stats "$child" | has "^  process      run_forklate (pid $cpid, parent $ppid) on " ||
     fatal "stats of the child does not say run_forklate (pid $cpid, parent $ppid): $("$ctrace" stats "$child" | head -3)"
 
 # Two programs, one after the other.

@@ -26,9 +26,9 @@ fresh_dir "$dir"
 "$test_flight" "$dir" || die "test_flight failed"
 snaps=("$dir"/snap.*.trace)
 [ ${#snaps[@]} -ge 4 ] || die "${#snaps[@]} snapshots, not 4"
-"$ctrace" dump "$dir/late.trace" | grep -q '"asked"' ||
+"$ctrace" dump "$dir/late.trace" | has '"asked"' ||
     die "the late snapshot lacks the log made before it"
-[ -z "${FLIGHT_FORK:-}" ] || "$ctrace" dump "$dir/fork.trace" | grep -q '"child"' ||
+[ -z "${FLIGHT_FORK:-}" ] || "$ctrace" dump "$dir/fork.trace" | has '"child"' ||
     die "the child's snapshot lacks its log"
 for t in "${snaps[@]}" "$dir/cap.trace" "$dir/late.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace "$dir"/quiet.*trace \
     "$dir"/stw.*trace; do

@@ -46,7 +46,7 @@ for c in "${cmds[@]}"; do
         fatal "$name: the regular file was not written"
     [ "$(stat -c %a "$dir/$name.reg")" = 644 ] ||
         fatal "$name: the file's mode is $(stat -c %a "$dir/$name.reg"), not 644 under umask 022"
-    ls -A "$dir" | grep -q '\.ctrace-' && fatal "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
+    ls -A "$dir" | has '\.ctrace-' && fatal "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
 
     # A FIFO, and a symlink to one: written in place, still a FIFO and a
     # symlink, and what came through is what the regular file holds.
@@ -63,7 +63,7 @@ for c in "${cmds[@]}"; do
         [ "$kind" = fifo ] || [ -L "$dir/$name.link" ] || fatal "$name: the symlink is no longer one"
         cmp -s "$dir/$name.got" "$dir/$name.reg" || fatal "$name: the $kind got other bytes than the file"
     done
-    ls -A "$dir" | grep -q '\.ctrace-' && fatal "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
+    ls -A "$dir" | has '\.ctrace-' && fatal "$name: left $(ls -A "$dir" | grep '\.ctrace-')"
 
     # SIGTERM at the last moment before the file is put in place (gdb
     # stops the command at its rename and delivers it): the command dies
@@ -74,7 +74,7 @@ for c in "${cmds[@]}"; do
     grep -q 'Breakpoint 1[.0-9]*, .*rename' "$dir/gdb" && grep -q 'signal SIGTERM, Terminated' "$dir/gdb" ||
         fatal "$name: gdb did not stop it at rename and end it with SIGTERM: $(tail -5 "$dir/gdb")"
     [ ! -e "$dir/$name.sig" ] || fatal "$name: SIGTERM before the rename left the file"
-    ls -A "$dir" | grep -q '\.ctrace-' && fatal "$name: SIGTERM before the rename left $(ls -A "$dir" | grep '\.ctrace-')"
+    ls -A "$dir" | has '\.ctrace-' && fatal "$name: SIGTERM before the rename left $(ls -A "$dir" | grep '\.ctrace-')"
 
     # A command that fails (no such trace) leaves the file as it was.
     echo keep >"$dir/$name.keep"
