@@ -27,19 +27,8 @@ static bool grow(u64map *m) {
 }
 
 uint64_t *ctrace__map_put_grow(u64map *m, uint64_t key, bool *fresh) {
-  if (!grow(m)) return NULL;
-  size_t i = slot(key, m->cap);
-  for (; m->used[i]; i = (i + 1) & (m->cap - 1))
-    if (m->keys[i] == key) {
-      if (fresh) *fresh = false;
-      return &m->vals[i];
-    }
-  m->used[i] = 1;
-  m->keys[i] = key;
-  m->vals[i] = 0;
-  m->len++;
-  if (fresh) *fresh = true;
-  return &m->vals[i];
+  /* Doubled, the map has room: the put probes at once. */
+  return grow(m) ? ctrace__map_put(m, key, fresh) : NULL;
 }
 
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
