@@ -102,6 +102,11 @@ typedef struct ctx {
   bool go123; /* a Go 1.22+ trace: Go 1.23's rules, every pair counted */
   bool go127; /* a go 1.25+ trace: Go 1.27's (go127_profile) */
   u64map last; /* go127: sample key -> the stack id that last gave it */
+  /* go127: the key of the stack ids met last, a slot by id: a stack id
+   * names one list of frames, and most pairs repeat a few stacks. */
+  struct {
+    uint64_t stack, key;
+  } keys[1024];
 } ctx;
 
 /* Go's stackMap keys a record by its stack's PCs (the first 128, the rest
@@ -113,9 +118,21 @@ static uint64_t pcs_key(const ctrace_frame *fr, size_t n) {
   while (n > 0 && fr[n - 1].pc == 0) n--;
   if (n == 0) return 0;
   uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i < n; i++)
-    for (int b = 0; b < 64; b += 8) h = (h ^ ((fr[i].pc >> b) & 0xff)) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++) {
+    h = (h ^ fr[i].pc) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
   return h | 1; /* never 0 */
+}
+
+/* The key of stack id stack (frames fr), through c->keys. */
+static uint64_t stack_key(ctx *c, uint64_t stack, const ctrace_frame *fr, size_t n) {
+  size_t slot = stack % (sizeof c->keys / sizeof c->keys[0]);
+  if (stack && c->keys[slot].stack == stack) return c->keys[slot].key;
+  uint64_t key = pcs_key(fr, n);
+  c->keys[slot].stack = stack;
+  c->keys[slot].key = key;
+  return key;
 }
 
 /* c->locs: the profile's locations of the n frames fr. False when out of
@@ -245,7 +262,7 @@ static int linked_deferred(ctx *c) {
 static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, int64_t d) {
   if (d <= 0) return 0;
   prof_sample *s;
-  uint64_t key = c->go127 ? pcs_key(fr, n) : pe->stack;
+  uint64_t key = c->go127 ? stack_key(c, pe->stack, fr, n) : pe->stack;
   uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
   bool fresh = true;
   uint64_t *last = c->go127 ? ctrace__map_put(&c->last, key, &fresh) : NULL;

@@ -72,6 +72,14 @@ typedef struct model {
   size_t nregs, capregs;
   bool oom;
   bool transitions; /* Go 1.27's transitions passed on (ctrace__model_transitions) */
+  /* The names set last, a slot by the reader's pointer: Go 1.27's
+   * transitions name a reason each, a few strings over and over, which
+   * hashing took a tenth of pprof's time. The pointer is the reader's and
+   * may be reused for another string: a hit is checked by its bytes. */
+  struct {
+    const char *s;
+    uint64_t id;
+  } named[64];
 } model;
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -290,7 +298,13 @@ static uint64_t tstk(model *a, const ctrace_event *ev) {
 /* e's sargs[0]: the interned copy of s (which may be gone by the event's
  * use), or "" for none; its id, 0 for none. */
 static uint64_t set_name(model *a, ctrace_event *e, const char *s, size_t len) {
-  uint64_t id = intern_str(a, s, len);
+  size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) % (sizeof a->named / sizeof a->named[0]);
+  uint64_t id = a->named[slot].id;
+  if (!s || a->named[slot].s != s || a->strs[id - 1].len != len ||
+      (len && memcmp(a->strs[id - 1].s, s, len) != 0)) {
+    id = intern_str(a, s, len);
+    if (s && id) a->named[slot].s = s, a->named[slot].id = id;
+  }
   e->sargs[0] = id ? a->strs[id - 1].s : "";
   e->sargs_len[0] = id ? a->strs[id - 1].len : 0;
   return id;
