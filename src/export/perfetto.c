@@ -49,7 +49,7 @@ enum {
   TE_FLOW_IDS_OLD = 36, TE_TERMINATING_FLOW_IDS_OLD = 42, TE_CALLSTACK_IID = 56,
   TE_EXTRA_COUNTER_VALUES = 12,
   TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-  SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+  SEQ_INCREMENTAL_STATE_CLEARED = 1,
   ID_FUNCTION_NAMES = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7, ID_SOURCE_PATHS = 18,
   IS_IID = 1, IS_STR = 2,
   ID_EVENT_CATEGORIES = 1, ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
@@ -88,8 +88,8 @@ typedef struct pf {
   /* The packet sequence: the trace's position + 1, kept because the
    * pending packet of a trace is framed once the next one has begun. */
   uint32_t seq;
-  pbuf out; /* framed packets not yet written */
-  pbuf pkt, ev, sub, sub2, interned;
+  pbuf out; /* packets not yet written, the last maybe still open */
+  pbuf pkt, sub, sub2, interned;
   strtab names, cats;
   /* Interned on this sequence: stack ids (value 1, or 2 for an empty
    * stack), and function names, source paths (by the reader's string
@@ -107,11 +107,12 @@ typedef struct pf {
   /* The sequence's clock: the time of its last packet on it, and its unit
    * in nanoseconds. */
   int64_t clock, unit;
-  /* The track event built in pkt and ev and not yet framed, at pend_ts,
+  /* The track event open in out and not yet closed, at pend_ts,
    * which counters of the same time join: it carries the first nextra of
    * xc. */
   bool pending;
   int64_t pend_ts;
+  size_t pend_pkt, pend_te; /* where its packet and event begin in out */
   int nextra;
   unsigned joined; /* the groups in it: 1 goroutines, 2 threads */
   int64_t xc[XC_N];
@@ -321,13 +322,33 @@ static void track(pf *p, const ex_rec *r) {
  * the sequence's clock snapshot makes the same time line; the incremental
  * clock then stays where it was. */
 static void stamp(pf *p, int64_t ts) {
-  if (ts >= p->clock && (ts - p->clock) % p->unit == 0) {
-    pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)((ts - p->clock) / p->unit));
+  int64_t d = ts - p->clock;
+  /* A unit of 1 ns (Go's traces) without a division: it was a third of
+   * the time spent opening a packet. */
+  if (d >= 0 && (p->unit == 1 || d % p->unit == 0)) {
+    pb_uint(&p->out, PACKET_TIMESTAMP, (uint64_t)(p->unit == 1 ? d : d / p->unit));
     p->clock = ts;
   } else {
-    pb_uint(&p->pkt, PACKET_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
-    pb_uint(&p->pkt, PACKET_TIMESTAMP, (uint64_t)ts);
+    pb_uint(&p->out, PACKET_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
+    pb_uint(&p->out, PACKET_TIMESTAMP, (uint64_t)ts);
   }
+}
+
+/* A track event's packet is written in place in p->out (pb_open): its
+ * packet and its event are opened here, its time on the clock ... */
+static void te_open(pf *p, int64_t ts, size_t *pkt, size_t *te) {
+  *pkt = pb_open(&p->out, TRACE_PACKET);
+  stamp(p, ts);
+  *te = pb_open(&p->out, PACKET_TRACK_EVENT);
+}
+
+/* ... and closed here, with the interned data its event needs. */
+static void te_close(pf *p, size_t pkt, size_t te) {
+  pb_close(&p->out, te);
+  if (p->interned.len) pb_msg(&p->out, PACKET_INTERNED_DATA, &p->interned);
+  pb_uint(&p->out, PACKET_SEQUENCE_ID, p->seq);
+  pb_close(&p->out, pkt);
+  drain(p, false);
 }
 
 /* A flow's id, small as a varint: the walk's ids are unique across the
@@ -341,40 +362,41 @@ static uint64_t flow_id(const pf *p, uint64_t id) {
 /* Frames the pending track event, with its counter values. */
 static void pend_flush(pf *p) {
   if (!p->pending) return;
-  for (int i = 0; i < p->nextra; i++) pb_uint(&p->ev, TE_EXTRA_COUNTER_VALUES, (uint64_t)p->xc[i]);
-  pb_msg(&p->pkt, PACKET_TRACK_EVENT, &p->ev);
-  if (p->interned.len) pb_msg(&p->pkt, PACKET_INTERNED_DATA, &p->interned);
-  flush(p);
+  for (int i = 0; i < p->nextra; i++) pb_uint(&p->out, TE_EXTRA_COUNTER_VALUES, (uint64_t)p->xc[i]);
+  te_close(p, p->pend_pkt, p->pend_te);
   p->pending = false;
   p->nextra = 0;
   p->joined = 0;
 }
 
-/* A TrackEvent of type on track, with what r gives, left pending. Every
- * one needs the sequence's incremental state: its time is on the
- * sequence's incremental clock. */
+/* A TrackEvent of type on track, with what r gives, left pending. It
+ * needs the sequence's incremental state (its time is on the sequence's
+ * incremental clock, its names may be interned) but does not say so
+ * (SEQ_NEEDS_INCREMENTAL_STATE): Perfetto's reader uses that flag only to
+ * drop a packet while the state is lost, after a gap in a ring buffer,
+ * which a file written whole never has, and it was 2 of an event's 14 to
+ * 23 bytes. */
 static void event(pf *p, const ex_rec *r, int type, uint64_t track) {
   uint64_t cs = r->stack ? intern_stack(p, r->stack) : 0;
-  stamp(p, r->ts);
-  pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-  pb_uint(&p->ev, TE_TYPE, (uint64_t)type);
-  pb_uint(&p->ev, TE_TRACK_UUID, track);
+  te_open(p, r->ts, &p->pend_pkt, &p->pend_te);
+  pb_uint(&p->out, TE_TYPE, (uint64_t)type);
+  pb_uint(&p->out, TE_TRACK_UUID, track);
   if (type != TYPE_SLICE_END) {
     uint64_t iid;
     if (r->cat && r->cat[0]) {
       if ((iid = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting & EX_CAT_LASTS)))
-        pb_uint(&p->ev, TE_CATEGORY_IIDS, iid);
-      else pb_str(&p->ev, TE_CATEGORIES, r->cat);
+        pb_uint(&p->out, TE_CATEGORY_IIDS, iid);
+      else pb_str(&p->out, TE_CATEGORIES, r->cat);
     }
     if ((iid = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting & EX_NAME_LASTS)))
-      pb_uint(&p->ev, TE_NAME_IID, iid);
-    else pb_str(&p->ev, TE_NAME, r->name);
+      pb_uint(&p->out, TE_NAME_IID, iid);
+    else pb_str(&p->out, TE_NAME, r->name);
   }
   /* The varint fields Perfetto's reader takes as well as the fixed64 ones
    * (flow_ids_old, terminating_flow_ids_old): 3 bytes an id, not 9. */
-  if (r->flow_out) pb_uint(&p->ev, TE_FLOW_IDS_OLD, flow_id(p, r->flow_out));
-  if (r->flow_in) pb_uint(&p->ev, TE_TERMINATING_FLOW_IDS_OLD, flow_id(p, r->flow_in));
-  if (cs) pb_uint(&p->ev, TE_CALLSTACK_IID, cs);
+  if (r->flow_out) pb_uint(&p->out, TE_FLOW_IDS_OLD, flow_id(p, r->flow_out));
+  if (r->flow_in) pb_uint(&p->out, TE_TERMINATING_FLOW_IDS_OLD, flow_id(p, r->flow_in));
+  if (cs) pb_uint(&p->out, TE_CALLSTACK_IID, cs);
   p->pending = true;
   p->pend_ts = r->ts;
   p->nextra = 0;
@@ -413,13 +435,13 @@ static void counter(pf *p, const ex_rec *r) {
   for (int i = 0; i < r->nseries; i++) {
     if (base >= 0) p->xc[base + i] = r->values[i];
     if (!(r->changed & 1u << i)) continue;
-    stamp(p, r->ts);
-    pb_uint(&p->pkt, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-    pb_uint(&p->ev, TE_TYPE, TYPE_COUNTER);
-    pb_uint(&p->ev, TE_TRACK_UUID, uuid(p, EX_COUNTER, r->id << 3 | (uint64_t)i));
-    pb_uint(&p->ev, TE_COUNTER_VALUE, (uint64_t)r->values[i]);
-    pb_msg(&p->pkt, PACKET_TRACK_EVENT, &p->ev);
-    flush(p);
+    uint64_t track = uuid(p, EX_COUNTER, r->id << 3 | (uint64_t)i);
+    size_t pkt, te;
+    te_open(p, r->ts, &pkt, &te);
+    pb_uint(&p->out, TE_TYPE, TYPE_COUNTER);
+    pb_uint(&p->out, TE_TRACK_UUID, track);
+    pb_uint(&p->out, TE_COUNTER_VALUE, (uint64_t)r->values[i]);
+    te_close(p, pkt, te);
   }
 }
 
@@ -436,7 +458,7 @@ static void pf_rec(ex_enc *e, const ex_rec *r) {
   case EX_INSTANT: event(p, r, TYPE_INSTANT, t); break;
   case EX_COUNTER_VALUES: counter(p, r); break;
   }
-  if (p->out.oom || p->pkt.oom || p->ev.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
+  if (p->out.oom || p->pkt.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
 }
 
 /* The interned tables of one packet sequence (one trace). */
@@ -527,7 +549,6 @@ static void pf_free(ex_enc *e) {
   pf *p = (pf *)e;
   free(p->out.b);
   free(p->pkt.b);
-  free(p->ev.b);
   free(p->sub.b);
   free(p->sub2.b);
   free(p->interned.b);

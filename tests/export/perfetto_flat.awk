@@ -10,10 +10,12 @@
 # and end: VALUE its id). TRACK is the track's (last) name, TKIND process, thread,
 # regions (a child of a thread), counter or track. STACK: the function
 # names, leaf first, joined by ";". Broken wire rules (an iid used before
-# the sequence defines it, a packet using interned data without
-# SEQ_NEEDS_INCREMENTAL_STATE, a sequence whose first packet does not clear
+# the sequence defines it, a sequence whose first packet does not clear
 # its incremental state, a time on a clock no snapshot of the sequence
 # defines, more extra counter values than counter tracks) print "ERR|what".
+# SEQ_NEEDS_INCREMENTAL_STATE is not asked for: Perfetto's reader uses it
+# only to drop packets while a sequence's state is lost, which a file
+# written whole never has.
 #
 # Times are resolved as Perfetto's reader does: a packet's clock is its
 # timestamp_clock_id, else its sequence's default (trace_packet_defaults);
@@ -64,7 +66,6 @@ function packet_end(    i, c, st, cid, n, u) {
         if (cid + 0 >= 64) {
             if (!((seq, cid) in cunit)) err("clock " cid " has no snapshot on sequence " seq)
             else if (cinc[seq, cid]) {
-                if (int(flags / 2) % 2 != 1) err("a time on an incremental clock without SEQ_NEEDS_INCREMENTAL_STATE")
                 clast[seq, cid] += ts * cunit[seq, cid]; ts = clast[seq, cid]
             } else ts = ts * cunit[seq, cid]
         } else if (cid != "" && cid != 6) err("time on clock " cid)
@@ -79,8 +80,6 @@ function packet_end(    i, c, st, cid, n, u) {
         print tpid[uuid] "|D||" tnm[uuid] "|" tkd[uuid] "|" tnm[uuid] "||" tid "|"
     }
     if (!te) return
-    uses = name_iid != "" || cs != "" || ncat_iid > 0
-    if (uses && int(flags / 2) % 2 != 1) err("interned data used without SEQ_NEEDS_INCREMENTAL_STATE")
     if (!(track in tnm)) err("track " track " used before it is described")
     if (name_iid != "") {
         if (!((seq, name_iid) in ename)) err("event name " name_iid " undefined")
@@ -113,7 +112,7 @@ function packet_end(    i, c, st, cid, n, u) {
     for (i = 1; i <= ntfl; i++) { name = ""; catstr = ""; line("F", tfl[i], "") }
 }
 BEGIN { depth = 0; npk = 0 }
-/^packet {$/ { reset(); ncat_iid = 0; depth = 1; path[1] = "packet"; next }
+/^packet {$/ { reset(); depth = 1; path[1] = "packet"; next }
 /{$/ {
     depth++; path[depth] = $1
     if ($1 == "track_event") te = 1
@@ -165,7 +164,7 @@ BEGIN { depth = 0; npk = 0 }
         if (k == "type") etype = v
         else if (k == "track_uuid") track = v
         else if (k == "categories") cats[++ncat] = unq(v)
-        else if (k == "category_iids") { cats[++ncat] = "iid:" v; ncat_iid++ }
+        else if (k == "category_iids") cats[++ncat] = "iid:" v
         else if (k == "name") name = unq(v)
         else if (k == "name_iid") name_iid = v
         else if (k == "counter_value") cv = v
