@@ -333,17 +333,22 @@ static an_regions *regions_of(model *a, uint64_t g) {
 /* The classic kind of a block for Go's reason; GoBlock (with the reason in
  * sargs[0]) for the reasons no classic kind names; GoStop for "forever",
  * which Go's summary reads as the goroutine's end, as it reads GoStop. */
-static uint8_t block_kind(const char *s) {
+static uint8_t block_kind(const char *s, size_t len) {
+#define K(reason, type) {reason, sizeof reason - 1, type}
   static const struct {
     const char *reason;
+    size_t len;
     uint8_t type;
-  } k[] = {{"sleep", CTRACE_EV_GoSleep},        {"chan send", CTRACE_EV_GoBlockSend},
-           {"chan receive", CTRACE_EV_GoBlockRecv}, {"select", CTRACE_EV_GoBlockSelect},
-           {"sync", CTRACE_EV_GoBlockSync},     {"sync.(*Cond).Wait", CTRACE_EV_GoBlockCond},
-           {"network", CTRACE_EV_GoBlockNet},   {"GC mark assist wait for work", CTRACE_EV_GoBlockGC},
-           {"forever", CTRACE_EV_GoStop}};
+  } k[] = {K("sleep", CTRACE_EV_GoSleep),     K("chan send", CTRACE_EV_GoBlockSend),
+           K("chan receive", CTRACE_EV_GoBlockRecv), K("select", CTRACE_EV_GoBlockSelect),
+           K("sync", CTRACE_EV_GoBlockSync),  K("sync.(*Cond).Wait", CTRACE_EV_GoBlockCond),
+           K("network", CTRACE_EV_GoBlockNet), K("GC mark assist wait for work", CTRACE_EV_GoBlockGC),
+           K("forever", CTRACE_EV_GoStop)};
+#undef K
+  /* By length first: a block each event, and the runtime's own reasons
+   * ("system goroutine wait") matched none after nine calls of strcmp. */
   for (size_t i = 0; s && i < sizeof k / sizeof k[0]; i++)
-    if (strcmp(s, k[i].reason) == 0) return k[i].type;
+    if (k[i].len == len && memcmp(s, k[i].reason, len) == 0) return k[i].type;
   return CTRACE_EV_GoBlock;
 }
 
@@ -489,7 +494,7 @@ static void convert_goroutine(model *a, const ctrace_event *ev, uint64_t g) {
     e->tstack = tstk(a, ev);
     break;
   case CTRACE_EV122_GoBlock:
-    e = emit(a, ev, block_kind(ev->sargs[0]), g);
+    e = emit(a, ev, block_kind(ev->sargs[0], flen(ev->sargs[0], ev->sargs_len[0])), g);
     e->stack = stk(a, ev);
     e->tstack = tstk(a, ev);
     if (e->type == CTRACE_EV_GoBlock) set_name(a, e, ev->sargs[0], ev->sargs_len[0]);
