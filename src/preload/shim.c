@@ -362,7 +362,7 @@ static const char *const tracer_vars[] = {
     "CTRACE_NO_STACKS",     "CTRACE_CPU_HZ",         "CTRACE_UNWIND",         "CTRACE_FOLLOW_FORKS",
     "CTRACE_FORMAT",        "CTRACE_VERBOSE",        "CTRACE_FLIGHT",         "CTRACE_FLIGHT_MAX_MB",
     "CTRACE_FLIGHT_SIGNAL", "CTRACE_FLIGHT_AT_EXIT", "CTRACE_MAX_PENDING_MB", "CTRACE_GEN_MS",
-    "CTRACE_CLOCK"};
+    "CTRACE_CLOCK",         "CTRACE_TSC_HZ"};
 #define TRACER_VARS (sizeof tracer_vars / sizeof *tracer_vars)
 
 /* The tracer's variables as the process got them, "NAME=value", NULL-ended. */

@@ -80,19 +80,33 @@ CTRACE__INLINE uint8_t *ctrace__reserve(ctrace__buf **bp, int64_t p, size_t n) {
 
 /* ---- clock (clock.c) --------------------------------------------------- */
 
+/* A tick of the TSC clock, in ns: a power of two, so that Go's reader
+ * turns ticks into ns exactly (clock.c). */
+#define CTRACE__TICK_NS 16
+
 extern bool ctrace__use_tsc CTRACE__HIDDEN;
+extern uint64_t ctrace__tsc_mult CTRACE__HIDDEN; /* ticks per TSC cycle, 32.32 */
 uint64_t ctrace__mono_ns(void) CTRACE__HIDDEN;
 void ctrace__clock_init(void) CTRACE__HIDDEN;
+/* The trace's ticks per second: 10^9 / CTRACE__TICK_NS, or 10^9. */
+uint64_t ctrace__frequency(void) CTRACE__HIDDEN;
 
-/* Trace ticks: rdtsc/64 where the TSC is constant and does not stop (Go's
- * traceTickDiv on x86), else CLOCK_MONOTONIC nanoseconds. */
+#if defined(__x86_64__)
+CTRACE__INLINE uint64_t ctrace__rdtsc(void) {
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  return (uint64_t)hi << 32 | lo;
+}
+#endif
+
+/* Trace ticks: the TSC's cycles scaled to CTRACE__TICK_NS where it is
+ * constant and does not stop (a multiply beside rdtsc: 0.6 ns more an
+ * event, event-nostack 12.1 against 11.5 ns with rdtsc / 64), else
+ * CLOCK_MONOTONIC nanoseconds. */
 CTRACE__INLINE uint64_t ctrace__ticks(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (ctrace__likely(ctrace__use_tsc)) {
-    uint32_t lo, hi;
-    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-    return (((uint64_t)hi << 32) | lo) >> 6;
-  }
+#if defined(__x86_64__)
+  if (ctrace__likely(ctrace__use_tsc))
+    return (uint64_t)((unsigned __int128)ctrace__rdtsc() * ctrace__tsc_mult >> 32);
 #endif
   return ctrace__mono_ns();
 }

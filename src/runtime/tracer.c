@@ -37,7 +37,7 @@ static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
 static ctrace__thread *threads; /* registered threads, under threads_mu */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
-static uint64_t ticks_start, ns_start;
+static uint64_t ticks_start;
 static ctrace__sink *trace_writer; /* joined by stop */
 
 ctrace__buf *ctrace__nop_buf;
@@ -60,8 +60,6 @@ static uint64_t capped(void) {
  * ended at the cap, sealed), while the gap lasts; the gaps of this trace
  * (its stop says CTRACE_ECAPPED for any). */
 static uint64_t gap_gen, trace_gaps;
-/* The ticks per second every generation of the trace states (frequency). */
-static uint64_t gen_freq;
 /* Generations of the trace handed to the reader, under ctl_mu. */
 static uint64_t gens_out;
 /* When tracing last went off at the cap: a gap's start. */
@@ -343,10 +341,9 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   ctrace__events_reset(ctrace__procs());
   ctrace__reader_open(gen, writer ? writer->gen_bytes : 0, writer && writer->holds);
   trace_gaps = 0;
-  gen_freq = gens_out = 0;
+  gens_out = 0;
   atomic_store(&gap_closed, false);
   trace_writer = writer;
-  ns_start = ctrace__mono_ns();
   ticks_start = ctrace__ticks();
   ctrace__identity_init();
   if (ctrace__genfmt())
@@ -362,30 +359,6 @@ int ctrace__start(const ctrace_options *opts, ctrace__sink *writer) {
   }
   pthread_mutex_unlock(&ctl_mu);
   return 0;
-}
-
-/* Ticks per second over the trace. A very short trace would give a poor
- * figure, so the measurement spans at least 10 ms.
- *
- * In the generation format each generation states its own, and Go's
- * reader turns ticks (counted since boot: ns since boot over 64 with
- * the TSC) into ns by it. Two estimates that differ by a part in 10^5, as
- * two 10 ms measurements do, would put the second generation's events
- * hours-since-boot times 10^-5, a fraction of a second, away from the
- * first's: Go's reader would then pile them 1 ns after the last event
- * before. So a trace's generations all state its first measurement
- * (gen_freq). */
-static uint64_t frequency(void) {
-  uint64_t ns, ticks;
-  for (;;) {
-    ticks = ctrace__ticks();
-    ns = ctrace__mono_ns();
-    if (ns - ns_start >= 10000000) break;
-    struct timespec d = {0, 1000000};
-    nanosleep(&d, NULL);
-  }
-  uint64_t f = (uint64_t)((double)(ticks - ticks_start) * 1e9 / (double)(ns - ns_start));
-  return f ? f : 1;
 }
 
 static void wait_quiescent(ctrace__thread *t) {
@@ -515,7 +488,7 @@ static void end_generation(uint64_t s, uint64_t ns, bool gap) {
     if (b) {
       ctrace__open_batch2(b, gen, UINT64_MAX, ticks);
       *b->pos++ = CTRACE_EV122_Frequency;
-      b->pos = ctrace__put_uvarint(b->pos, gen_freq ? gen_freq : (gen_freq = frequency()));
+      b->pos = ctrace__put_uvarint(b->pos, ctrace__frequency());
       ctrace__queue_full(b);
     }
   }
@@ -643,7 +616,7 @@ static int stop_locked(void) {
   ctrace__tables_dump(&dump, s >> 1);
   if (dump) ctrace__queue_full(dump);
   ctrace__tables_reset(s >> 1);
-  ctrace__reader_close_and_wait(frequency());
+  ctrace__reader_close_and_wait(ctrace__frequency());
   return rc;
 }
 

@@ -33,6 +33,7 @@
 #include "cmd.h"
 #include "ctrace/ctrace.h"
 #include "preload/elfinfo.h"
+#include "runtime/clock.h"
 #include "unwind/unwind.h"
 
 #define SHIM "libctrace-preload.so"
@@ -397,6 +398,15 @@ static bool shim_env(const run_opts *o, const char *shim, const char *san, const
   setenv_num("CTRACE_FLIGHT_MAX_MB", o->flight_ms ? o->flight_max_mb : 0);
   setenv_num("CTRACE_FLIGHT_SIGNAL", o->flight_ms ? o->flight_sig : 0);
   setenv_or_unset("CTRACE_FLIGHT_AT_EXIT", o->flight_ms && o->flight_at_exit ? "1" : NULL);
+  /* The TSC's rate, measured once here for every process traced (an
+   * outer run's stands): their clocks then run at one rate, and none
+   * spends its own 10 ms on it at start. */
+  if (!getenv("CTRACE_TSC_HZ")) {
+    double hz = ctrace__tsc_hz(20);
+    char s[32];
+    snprintf(s, sizeof s, "%.0f", hz);
+    setenv_or_unset("CTRACE_TSC_HZ", hz > 0 ? s : NULL);
+  }
   return true;
 }
 
