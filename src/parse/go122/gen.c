@@ -635,12 +635,17 @@ int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
 /* Hands pages of the mapped file that were read back to the kernel: the
  * file stays mapped, but what stays resident is the batches being read,
  * not the trace. A page shared with a batch still to be read is read
- * again from the page cache when touched, so this is always safe. */
+ * again from the page cache when touched, so this is always safe. The
+ * page where from falls goes too: what precedes from was read (the
+ * callers go forward). Rounded up instead, the page between two
+ * releases stayed for good, one in every 16 batches of the walk over
+ * the whole trace (salvage.c): 43 MB resident for a 1 GB trace, against
+ * 14 MB for 40 MB. The page where to falls stays: it is read next. */
 void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to) {
   if (!r->mapped) return;
   static uint64_t pg;
   if (!pg) pg = (uint64_t)sysconf(_SC_PAGESIZE);
-  uint64_t a = (from + pg - 1) & ~(pg - 1), b = to & ~(pg - 1);
+  uint64_t a = from & ~(pg - 1), b = to & ~(pg - 1);
   if (b > a) madvise((void *)(r->data + a), b - a, MADV_DONTNEED);
 }
 

@@ -267,9 +267,14 @@ bool ctrace__g2_stack(const g2gen *g, uint64_t id, const ctrace_frame **f, uint3
 /* Decodes the event at the cursor of mq (Go's batchCursor.nextEvent):
  * 1, 0 when its batches are done, -1 with *err. */
 int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err);
-/* Gives the whole pages within [from, to) of a mapped trace back to the
- * kernel (MADV_DONTNEED): they are read again from the file if touched. */
+/* Gives the pages of a mapped trace from the one where from falls up to
+ * the one where to falls (kept: it is read next) back to the kernel
+ * (MADV_DONTNEED): they are read again from the file if touched. */
 void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to);
+/* A fault on the mapped trace maps the pages of its 64 KiB window (the
+ * kernel's fault-around), some of them before it and released already:
+ * a release of what was read goes back this far, or they stay for good. */
+enum { CTRACE__G2_FAULT_AROUND = 64 << 10 };
 
 /* order.c */
 void ctrace__g2_order_init(g2order *o);
