@@ -99,6 +99,7 @@ bench:
 	@bench/bench_big.sh build 27
 	@bench/bench_dump127.sh build
 	@bench/bench_export.sh build
+	@bench/bench_scale.sh build
 
 install: deps build
 	@cmake --install build --prefix $(PREFIX)
