@@ -20,27 +20,18 @@
 # what they would write):
 #   BENCH name=export-perfetto ratio_to_dump=<wall / dump wall> s=.. dump_s=.. rss_mb=.. dump_rss_mb=.. ...
 set -euo pipefail
-cd "$(dirname "$0")/.."
-build=${1:-build}
+. "$(dirname "$0")/lib.sh"
+bench_init bench_dump "${1:-build}"
 mb=${BENCH_TRACE_MB:-40}
-rounds=${BENCH_ROUNDS:-3}
 gen=$build/bin/bench_gen_trace
-ctrace=$build/bin/ctrace
-time_bin=/usr/bin/time
-dir=$build/bench
 trace=$dir/dump-${mb}mb.trace
-
-die() { echo "bench_dump: $*" >&2; exit 1; }
 [ -x "$gen" ] || die "$gen not built"
-[ -x "$ctrace" ] || die "$ctrace not built"
-"$time_bin" -f '' true 2>/dev/null || die "needs GNU time as $time_bin (Debian package time)"
 command -v go >/dev/null || die "needs go (Debian package golang-go)"
 gotrace="$(go env GOTOOLDIR)/trace"
 [ -x "$gotrace" ] || die "no $gotrace"
 for sub in dump check; do
   "$ctrace" help "$sub" >/dev/null 2>&1 || die "this ctrace has no '$sub' command"
 done
-mkdir -p "$dir"
 
 # ---- the trace, cached ---------------------------------------------------
 if [ ! -s "$trace" ] || [ ! -s "$trace.go" ] || [ "$gen" -nt "$trace" ]; then
@@ -70,38 +61,23 @@ same=no
 echo "bench_dump: $trace: $bytes bytes, $go_lines events; ctrace dump prints the lines Go prints: $same" >&2
 
 # ---- timed rounds -------------------------------------------------------------
-# measure NAME CMD...: appends "wall rss_kb user sys" to $dir/NAME.times.
-measure() {
-  local name=$1
-  shift
-  local out=$dir/time.out
-  if ! "$time_bin" -f '%e %M %U %S' -o "$out" "$@" >/dev/null 2>"$dir/$name.err"; then
-    cat "$dir/$name.err" >&2
-    die "$name failed: $*"
-  fi
-  tail -n 1 "$out" >>"$dir/$name.times"
-  echo "bench_dump: round $r $name: $(tail -n 1 "$out" | awk '{printf "%.2f s, %.1f MB, cpu %.2f s", $1, $2 / 1024, $3 + $4}')" >&2
-}
-
 rm -f "$dir"/{dump,check,go,export-perfetto,export-json,pprof-sync}.times
 for r in $(seq 1 "$rounds"); do
-  measure dump "$ctrace" dump "$trace"
-  measure check "$ctrace" check "$trace"
-  measure go "$gotrace" -d "$trace"
-  measure export-perfetto "$ctrace" export -f perfetto "$trace"
-  measure export-json "$ctrace" export -f json "$trace"
-  measure pprof-sync "$ctrace" pprof -t sync "$trace"
+  bench_measure dump "$r" "$ctrace" dump "$trace"
+  bench_measure check "$r" "$ctrace" check "$trace"
+  bench_measure go "$r" "$gotrace" -d "$trace"
+  bench_measure export-perfetto "$r" "$ctrace" export -f perfetto "$trace"
+  bench_measure export-json "$r" "$ctrace" export -f json "$trace"
+  bench_measure pprof-sync "$r" "$ctrace" pprof -t sync "$trace"
 done
 
-# median COLUMN FILE (column 5: user + sys)
-median() { awk -v c="$1" '{$5 = $3 + $4; print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-go_wall=$(median 1 "$dir/go.times")
-go_rss=$(median 2 "$dir/go.times")
-go_cpu=$(median 5 "$dir/go.times")
+go_wall=$(bench_median 1 "$dir/go.times")
+go_rss=$(bench_median 2 "$dir/go.times")
+go_cpu=$(bench_median 3 "$dir/go.times")
 for name in dump check; do
-  wall=$(median 1 "$dir/$name.times")
-  rss=$(median 2 "$dir/$name.times")
-  cpu=$(median 5 "$dir/$name.times")
+  wall=$(bench_median 1 "$dir/$name.times")
+  rss=$(bench_median 2 "$dir/$name.times")
+  cpu=$(bench_median 3 "$dir/$name.times")
   extra=""
   [ "$name" = dump ] && extra=" same_output=$same"
   awk -v n="$name" -v w="$wall" -v r="$rss" -v gw="$go_wall" -v gr="$go_rss" -v c="$cpu" -v gc="$go_cpu" \
@@ -114,16 +90,16 @@ for name in dump check; do
 done
 
 # ---- the analyses against dump ----------------------------------------------------
-dump_wall=$(median 1 "$dir/dump.times")
-dump_rss=$(median 2 "$dir/dump.times")
-dump_cpu=$(median 5 "$dir/dump.times")
+dump_wall=$(bench_median 1 "$dir/dump.times")
+dump_rss=$(bench_median 2 "$dir/dump.times")
+dump_cpu=$(bench_median 3 "$dir/dump.times")
 for name in export-perfetto export-json pprof-sync; do
   case $name in
   export-*) out=$("$ctrace" export -f "${name#export-}" "$trace" | wc -c) ;;
   *) out=$("$ctrace" pprof -t sync "$trace" | wc -c) ;;
   esac
-  awk -v n="$name" -v w="$(median 1 "$dir/$name.times")" -v r="$(median 2 "$dir/$name.times")" \
-      -v c="$(median 5 "$dir/$name.times")" -v dw="$dump_wall" -v dr="$dump_rss" -v dc="$dump_cpu" \
+  awk -v n="$name" -v w="$(bench_median 1 "$dir/$name.times")" -v r="$(bench_median 2 "$dir/$name.times")" \
+      -v c="$(bench_median 3 "$dir/$name.times")" -v dw="$dump_wall" -v dr="$dump_rss" -v dc="$dump_cpu" \
       -v o="$out" -v k="$rounds" 'BEGIN {
     if (w < 0.01) w = 0.01
     if (dw < 0.01) dw = 0.01
