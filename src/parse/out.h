@@ -12,8 +12,12 @@ typedef struct out {
   size_t size, at; /* at counts what would be written, like snprintf */
 } out;
 
+/* The copy whose length is n, not the room left, so that a literal's is
+ * a constant and compiles to a move or two: a call of memcpy for every
+ * piece of a line was 29% of ctrace dump's time. */
 static inline void put(out *o, const char *s, size_t n) {
-  if (o->at < o->size) memcpy(o->buf + o->at, s, o->at + n <= o->size ? n : o->size - o->at);
+  if (o->at + n <= o->size) memcpy(o->buf + o->at, s, n);
+  else if (o->at < o->size) memcpy(o->buf + o->at, s, o->size - o->at);
   o->at += n;
 }
 
