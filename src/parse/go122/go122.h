@@ -271,10 +271,9 @@ int ctrace__g2_cursor_next(g2reader *r, g2mq *q, ctrace_parse_error *err);
  * the one where to falls (kept: it is read next) back to the kernel
  * (MADV_DONTNEED): they are read again from the file if touched. */
 void ctrace__g2_release(const g2reader *r, uint64_t from, uint64_t to);
-/* A fault on the mapped trace maps the pages of its 64 KiB window (the
- * kernel's fault-around), some of them before it and released already:
- * a release of what was read goes back this far, or they stay for good. */
-enum { CTRACE__G2_FAULT_AROUND = 64 << 10 };
+/* The same for a reader that goes forward, done with [from, to): also the
+ * pages faults since mapped again before from (gen.c). */
+void ctrace__g2_release_read(const g2reader *r, uint64_t from, uint64_t to);
 
 /* order.c */
 void ctrace__g2_order_init(g2order *o);

@@ -103,9 +103,7 @@ static int do_walk(const g2reader *g, walk *w) {
   for (;;) {
     w->end = off;
     if ((++nread & 15) == 0) {
-      /* From a fault-around window back: 28 MB of a 1 GB trace's walk
-       * stayed otherwise. */
-      ctrace__g2_release(g, from > 16 + CTRACE__G2_FAULT_AROUND ? from - CTRACE__G2_FAULT_AROUND : 16, off);
+      ctrace__g2_release_read(g, from, off);
       from = off;
     }
     if (off >= len) return 0;

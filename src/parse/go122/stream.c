@@ -317,10 +317,7 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
   bool had = r->have_gen;
   if (r->before_gen) r->before_gen(r->before_gen_arg);
   int rc = ctrace__g2_read_gen(r, err);
-  /* The last generation, and what faults since mapped again of the one
-   * before (a window back): 64 KiB a generation stayed otherwise, 15 MB
-   * over a 1 GB trace's 233. */
-  if (had) ctrace__g2_release(r, from > 16 + CTRACE__G2_FAULT_AROUND ? from - CTRACE__G2_FAULT_AROUND : 16, to);
+  if (had) ctrace__g2_release_read(r, from, to);
   if (rc == -2) { /* Go's io.EOF from inside a section: the end, cleanly */
     r->done = true;
     r->eof_inside = true;
@@ -409,10 +406,7 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   bool had = r->have_gen;
   if (r->before_gen) r->before_gen(r->before_gen_arg);
   int rc = ctrace__g2_read_gen(r, err);
-  /* The last generation, and what faults since mapped again of the one
-   * before (a window back): 64 KiB a generation stayed otherwise, 15 MB
-   * over a 1 GB trace's 233. */
-  if (had) ctrace__g2_release(r, from > 16 + CTRACE__G2_FAULT_AROUND ? from - CTRACE__G2_FAULT_AROUND : 16, to);
+  if (had) ctrace__g2_release_read(r, from, to);
   if (rc == 0) { /* go 1.26: no generation follows */
     r->have_gen = false;
     r->done = true;
