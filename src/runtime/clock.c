@@ -39,7 +39,7 @@ static void tsc_at(uint64_t *tsc, uint64_t *ns) {
   }
 }
 
-double ctrace__tsc_hz(unsigned ms) {
+static double measure(unsigned ms) {
   uint64_t c0, n0, c1, n1;
   tsc_at(&c0, &n0);
   struct timespec d = {0, (long)ms * 1000000};
@@ -65,14 +65,24 @@ static bool tsc_usable(void) {
   fclose(f);
   return constant && nonstop;
 }
-#else
-double ctrace__tsc_hz(unsigned ms) {
-  (void)ms;
-  return 0;
+
+/* Whether the trace's clock is to be the TSC: CTRACE_CLOCK=monotonic
+ * forces the fallback. */
+static bool tsc_wanted(void) {
+  const char *force = ctrace__getenv("CTRACE_CLOCK");
+  return !(force && strcmp(force, "monotonic") == 0) && tsc_usable();
 }
 #endif
 
-/* CTRACE_CLOCK=monotonic forces the fallback. The TSC's rate is
+double ctrace__tsc_hz(unsigned ms) {
+#if defined(__x86_64__)
+  if (tsc_wanted()) return measure(ms);
+#endif
+  (void)ms;
+  return 0;
+}
+
+/* The TSC's rate is
  * CTRACE_TSC_HZ where set (`ctrace run` measures it once, over longer,
  * for every process it starts, which then share one rate), else measured
  * here over 10 ms against CLOCK_MONOTONIC, within a part in 10^5 as the
@@ -80,11 +90,10 @@ double ctrace__tsc_hz(unsigned ms) {
 void ctrace__clock_init(void) {
   ctrace__use_tsc = false;
 #if defined(__x86_64__)
-  const char *force = ctrace__getenv("CTRACE_CLOCK");
-  if ((force && strcmp(force, "monotonic") == 0) || !tsc_usable()) return;
+  if (!tsc_wanted()) return;
   const char *given = ctrace__getenv("CTRACE_TSC_HZ");
   double hz = given ? strtod(given, NULL) : 0;
-  if (!(hz > 1e6 && hz < 1e11)) hz = ctrace__tsc_hz(10);
+  if (!(hz > 1e6 && hz < 1e11)) hz = measure(10);
   if (!(hz > 1e6 && hz < 1e11)) return;
   /* Ticks per TSC cycle, in 32.32 fixed point. */
   ctrace__tsc_mult = (uint64_t)(4294967296.0 * 1e9 / CTRACE__TICK_NS / hz + 0.5);
