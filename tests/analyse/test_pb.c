@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "analyse/pb.h"
-
-static int failures;
+#include "lib/check.h"
 
 /* A message of n bytes of payload in field 3 of a message in field 1,
  * then a varint field after it, built in place into w. */
@@ -47,11 +46,9 @@ int main(void) {
     pb_uint(&b, 9, 1);
     in_place(&a, sizes[k], payload);
     copied(&b, sizes[k], payload);
-    if (a.oom || b.oom || a.len != b.len || memcmp(a.b, b.b, a.len) != 0) {
-      fprintf(stderr, "payload of %zu bytes: in place %zu bytes, copied %zu, %s\n", sizes[k], a.len, b.len,
-              a.len == b.len ? "different bytes" : "different lengths");
-      failures++;
-    }
+    CHECK(!a.oom && !b.oom && a.len == b.len && memcmp(a.b, b.b, a.len) == 0,
+          "payload of %zu bytes: in place %zu bytes, copied %zu, %s", sizes[k], a.len, b.len,
+          a.len == b.len ? "different bytes" : "different lengths");
     free(a.b);
     free(b.b);
   }

@@ -8,18 +8,7 @@
 #include <stdlib.h>
 
 #include "analyse/sketch.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-      failures++;                                                     \
-    }                                                                 \
-  } while (0)
+#include "lib/check.h"
 
 static uint64_t rng = 88172645463325252u;
 static uint64_t next(void) {

@@ -22,20 +22,9 @@
 
 #include "ctrace/ctrace.h"
 #include "ctrace/parse.h"
+#include "lib/check.h"
 
 enum { TASKS = 100000, SKEW_NS = 1000 };
-
-static int failures;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                              \
-      fprintf(stderr, "\n");                                     \
-      failures++;                                                \
-    }                                                            \
-  } while (0)
 
 static _Atomic uint64_t slot; /* a task handed over, 0 for none */
 
