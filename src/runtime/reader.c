@@ -149,7 +149,6 @@ void ctrace__reader_seal(uint64_t gen, uint64_t gc, uint64_t quiet_ns) {
   gc_unstated[gen & 1] = gc;
   ended[gen & 1] = quiet_ns;
   gen_ns = ctrace__mono_ns();
-  gen_bytes[(gen + 1) & 1] = 0;
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);
 }
@@ -173,6 +172,11 @@ void ctrace__reader_began(uint64_t gen, uint64_t ns, uint64_t ticks) {
   pthread_mutex_lock(&mu);
   began[gen & 1] = ns;
   began_ticks[gen & 1] = ticks;
+  /* Counted from here, before any thread can write into gen: zeroed at
+   * the previous generation's seal instead, the count forgot what gen's
+   * threads queued while that seal waited for a late writer (up to the
+   * queue's cap), and a generation outgrew GEN_BOUND by as much. */
+  gen_bytes[gen & 1] = 0;
   pthread_mutex_unlock(&mu);
 }
 

@@ -1947,6 +1947,65 @@ static void test_regress_g_ends_while_sealing(void **state) {
   unlink(path);
 }
 
+/* What X+1's threads queue while the end of X waits (for a writer kept
+ * from the CPU, here the hook) counts toward X+1's size. Expected: once
+ * X is out, X+1, past its cut already, ends at once. The count was
+ * zeroed at X's seal, after those bytes: X+1 then ran up to its cut (and
+ * GEN_BOUND) again on top of them, and one run of test_flight's cap case
+ * under CI's load held 6.9 MiB under a 2 MiB cap. The period is a
+ * minute, so that only the size can end X+1. */
+static sem_t fill_go, fill_done;
+static pthread_t fill_thread;
+static uint64_t fill_gen;
+
+static void *fill_worker(void *arg) {
+  (void)arg;
+  sem_wait(&fill_go);
+  char msg[1024];
+  memset(msg, 'x', sizeof msg - 1);
+  msg[sizeof msg - 1] = 0;
+  for (int i = 0; i < 2048; i++) ctrace_log(0, "fill", msg); /* 2 MiB into X+1 */
+  return NULL;
+}
+
+static void fill_hook(uint64_t gen) {
+  if (gen != fill_gen) return;
+  sem_post(&fill_go);
+  pthread_join(fill_thread, NULL);
+  sem_post(&fill_done);
+}
+
+static void test_regress_gen_counts_while_sealing(void **state) {
+  (void)state;
+  sem_init(&fill_go, 0, 0);
+  sem_init(&fill_done, 0, 0);
+  setenv("CTRACE_GEN_MS", "60000", 1);
+  /* A 4 MiB cap: generations are cut at 1 MiB. The queue may hold all
+   * that is written while the reader is held. */
+  ctrace_options o = {.format = CTRACE_FORMAT_GO122, .max_pending = 64u << 20};
+  ctrace_flight_options fo = {.max_bytes = 4u << 20, .trace = &o};
+  assert_int_equal(ctrace_flight_start(&fo), 0);
+  unsetenv("CTRACE_GEN_MS");
+  pthread_create(&fill_thread, NULL, fill_worker, NULL);
+  ctrace_log(0, "fill", "X");
+  fill_gen = state_gen();
+  ctrace__seal_hook = fill_hook;
+  next_gen();
+  sem_wait(&fill_done);
+  ctrace__seal_hook = NULL;
+  int waited_ms = 0;
+  while (state_gen() <= fill_gen + 1 && waited_ms < 30000) {
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+    waited_ms += 10;
+  }
+  bool ended = state_gen() > fill_gen + 1;
+  ctrace_stats st;
+  ctrace_stats_get(&st);
+  assert_int_equal(ctrace_flight_stop(), 0);
+  CHECK_EQ((int64_t)ended, 1, "X+1, 2 MiB over a 1 MiB cut, ended within 30 s");
+  CHECK_EQ((int64_t)st.lost, 0, "events lost");
+}
+
 /* A batch queued for a generation the reader has handed out already (a
  * thread leaving amid the cap's gap once did so with an empty one): it
  * must not go out with the next generation of its parity, where Go's
@@ -2111,6 +2170,7 @@ int main(void) {
       cmocka_unit_test(test_regress_tab_arena_overflow),
       cmocka_unit_test(test_regress_buffer_size_doc),
       cmocka_unit_test(test_regress_g_ends_while_sealing),
+      cmocka_unit_test(test_regress_gen_counts_while_sealing),
       cmocka_unit_test(test_regress_stale_batch),
       cmocka_unit_test(test_go122_log_messages_exact),
       cmocka_unit_test(test_regress_fork_inside_cut),
