@@ -207,7 +207,7 @@ typedef enum ctrace_clock_source {
 typedef struct ctrace_process_info {
   int known;          /* 1: the log names the process (pid to cmdline) */
   uint32_t pid, ppid;
-  char program[64];   /* the executable's file name */
+  char program[64];   /* the file it was run as (a link's own name, as ps says) */
   char host[64];
   char cmdline[256];  /* its arguments joined by spaces, cut to fit */
   ctrace_clock_source clock; /* the anchor's source; NONE: none, and the rest is 0 */

@@ -15,9 +15,11 @@
  * this, a trace without one is not read through for it. */
 enum { LOG_WITHIN = 100000 };
 
-/* "pid=N ppid=N host=NAME mono_ns=N real_ns=N exe=PATH cmdline=ARGS"
- * (src/runtime/identity.c) into p: false if it is not that. cmdline
- * comes last, for its arguments may hold anything. */
+/* "pid=N ppid=N host=NAME mono_ns=N real_ns=N name=NAME exe=PATH
+ * cmdline=ARGS" (src/runtime/identity.c) into p: false if it is not
+ * that. cmdline comes last, for its arguments may hold anything. The
+ * program is name, the file the process was run as, or, in a trace
+ * written before name was, exe's file name. */
 static bool parse_log(const char *m, int64_t at, ctrace_process_info *p) {
   unsigned pid, ppid = 0;
   unsigned long long mono, real = 0;
@@ -31,7 +33,10 @@ static bool parse_log(const char *m, int64_t at, ctrace_process_info *p) {
   const char *host = strstr(m, " host="), *args = strstr(m, " cmdline=");
   if (host) snprintf(p->host, sizeof p->host, "%.*s", (int)strcspn(host + 6, " "), host + 6);
   if (args) snprintf(p->cmdline, sizeof p->cmdline, "%s", args + 9);
-  if (exe) {
+  const char *name = strstr(m, " name=");
+  if (name && exe && name < exe) {
+    snprintf(p->program, sizeof p->program, "%.*s", (int)(exe - name - 6), name + 6);
+  } else if (exe) {
     exe += 5;
     const char *base = exe;
     size_t len = args && args > exe ? (size_t)(args - exe) : strlen(exe);

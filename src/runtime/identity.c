@@ -1,13 +1,16 @@
 /* Who the traced process is, written into its own trace: a log (category
  * "ctrace.process")
  *
- *   pid=N ppid=N host=NAME mono_ns=N real_ns=N exe=PATH cmdline=ARGS...
+ *   pid=N ppid=N host=NAME mono_ns=N real_ns=N name=NAME exe=PATH cmdline=ARGS...
  *
  * Its time in the trace and the CLOCK_MONOTONIC and CLOCK_REALTIME read
  * just before it tie the trace's clock to the machine's: ctrace_process_read
  * (src/analyse/process.c) finds it, `ctrace export` and `view` put several
  * traces (a forked child's, a client's and a server's) on one timeline by
- * it, name each process by its program and pid, and date the outputs. A
+ * it, name each process by its program and pid, and date the outputs.
+ * name is the file execve was given (AT_EXECFN), as ps and top name the
+ * process: Debian's redis-server is a link to redis-check-rdb, which exe,
+ * the file itself, names. A
  * log is what every Go's viewer shows and every reader keeps; the formats
  * have no field for either. cmdline comes last: its arguments, joined by
  * spaces, may hold anything, and a message longer than Go's strings
@@ -25,13 +28,14 @@
  * first G runs. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 /* What does not change while the trace runs: "pid=N ppid=N host=NAME"
- * and " exe=PATH cmdline=ARGS", read at the start (ctrace__identity_init),
+ * and " name=NAME exe=PATH cmdline=ARGS", read at the start (ctrace__identity_init),
  * outside any write section. Read by writers after the state word that
  * publishes the trace, which orders them after these stores. */
 static char head[320], tail[CTRACE_GO122_MAX_STRING];
@@ -61,8 +65,10 @@ void ctrace__identity_init(void) {
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[k > 0 ? k : 0] = '\0';
   cmdline(args, sizeof args);
+  const char *run = (const char *)getauxval(AT_EXECFN), *name = run ? strrchr(run, '/') : NULL;
+  name = name ? name + 1 : run ? run : "";
   snprintf(head, sizeof head, "pid=%d ppid=%d host=%s", (int)getpid(), (int)getppid(), host);
-  snprintf(tail, sizeof tail, " exe=%s cmdline=%s", exe, args);
+  snprintf(tail, sizeof tail, " name=%s exe=%s cmdline=%s", name, exe, args);
 }
 
 /* The message, with the clocks read now, into msg: its length. */

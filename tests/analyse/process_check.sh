@@ -16,6 +16,7 @@
 #   - `ctrace export -f json` names the process "ex_threads (pid N)";
 #   - every Go's parser accepts it (tests/go_compat.sh --parse-only; the
 #     Go toolchains: make test-deps).
+# Run through a link of another name, it is named by the link.
 # And a trace with no anchor (Go 1.22's, from tests/parse): csv's new
 # columns are there, empty.
 # Exit status: 0 pass, 1 failure, 2 usage error.
@@ -62,10 +63,19 @@ for fmt in go1.22 go1.11; do
     [ "$failed" -ne 0 ] || echo "$prog: $fmt: ex_threads, pid $pid, started $utc, in stats, csv and export"
 done
 
+# Run as a link of another name (Debian's redis-server is a link to
+# redis-check-rdb): the process is named as it was run, as ps names it.
+ln -sf "$bindir/ex_threads" "$run/linked_threads"
+t=$run/linked.trace
+pid=$(bash -c 'echo $$; exec "$0" "$1" >/dev/null' "$run/linked_threads" "$t")
+"$ctrace" stats "$t" >"$run/linked.stats" 2>&1 || fail linked "ctrace stats failed"
+grep -qE "^  process +linked_threads \\(pid $pid, parent [0-9]+\\) on " "$run/linked.stats" ||
+    fail linked "stats does not name it linked_threads, pid $pid: $(head -3 "$run/linked.stats")"
+
 # No anchor: the columns, empty.
 "$ctrace" stats --format=csv "$here/../parse/gens-go1.22.trace" >"$run/noanchor.csv" 2>&1 ||
     fail noanchor "ctrace stats --format=csv failed"
 awk -F, 'NR == 1 && $11 != "start_utc" { bad = 1 } NR == 2 { if ($11 $12 $13 $14 $18 != "") bad = 1; exit }
     END { exit bad }' "$run/noanchor.csv" || fail noanchor "csv: $(head -2 "$run/noanchor.csv")"
 
-finish "" "both formats name ex_threads and date it; a trace without an anchor leaves the columns empty"
+finish "" "both formats name ex_threads and date it; a link names its process; a trace without an anchor leaves the columns empty"
