@@ -121,13 +121,14 @@ FUZZ_RUNS ?=
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Iinclude -Isrc
-FUZZ_SRCS = $(wildcard src/parse/*.c src/parse/classic/*.c src/parse/go122/*.c) src/format.c fuzz/fuzz_reader.c
+FUZZ_SRCS = $(wildcard src/parse/*.c src/parse/classic/*.c src/parse/go122/*.c src/analyse/*.c src/export/*.c) \
+  src/runtime/startname.c src/format.c src/error.c fuzz/fuzz_reader.c
 
 .PHONY: fuzz fuzz-ci fuzz-seeds
 
-build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h src/parse/go122/*.h include/ctrace/*.h)
+build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(wildcard src/parse/*.h src/parse/go122/*.h src/analyse/*.h src/export/*.h include/ctrace/*.h)
 	@mkdir -p build-fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) -lz -lm
 
 fuzz: test-deps
 	@$(MAKE) --no-print-directory build-fuzz/fuzz_reader

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrace/analyse.h"
+#include "ctrace/export.h"
 #include "ctrace/parse.h"
 #include "parse/model.h"
 
@@ -310,6 +312,52 @@ static void model_pass(ctrace_reader *r) {
          (unsigned long long)n[0]);
 }
 
+/* What every ctrace command that analyses a trace does with one check
+ * accepted: its statistics, each profile (built and encoded), and both
+ * exports. Each must end, with 0 or an error code and a message (a
+ * trace check accepts has nothing else an analysis may refuse, but
+ * memory, and a profile's goroutines, which there may be none of). The exports' bytes go to a stream in memory, read through. */
+static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
+  char msg[256];
+  ctrace_stats *st = NULL;
+  memset(msg, 0xAA, sizeof msg);
+  int rc = ctrace_stats_build(r, info, &st, msg, sizeof msg);
+  if (rc != 0 && rc != CTRACE_ENOMEM) FAIL("stats of a checked trace: %d", rc);
+  if (rc != 0 && !memchr(msg, 0, sizeof msg)) FAIL("stats: message not NUL-terminated");
+  ctrace_stats_free(st);
+  static const ctrace_profile_kind kinds[] = {CTRACE_PROFILE_NET,  CTRACE_PROFILE_SYNC, CTRACE_PROFILE_SYSCALL,
+                                              CTRACE_PROFILE_SCHED, CTRACE_PROFILE_WALL, CTRACE_PROFILE_CPU,
+                                              CTRACE_PROFILE_WAKER};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    ctrace_profile *p = NULL;
+    ctrace_profile_options o = {.kind = kinds[k]};
+    rc = ctrace_profile_build(r, &o, &p, msg, sizeof msg);
+    /* CTRACE_EINVAL: no goroutine to profile, as Go says. */
+    if (rc != 0 && rc != CTRACE_ENOMEM && rc != CTRACE_EINVAL) FAIL("profile %d of a checked trace: %d", (int)kinds[k], rc);
+    if (rc != 0 && !memchr(msg, 0, sizeof msg)) FAIL("profile %d: message not NUL-terminated", (int)kinds[k]);
+    if (rc != 0) continue;
+    unsigned char *pb = NULL;
+    size_t len = 0;
+    if (ctrace_profile_encode(p, &pb, &len) == 0) {
+      for (size_t i = 0; i < len; i++) sink += pb[i];
+      free(pb);
+    }
+    ctrace_profile_free(p);
+  }
+  for (int f = 0; f < 2; f++) {
+    char *out = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&out, &len);
+    if (!fp) return;
+    ctrace_export_trace t = {.reader = r, .name = "fuzz"};
+    rc = ctrace_export(&t, 1, f ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, fp, msg, sizeof msg);
+    fclose(fp);
+    if (rc != 0 && rc != CTRACE_ENOMEM) FAIL("export %d of a checked trace: %d (%s)", f, rc, msg);
+    for (size_t i = 0; i < len; i++) sink += (unsigned char)out[i];
+    free(out);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctrace_reader *r = NULL;
   ctrace_parse_error err;
@@ -367,6 +415,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FAIL("second pass differs: %llu events vs %llu", (unsigned long long)n2,
          (unsigned long long)n1);
   model_pass(r);
+  analyses(r, &info);
   ctrace_reader_close(r);
   return 0;
 }

@@ -539,8 +539,8 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
   } else if (opt->kind == CTRACE_PROFILE_WAKER) {
     rc = ctrace__an_waker(r, &f, p, err, errlen);
   } else {
-    ctx c = {r, opt->kind, &f, online ? &lv : NULL, p, NULL, 0, go123,
-             go123 && ctrace_reader_version(r) >= 1025, {0}};
+    ctx c = {.r = r, .kind = opt->kind, .f = &f, .online = online ? &lv : NULL, .p = p, .go123 = go123,
+             .go127 = go123 && ctrace_reader_version(r) >= 1025};
     rc = c.go127 ? go127_profile(&c) : go123 ? go123_profile(&c) : go_profile(&c);
     if (rc == 0 && online) rc = linked_deferred(&c);
     if (rc == 0 && online && lv.members == 0 && !p->oom) {
