@@ -98,13 +98,17 @@ check() {
     local f=$o.flat d=$o.dump
 
     # The process: by the program and pid its log says (ctrace run writes
-    # it), else after the file.
+    # it), else after the file. The program is the name it was run as
+    # (name=, a link's own: /bin/sh, not dash), or, in a log without one,
+    # exe's file name.
     # (The pid the log says, though the export numbers the process
     # otherwise where another has it: a program's images before and after
     # an exec.)
     awk '!n && / category=ctrace.process / && match($0, / exe=.* cmdline=/) {
-            n = split(substr($0, RSTART + 5, RLENGTH - 14), p, "/"); match($0, / message=pid=[0-9]+/)
-            print p[n] " (pid " substr($0, RSTART + 13, RLENGTH - 13) ")" }' "$d" >"$o.prog"
+            n = split(substr($0, RSTART + 5, RLENGTH - 14), p, "/"); prog = p[n]
+            if (match($0, / name=.* exe=/)) prog = substr($0, RSTART + 6, RLENGTH - 11)
+            match($0, / message=pid=[0-9]+/)
+            print prog " (pid " substr($0, RSTART + 13, RLENGTH - 13) ")" }' "$d" >"$o.prog"
     if [ -s "$o.prog" ]; then
         cp "$o.prog" "$o.proc.want"
     else
