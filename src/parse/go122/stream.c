@@ -311,13 +311,21 @@ static bool cut_here(g2reader *r, uint64_t at, const ctrace_parse_error *err) {
   return true;
 }
 
-static int new_gen(g2reader *r, ctrace_parse_error *err) {
+/* Reads the next generation (ctrace__g2_read_gen's answer), where it
+ * begins in *at, and lets go of the pages of the one before. */
+static int read_next_gen(g2reader *r, uint64_t *at, ctrace_parse_error *err) {
   uint64_t from = r->gen.start, to = r->gen.end;
-  uint64_t at = r->have_spill ? r->spill_off : r->off;
+  *at = r->have_spill ? r->spill_off : r->off;
   bool had = r->have_gen;
   if (r->before_gen) r->before_gen(r->before_gen_arg);
   int rc = ctrace__g2_read_gen(r, err);
   if (had) ctrace__g2_release_read(r, from, to);
+  return rc;
+}
+
+static int new_gen(g2reader *r, ctrace_parse_error *err) {
+  uint64_t at;
+  int rc = read_next_gen(r, &at, err);
   if (rc == -2) { /* Go's io.EOF from inside a section: the end, cleanly */
     r->done = true;
     r->eof_inside = true;
@@ -401,12 +409,8 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     r->done = true;
     return sync_event(r, ev, false, err);
   }
-  uint64_t from = g->start, to = g->end;
-  uint64_t at = r->have_spill ? r->spill_off : r->off;
-  bool had = r->have_gen;
-  if (r->before_gen) r->before_gen(r->before_gen_arg);
-  int rc = ctrace__g2_read_gen(r, err);
-  if (had) ctrace__g2_release_read(r, from, to);
+  uint64_t at;
+  int rc = read_next_gen(r, &at, err);
   if (rc == 0) { /* go 1.26: no generation follows */
     r->have_gen = false;
     r->done = true;
