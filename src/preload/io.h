@@ -312,6 +312,15 @@ CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
   ctrace__pl_wait_end(iw->kind);
 }
 
+/* r = call, shown as a wait in a system call (GoSysBlock, GoSysExit):
+ * for calls with no stream to link and no try (or after one). */
+#define CTRACE__PL_SYS_WAIT(r, call)                     \
+  do {                                                   \
+    ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);          \
+    r = (call);                                          \
+    ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);            \
+  } while (0)
+
 /* r = call, a read or write that may wait, as one wait. Its claim after
  * (CTRACE__PL_WAKE_STREAM_AFTER) takes waits linked before the call, and
  * for a call that waited, until it returned: such a call moved its data

@@ -5,7 +5,7 @@
 #
 #   CASE     pingpong threadpool pipe tcp compute fork fork_follow exec signals asan
 #            passthrough c11 closer state wakers timed make futex bash launch
-#            userns loop node memcached redis (see the case_* functions below)
+#            userns loop node memcached redis waits (see the case_* functions below)
 #   CTRACE   the ctrace command
 #   BINDIR   where the run_* test programs are
 #   OUTDIR   scratch directory for the traces (emptied first; removed on
@@ -1069,6 +1069,33 @@ net_wakes() {
 # in its call, so that every wait is a block (GoBlockNet) that the
 # producer's write ends: the producer writes the loop's GoUnblock. Waits
 # that no thread ends end by themselves and say why (ctrace stats).
+# The waits for the disk, file locks and signals (src/preload/disk.c,
+# sigwait.c; tests/preload/waits.c): every call answers as untraced
+# (traced() compares the lines), and each function's system call is in
+# the trace, with the program's stack: fsync, fdatasync and syncfs, and
+# the seven calls waits.c lets go 30 ms after it saw them asleep, lasting
+# that long (25 ms at least: before the shim knew them, they showed no
+# system call at all).
+case_waits() {
+    traced waits 0 "$bindir/run_waits" "$out"
+    # Each system call's first frame and length, from Go's own transitions.
+    "$ctrace" dump "$out/waits.trace" | awk '
+        / Running->Syscall$/ { match($0, /Time=[0-9]+/); t = substr($0, RSTART + 5, RLENGTH - 5)
+            match($0, /GoID=[0-9]+/); g = substr($0, RSTART + 5, RLENGTH - 5); begin[g] = t; want = g; next }
+        want != "" && /^\t[^\t]/ { split($0, w, " "); fn[want] = w[1]; want = ""; next }
+        / Syscall->/ { match($0, /Time=[0-9]+/); t = substr($0, RSTART + 5, RLENGTH - 5)
+            match($0, /GoID=[0-9]+/); g = substr($0, RSTART + 5, RLENGTH - 5)
+            if (g in begin) print fn[g], t - begin[g]; delete begin[g] }' >"$out/waits.sys"
+    local f longest
+    for f in fsync fdatasync syncfs; do
+        grep -q "^$f " "$out/waits.sys" || fail "waits: no system call of $f in the trace"
+    done
+    for f in flock lockf sigwait sigwaitinfo sigtimedwait sigsuspend pause; do
+        longest=$(awk -v f="$f" '$1 == f && $2 > m { m = $2 } END { print m + 0 }' "$out/waits.sys")
+        [ "$longest" -ge 25000000 ] || fail "waits: the longest system call of $f lasted $longest ns, not 30 ms"
+    done
+}
+
 case_loop() {
     local m w call n t
     # The issue's loop: an eventfd and a pipe, two producers, 200 writes each.

@@ -1,0 +1,76 @@
+/* Waits for the disk and for file locks.
+ *
+ * fsync, fdatasync and syncfs wait until the disk has what the file (or
+ * its file system) holds: a database's log flush, an editor's save. They
+ * are shown as a wait in a system call (GoSysBlock) whenever made: the
+ * kernel cannot be asked beforehand whether anything is dirty, and a call
+ * with nothing to write shows as a wait of microseconds.
+ *
+ * flock and lockf wait for a lock another open file (flock) or process
+ * (lockf) holds. Each is tried first without waiting (LOCK_NB, F_TLOCK):
+ * the try's answer is the call's (the lock taken, or an error the call
+ * would give too) but where the lock is held, and then the real call is
+ * the wait. A try that finds the lock held has changed nothing the call
+ * would not: converting a lock one holds (shared to exclusive) lets the
+ * old one go before it waits, in the try as in the call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "io.h"
+
+CTRACE__PL_REAL(int, fsync, (int))
+CTRACE__PL_REAL(int, fdatasync, (int))
+CTRACE__PL_REAL(int, syncfs, (int))
+CTRACE__PL_REAL(int, flock, (int, int))
+CTRACE__PL_REAL(int, lockf, (int, int, off_t))
+
+CTRACE__PL_EXPORT int fsync(int fd) {
+  if (ctrace__pl_off()) return real_fsync()(fd);
+  CTRACE__PL_SYSCALL();
+  int r;
+  CTRACE__PL_SYS_WAIT(r, real_fsync()(fd));
+  return r;
+}
+
+CTRACE__PL_EXPORT int fdatasync(int fd) {
+  if (ctrace__pl_off()) return real_fdatasync()(fd);
+  CTRACE__PL_SYSCALL();
+  int r;
+  CTRACE__PL_SYS_WAIT(r, real_fdatasync()(fd));
+  return r;
+}
+
+CTRACE__PL_EXPORT int syncfs(int fd) {
+  if (ctrace__pl_off()) return real_syncfs()(fd);
+  CTRACE__PL_SYSCALL();
+  int r;
+  CTRACE__PL_SYS_WAIT(r, real_syncfs()(fd));
+  return r;
+}
+
+CTRACE__PL_EXPORT int flock(int fd, int op) {
+  if (ctrace__pl_off()) return real_flock()(fd, op);
+  CTRACE__PL_SYSCALL();
+  if ((op & LOCK_NB) || (op & ~LOCK_NB) == LOCK_UN) return real_flock()(fd, op);
+  int r = real_flock()(fd, op | LOCK_NB);
+  if (r == 0 || errno != EWOULDBLOCK) return r;
+  errno = pl_errno0_;
+  CTRACE__PL_SYS_WAIT(r, real_flock()(fd, op));
+  return r;
+}
+
+/* F_TLOCK finds a lock of another process held with EACCES or EAGAIN
+ * (POSIX allows either). */
+CTRACE__PL_EXPORT int lockf(int fd, int cmd, off_t len) {
+  if (ctrace__pl_off()) return real_lockf()(fd, cmd, len);
+  CTRACE__PL_SYSCALL();
+  if (cmd != F_LOCK) return real_lockf()(fd, cmd, len);
+  int r = real_lockf()(fd, F_TLOCK, len);
+  if (r == 0 || (errno != EACCES && errno != EAGAIN)) return r;
+  errno = pl_errno0_;
+  CTRACE__PL_SYS_WAIT(r, real_lockf()(fd, cmd, len));
+  return r;
+}

@@ -1,0 +1,232 @@
+/* waits DIR: the waits for the disk, for file locks and for signals
+ * (src/preload/disk.c, sigwait.c), each made to wait by a thread that
+ * sees it asleep in its system call (task_state.h: never sooner) and
+ * then lets it go 30 ms later, and each also made where it does not wait
+ * (a lock free, a signal pending) and with a bad argument. One line per
+ * call: its result, errno and what it took; tests/preload/run_check.sh
+ * (case waits) compares the lines traced with the untraced ones, and
+ * finds in the trace each function's system call, those made to wait
+ * lasting 30 ms.
+ *
+ *   fsync, fdatasync, syncfs of a file written in DIR; fsync(-1)
+ *   flock: LOCK_EX on a file another open of it holds; LOCK_EX|LOCK_NB
+ *     on it held; LOCK_EX on it free
+ *   lockf: F_LOCK on a range a child holds; F_TEST; F_LOCK free
+ *   sigwait, sigwaitinfo: SIGUSR1 / SIGUSR2; sigwait with SIGUSR1 pending
+ *   sigtimedwait: 30 ms with nothing sent (EAGAIN); SIGUSR1 pending; a
+ *     timeout of nsec = -1 with SIGUSR1 pending (EINVAL, the signal left
+ *     pending, then taken)
+ *   sigsuspend: SIGRTMIN, to its handler
+ *   pause: SIGRTMIN+1, to its handler
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "task_state.h"
+
+static void ms(int n) { nanosleep(&(struct timespec){0, n * 1000000L}, NULL); }
+
+/* errno by name: 0 where the call left it as it was (0). */
+static void say(const char *what, long r, int e) {
+  const char *name = e ? strerrorname_np(e) : "0";
+  printf("%s r=%ld errno=%s\n", what, r, name ? name : "?");
+  fflush(stdout);
+}
+
+/* The call with errno 0 before it, then its line. */
+#define SAY(what, call)        \
+  do {                         \
+    errno = 0;                 \
+    long r_ = (call);          \
+    say(what, r_, errno);      \
+  } while (0)
+
+static const char *signame(int sig) {
+  const char *s = sig > 0 ? sigabbrev_np(sig) : NULL;
+  return s ? s : "none";
+}
+
+/* Once thread tid sleeps in system call nr, 30 ms later: let_go(arg). */
+typedef struct release {
+  pid_t tid;
+  long nr;
+  void (*let_go)(long);
+  long arg;
+  pthread_t thread;
+} release;
+
+static void *release_main(void *arg) {
+  release *r = arg;
+  while (!task_asleep_in(r->tid, r->nr)) ms(1);
+  ms(30);
+  r->let_go(r->arg);
+  return NULL;
+}
+
+static void release_start(release *r, long nr, void (*let_go)(long), long arg) {
+  *r = (release){gettid(), nr, let_go, arg, 0};
+  pthread_create(&r->thread, NULL, release_main, r);
+}
+
+/* ---- the disk ------------------------------------------------------------- */
+
+static void disk(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/waits.data", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || write(fd, "data\n", 5) != 5) exit(1);
+  SAY("fsync", fsync(fd));
+  SAY("fdatasync", fdatasync(fd));
+  SAY("syncfs", syncfs(fd));
+  SAY("fsync(-1)", fsync(-1));
+  close(fd);
+}
+
+/* ---- flock ----------------------------------------------------------------- */
+
+static int held_fd, child_go;
+
+static void unlock_held(long arg) {
+  (void)arg;
+  flock(held_fd, LOCK_UN);
+}
+
+static void child_let_go(long arg) {
+  (void)arg;
+  if (write(child_go, "", 1) != 1) exit(1);
+}
+
+static void locks(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/waits.lock", dir);
+  held_fd = open(path, O_RDWR | O_CREAT, 0644);
+  int fd = open(path, O_RDWR);
+  if (held_fd < 0 || fd < 0 || flock(held_fd, LOCK_EX) != 0) exit(1);
+  SAY("flock(EX|NB) held", flock(fd, LOCK_EX | LOCK_NB));
+  release rel;
+  release_start(&rel, SYS_flock, unlock_held, 0);
+  SAY("flock(EX) held 30 ms", flock(fd, LOCK_EX));
+  pthread_join(rel.thread, NULL);
+  SAY("flock(UN)", flock(fd, LOCK_UN));
+  SAY("flock(EX) free", flock(fd, LOCK_EX));
+  close(fd);
+
+  /* lockf: a record lock is a process's; a child holds it until told. */
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) exit(1);
+  pid_t child = fork();
+  if (child == 0) {
+    char c = 1;
+    if (lockf(held_fd, F_LOCK, 10) != 0 || write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  child_go = go[1];
+  char c;
+  if (read(ready[0], &c, 1) != 1) exit(1);
+  errno = 0;
+  long r = lockf(held_fd, F_TEST, 10);
+  say("lockf(F_TEST) held", r, errno);
+  release_start(&rel, SYS_fcntl, child_let_go, 0);
+  SAY("lockf(F_LOCK) held 30 ms", lockf(held_fd, F_LOCK, 10));
+  pthread_join(rel.thread, NULL);
+  waitpid(child, NULL, 0);
+  SAY("lockf(F_ULOCK)", lockf(held_fd, F_ULOCK, 10));
+  SAY("lockf(F_LOCK) free", lockf(held_fd, F_LOCK, 10));
+  close(held_fd);
+}
+
+/* ---- signals --------------------------------------------------------------- */
+
+static pthread_t waiter;
+
+static void send(long sig) { pthread_kill(waiter, (int)sig); }
+
+static _Atomic int handled;
+static void on_signal(int sig) {
+  (void)sig;
+  handled++;
+}
+
+static void signals(void) {
+  sigset_t set, one;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGUSR2);
+  sigaddset(&set, SIGRTMIN);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  waiter = pthread_self();
+  release rel;
+  int sig = 0;
+
+  sigemptyset(&one);
+  sigaddset(&one, SIGUSR1);
+  release_start(&rel, SYS_rt_sigtimedwait, send, SIGUSR1);
+  int r = sigwait(&one, &sig);
+  printf("sigwait 30 ms r=%d sig=%s\n", r, signame(sig));
+  pthread_join(rel.thread, NULL);
+  pthread_kill(waiter, SIGUSR1);
+  sig = 0;
+  r = sigwait(&one, &sig);
+  printf("sigwait pending r=%d sig=%s\n", r, signame(sig));
+
+  sigset_t two;
+  sigemptyset(&two);
+  sigaddset(&two, SIGUSR2);
+  siginfo_t si;
+  release_start(&rel, SYS_rt_sigtimedwait, send, SIGUSR2);
+  errno = 0;
+  r = sigwaitinfo(&two, &si);
+  printf("sigwaitinfo 30 ms r=%s si_signo=%s errno=%d\n", signame(r), signame(si.si_signo), errno);
+  pthread_join(rel.thread, NULL);
+
+  errno = 0;
+  r = sigtimedwait(&one, &si, &(struct timespec){0, 30000000});
+  say("sigtimedwait 30 ms nothing", r, errno);
+  pthread_kill(waiter, SIGUSR1);
+  errno = 0;
+  r = sigtimedwait(&one, &si, &(struct timespec){1, 0});
+  printf("sigtimedwait pending r=%s errno=%d\n", signame(r), errno);
+  pthread_kill(waiter, SIGUSR1);
+  SAY("sigtimedwait nsec=-1 pending", sigtimedwait(&one, &si, &(struct timespec){0, -1}));
+  r = sigtimedwait(&one, &si, &(struct timespec){0, 0});
+  printf("then r=%s\n", signame(r));
+
+  /* sigsuspend: SIGRTMIN stays pending until the mask lets it in. */
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigaction(SIGRTMIN, &sa, NULL);
+  sigaction(SIGRTMIN + 1, &sa, NULL);
+  sigset_t all_but;
+  pthread_sigmask(SIG_BLOCK, NULL, &all_but);
+  sigdelset(&all_but, SIGRTMIN);
+  release_start(&rel, SYS_rt_sigsuspend, send, SIGRTMIN);
+  SAY("sigsuspend 30 ms", sigsuspend(&all_but));
+  pthread_join(rel.thread, NULL);
+
+  /* pause: SIGRTMIN+1 is not blocked, and sent once pause sleeps. */
+  release_start(&rel, SYS_pause, send, SIGRTMIN + 1);
+  SAY("pause 30 ms", pause());
+  pthread_join(rel.thread, NULL);
+  printf("handled %d\n", (int)handled);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: waits DIR\n");
+    return 2;
+  }
+  disk(argv[1]);
+  locks(argv[1]);
+  signals();
+  return 0;
+}
