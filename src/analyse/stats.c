@@ -277,18 +277,14 @@ static int cmp_group(const void *a, const void *b) {
   return d ? d : strcmp(x->thread, y->thread);
 }
 
-/* Go sums these in int64, which wraps in Go; here the wrap is the same,
- * without C's undefined overflow (times near 2^63, a crafted trace's). */
-static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-
 static void add_times(ctrace_gtimes *a, const ctrace_gtimes *b) {
-  a->total = wrap_add(a->total, b->total);
-  a->exec = wrap_add(a->exec, b->exec);
-  a->sched_wait = wrap_add(a->sched_wait, b->sched_wait);
-  a->syscall = wrap_add(a->syscall, b->syscall);
-  a->syscall_block = wrap_add(a->syscall_block, b->syscall_block);
-  for (int i = 0; i < CTRACE_BLOCK_COUNT; i++) a->block[i] = wrap_add(a->block[i], b->block[i]);
-  a->unknown = wrap_add(a->unknown, b->unknown);
+  a->total += b->total;
+  a->exec += b->exec;
+  a->sched_wait += b->sched_wait;
+  a->syscall += b->syscall;
+  a->syscall_block += b->syscall_block;
+  for (int i = 0; i < CTRACE_BLOCK_COUNT; i++) a->block[i] += b->block[i];
+  a->unknown += b->unknown;
 }
 
 /* Before an event's own: a goroutine named from the first stack a change
