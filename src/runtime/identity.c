@@ -7,14 +7,13 @@
  * just before it tie the trace's clock to the machine's: ctrace_process_read
  * (src/analyse/process.c) finds it, `ctrace export` and `view` put several
  * traces (a forked child's, a client's and a server's) on one timeline by
- * it, name each process by its program and pid, and date the outputs.
- * name is the file execve was given (AT_EXECFN), as ps and top name the
- * process: Debian's redis-server is a link to redis-check-rdb, which exe,
- * the file itself, names. A
+ * it, name each process by its program and pid, and date the outputs. A
  * log is what every Go's viewer shows and every reader keeps; the formats
- * have no field for either. cmdline comes last: its arguments, joined by
- * spaces, may hold anything, and a message longer than Go's strings
- * (1024 bytes) loses its end.
+ * have no field for either. name is the file execve was given
+ * (AT_EXECFN), as ps and top name the process: Debian's redis-server is a
+ * link to redis-check-rdb, which exe, the file itself, names. cmdline
+ * comes last: its arguments, joined by spaces, may hold anything, and a
+ * message longer than Go's strings (1024 bytes) loses its end.
  *
  * In Go's current format it is in every generation, written by the first
  * G that runs on a P in it (ctrace__gen_procs, beside GOMAXPROCS), as Go
