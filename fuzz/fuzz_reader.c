@@ -17,9 +17,9 @@
  * short (ctrace_reader_allow_cut), checked and streamed: both end alike,
  * what they read cut short is what salvage keeps, and an input check
  * reads whole is read whole. The event model the analyses read
- * (src/parse/model.h) is read through twice as well. Both formats are
- * fuzzed: the corpus holds
- * traces of each.
+ * (src/parse/model.h) is read through twice as well, and the analyses
+ * and exports run on every trace check accepts (analyses, below). Both
+ * formats are fuzzed: the corpus holds traces of each.
  *
  * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
  * fuzz/README.md. */
@@ -317,9 +317,10 @@ static void model_pass(ctrace_reader *r) {
 
 /* What every ctrace command that analyses a trace does with one check
  * accepted: its statistics, each profile (built and encoded), and both
- * exports. Each must end, with 0 or an error code and a message (a
- * trace check accepts has nothing else an analysis may refuse, but
- * memory, and a profile's goroutines, which there may be none of). The exports' bytes go to a stream in memory, read through. */
+ * exports. Each must end, with 0 or an error code and a message: a trace
+ * check accepts leaves an analysis nothing to refuse but memory, and a
+ * profile no goroutine to profile. The exports' bytes go to a stream in
+ * memory, read through. */
 static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
   char msg[256];
   ctrace_stats *st = NULL;
@@ -328,7 +329,7 @@ static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
   if (rc != 0 && rc != CTRACE_ENOMEM) FAIL("stats of a checked trace: %d", rc);
   if (rc != 0 && !memchr(msg, 0, sizeof msg)) FAIL("stats: message not NUL-terminated");
   ctrace_stats_free(st);
-  static const ctrace_profile_kind kinds[] = {CTRACE_PROFILE_NET,  CTRACE_PROFILE_SYNC, CTRACE_PROFILE_SYSCALL,
+  static const ctrace_profile_kind kinds[] = {CTRACE_PROFILE_NET,   CTRACE_PROFILE_SYNC, CTRACE_PROFILE_SYSCALL,
                                               CTRACE_PROFILE_SCHED, CTRACE_PROFILE_WALL, CTRACE_PROFILE_CPU,
                                               CTRACE_PROFILE_WAKER};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
@@ -336,7 +337,8 @@ static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
     ctrace_profile_options o = {.kind = kinds[k]};
     rc = ctrace_profile_build(r, &o, &p, msg, sizeof msg);
     /* CTRACE_EINVAL: no goroutine to profile, as Go says. */
-    if (rc != 0 && rc != CTRACE_ENOMEM && rc != CTRACE_EINVAL) FAIL("profile %d of a checked trace: %d", (int)kinds[k], rc);
+    if (rc != 0 && rc != CTRACE_ENOMEM && rc != CTRACE_EINVAL)
+      FAIL("profile %d of a checked trace: %d", (int)kinds[k], rc);
     if (rc != 0 && !memchr(msg, 0, sizeof msg)) FAIL("profile %d: message not NUL-terminated", (int)kinds[k]);
     if (rc != 0) continue;
     unsigned char *pb = NULL;
