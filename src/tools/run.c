@@ -401,12 +401,7 @@ static bool shim_env(const run_opts *o, const char *shim, const char *san, const
   /* The TSC's rate, measured once here for every process traced (an
    * outer run's stands): their clocks then run at one rate, and none
    * spends its own 10 ms on it at start. */
-  if (!getenv("CTRACE_TSC_HZ")) {
-    double hz = ctrace__tsc_hz(20);
-    char s[32];
-    snprintf(s, sizeof s, "%.0f", hz);
-    setenv_or_unset("CTRACE_TSC_HZ", hz > 0 ? s : NULL);
-  }
+  if (!getenv("CTRACE_TSC_HZ")) setenv_num("CTRACE_TSC_HZ", (long long)(ctrace__tsc_hz(20) + 0.5));
   return true;
 }
 
