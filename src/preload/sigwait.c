@@ -48,18 +48,26 @@ CTRACE__PL_EXPORT int sigwait(const sigset_t *set, int *sig) {
   return r;
 }
 
+/* sigtimedwait (timed) or sigwaitinfo, its GoSysCall recorded (errno0:
+ * errno before it): a pending signal taken, or the call shown as a wait.
+ * Inline: the wait's stack begins at the wrapper. */
+CTRACE__PL_INLINE int wait_info(const sigset_t *set, siginfo_t *info, bool timed, const struct timespec *t,
+                                int errno0) {
+  int s = take_pending(set, info);
+  if (s != 0) {
+    if (s > 0) errno = errno0;
+    return s;
+  }
+  errno = errno0;
+  int r;
+  CTRACE__PL_SYS_WAIT(r, timed ? real_sigtimedwait()(set, info, t) : real_sigwaitinfo()(set, info));
+  return r;
+}
+
 CTRACE__PL_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
   if (ctrace__pl_off()) return real_sigwaitinfo()(set, info);
   CTRACE__PL_SYSCALL();
-  int s = take_pending(set, info);
-  if (s != 0) {
-    if (s > 0) errno = pl_errno0_;
-    return s;
-  }
-  errno = pl_errno0_;
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_sigwaitinfo()(set, info));
-  return r;
+  return wait_info(set, info, false, NULL, pl_errno0_);
 }
 
 /* A zero timeout does not wait. An invalid one is the real call's to
@@ -70,15 +78,7 @@ CTRACE__PL_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const s
   bool invalid = t && (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000);
   if (ctrace__pl_off() || now || invalid) return real_sigtimedwait()(set, info, t);
   CTRACE__PL_SYSCALL();
-  int s = take_pending(set, info);
-  if (s != 0) {
-    if (s > 0) errno = pl_errno0_;
-    return s;
-  }
-  errno = pl_errno0_;
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_sigtimedwait()(set, info, t));
-  return r;
+  return wait_info(set, info, true, t, pl_errno0_);
 }
 
 CTRACE__PL_EXPORT int sigsuspend(const sigset_t *mask) {
