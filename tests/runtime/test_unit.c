@@ -1847,24 +1847,29 @@ static void test_regress_buffer_size_doc(void **state) {
  * a trace's first generation). It was missing, one run of test_flight's
  * cap case in eight, as the loggers exited. The hook holds the end of X
  * at that point while the thread does all this. */
-static sem_t late_ready, late_go, late_done;
-static pthread_t late_thread;
-static uint64_t late_gen;
+/* The seal hook these cases hold the end of X in (X: seal_gen): it lets
+ * seal_thread go on (seal_go), waits for it to end, then says so
+ * (seal_done). */
+static sem_t seal_go, seal_done;
+static pthread_t seal_thread;
+static uint64_t seal_gen;
+
+static void hold_seal(uint64_t gen) {
+  if (gen != seal_gen) return;
+  sem_post(&seal_go);
+  pthread_join(seal_thread, NULL);
+  sem_post(&seal_done);
+}
+
+static sem_t late_ready;
 
 static void *late_worker(void *arg) {
   (void)arg;
   ctrace_log(0, "late", "first");
   sem_post(&late_ready);
-  sem_wait(&late_go);
+  sem_wait(&seal_go);
   ctrace_log(0, "late", "second"); /* in X+1: its G's status, then its end */
   return NULL;
-}
-
-static void late_hook(uint64_t gen) {
-  if (gen != late_gen) return;
-  sem_post(&late_go);
-  pthread_join(late_thread, NULL);
-  sem_post(&late_done);
 }
 
 static uint64_t state_gen(void) { return atomic_load(&ctrace__state) >> 1; }
@@ -1899,21 +1904,21 @@ static int64_t mono_ms(void) {
  * from the CPU that long: a loaded machine), so that X was not needed. */
 static bool g_ends_while_sealing_once(const char *path, int min_age_ms) {
   sem_init(&late_ready, 0, 0);
-  sem_init(&late_go, 0, 0);
-  sem_init(&late_done, 0, 0);
+  sem_init(&seal_go, 0, 0);
+  sem_init(&seal_done, 0, 0);
   ctrace_options o = {.format = CTRACE_FORMAT_GO122};
   ctrace_flight_options fo = {.min_age_ms = (uint64_t)min_age_ms, .trace = &o};
   assert_int_equal(ctrace_flight_start(&fo), 0);
-  pthread_create(&late_thread, NULL, late_worker, NULL);
+  pthread_create(&seal_thread, NULL, late_worker, NULL);
   sem_wait(&late_ready);
   next_gen();
-  late_gen = state_gen(); /* X: the worker writes nothing in it */
-  ctrace__seal_hook = late_hook;
+  seal_gen = state_gen(); /* X: the worker writes nothing in it */
+  ctrace__seal_hook = hold_seal;
   /* X spans min_age, so that the snapshot needs it and nothing older. */
   nanosleep(&(struct timespec){0, (long)min_age_ms * 3 * 1000000}, NULL);
   int64_t t0 = mono_ms();
   next_gen();
-  sem_wait(&late_done); /* next_gen returns as the end of X begins */
+  sem_wait(&seal_done); /* next_gen returns as the end of X begins */
   ctrace__seal_hook = NULL;
   int fd = open(path, O_WRONLY | O_TRUNC);
   assert_true(fd >= 0);
@@ -1954,13 +1959,9 @@ static void test_regress_g_ends_while_sealing(void **state) {
  * GEN_BOUND) again on top of them, and one run of test_flight's cap case
  * under CI's load held 6.9 MiB under a 2 MiB cap. The period is a
  * minute, so that only the size can end X+1. */
-static sem_t fill_go, fill_done;
-static pthread_t fill_thread;
-static uint64_t fill_gen;
-
 static void *fill_worker(void *arg) {
   (void)arg;
-  sem_wait(&fill_go);
+  sem_wait(&seal_go);
   char msg[1024];
   memset(msg, 'x', sizeof msg - 1);
   msg[sizeof msg - 1] = 0;
@@ -1968,17 +1969,10 @@ static void *fill_worker(void *arg) {
   return NULL;
 }
 
-static void fill_hook(uint64_t gen) {
-  if (gen != fill_gen) return;
-  sem_post(&fill_go);
-  pthread_join(fill_thread, NULL);
-  sem_post(&fill_done);
-}
-
 static void test_regress_gen_counts_while_sealing(void **state) {
   (void)state;
-  sem_init(&fill_go, 0, 0);
-  sem_init(&fill_done, 0, 0);
+  sem_init(&seal_go, 0, 0);
+  sem_init(&seal_done, 0, 0);
   setenv("CTRACE_GEN_MS", "60000", 1);
   /* A 4 MiB cap: generations are cut at 1 MiB. The queue may hold all
    * that is written while the reader is held. */
@@ -1986,19 +1980,19 @@ static void test_regress_gen_counts_while_sealing(void **state) {
   ctrace_flight_options fo = {.max_bytes = 4u << 20, .trace = &o};
   assert_int_equal(ctrace_flight_start(&fo), 0);
   unsetenv("CTRACE_GEN_MS");
-  pthread_create(&fill_thread, NULL, fill_worker, NULL);
+  pthread_create(&seal_thread, NULL, fill_worker, NULL);
   ctrace_log(0, "fill", "X");
-  fill_gen = state_gen();
-  ctrace__seal_hook = fill_hook;
+  seal_gen = state_gen();
+  ctrace__seal_hook = hold_seal;
   next_gen();
-  sem_wait(&fill_done);
+  sem_wait(&seal_done);
   ctrace__seal_hook = NULL;
   int waited_ms = 0;
-  while (state_gen() <= fill_gen + 1 && waited_ms < 30000) {
+  while (state_gen() <= seal_gen + 1 && waited_ms < 30000) {
     nanosleep(&(struct timespec){0, 10000000}, NULL);
     waited_ms += 10;
   }
-  bool ended = state_gen() > fill_gen + 1;
+  bool ended = state_gen() > seal_gen + 1;
   ctrace_stats st;
   ctrace_stats_get(&st);
   assert_int_equal(ctrace_flight_stop(), 0);
