@@ -94,6 +94,15 @@ static const char *clock_source(const ctrace_process_info *p) {
 
 static void ms(FILE *f, int64_t ns) { fprintf(f, " %12.3f", (double)ns / 1e6); }
 
+/* A name in a column width wide that ends at column end of the line: one
+ * longer (a C++ lambda's or a Rust closure's start function) is printed
+ * whole on a line of its own, and the row goes on below it where the
+ * column ends, so that the numbers stay under their headings. */
+static void cell(const char *s, int width, int end) {
+  if ((int)strlen(s) <= width) printf("%-*s", width, s);
+  else printf("%s\n%*s", s, end, "");
+}
+
 static void table(const ctrace_stats *s, const ctrace_process_info *p) {
   const ctrace_trace_info *in = &s->info;
   printf("Summary\n");
@@ -121,8 +130,13 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
     const ctrace_group_stats *g = &s->groups[i];
     int64_t blocked = 0;
     for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) blocked += g->t.block[k];
-    if (named) printf("  %-16s", g->thread[0] ? g->thread : "-");
-    printf("%s%-40s %6" PRIu64, named ? " " : "  ", gname(g->name), g->count);
+    if (named) {
+      printf("  ");
+      cell(g->thread[0] ? g->thread : "-", 16, 18);
+    }
+    printf("%s", named ? " " : "  ");
+    cell(gname(g->name), 40, named ? 59 : 42);
+    printf(" %6" PRIu64, g->count);
     ms(stdout, g->t.total);
     ms(stdout, g->t.exec);
     ms(stdout, g->t.sched_wait);
@@ -148,7 +162,9 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
     printf("  %-40s %6s %12s %12s %12s %12s %6s\n", "type", "count", "p50", "p90", "p99", "max",
            "open");
     for (size_t i = 0; i < n; i++) {
-      printf("  %-40s %6" PRIu64, gname(l[i].name), l[i].count);
+      printf("  ");
+      cell(gname(l[i].name), 40, 42);
+      printf(" %6" PRIu64, l[i].count);
       ms(stdout, l[i].p50);
       ms(stdout, l[i].p90);
       ms(stdout, l[i].p99);
@@ -180,9 +196,11 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
     const ctrace_waker_stats *w = &s->wakers[i];
     char why[64], wo[256], wk[256];
     if (w->why) snprintf(why, sizeof why, "(no waker: %s)", w->why);
-    printf("  %-32s %-32s %6" PRIu64, party(wo, sizeof wo, w->woken_thread, w->woken),
-           w->waker ? party(wk, sizeof wk, w->waker_thread, w->waker) : w->why ? why : "(no waker known)",
-           w->count);
+    printf("  ");
+    cell(party(wo, sizeof wo, w->woken_thread, w->woken), 32, 34);
+    printf(" ");
+    cell(w->waker ? party(wk, sizeof wk, w->waker_thread, w->waker) : w->why ? why : "(no waker known)", 32, 67);
+    printf(" %6" PRIu64, w->count);
     ms(stdout, w->total);
     ms(stdout, w->p50);
     ms(stdout, w->p99);

@@ -74,10 +74,28 @@ check cxx20 "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, s
 want='std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > >::_M_run()'
 if ldd "$bindir/run_cxx20" | has libasan; then
     echo "$prog: cxx20: start functions not checked (an ASan build: asan_thread_start starts every thread)"
-elif ! grep -qF "  $want " "$out/cxx20.stats"; then
+elif ! grep -qxF "  $want" "$out/cxx20.stats"; then
     fatal "cxx20: no thread started by '$want': $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"
 else
     echo "$prog: cxx20: its threads start at $want"
+fi
+# That name is longer than its column: it has a line of its own, and
+# every row's numbers stay under their headings (the count's last digit
+# under the t of count, in the goroutine and the waker tables).
+aligned() {
+    awk -v h="$1" -v col="$2" '
+        /^$/ { on = 0 }
+        index($0, h) && index($0, " " col " ") { on = 1; end = index($0, " " col " ") + length(col); next }
+        on && /^ / && !/blocked \(/ && NF >= 6 {
+            c = substr($0, end - 5, 6); n++
+            if (c !~ /^ *[0-9]+$/ || substr($0, end + 1, 1) != " ") { print "misaligned: " $0; bad = 1 }
+        }
+        END { if (!n) print "no rows under \"" h "\""; exit bad || !n }' "$3"
+}
+if ! ldd "$bindir/run_cxx20" | has libasan; then
+    aligned "start function" count "$out/cxx20.stats" >&2 && aligned "woken (start function)" waits "$out/cxx20.stats" >&2 ||
+        fatal "cxx20: ctrace stats's columns do not line up: $(sed -n '/^Goroutines by/,/^$/p' "$out/cxx20.stats")"
+    echo "$prog: cxx20: ctrace stats's columns line up, its long names on lines of their own"
 fi
 
 [ -x /usr/bin/rustc ] || fatal "rust: Debian's rustc is not installed (make test-deps)"
