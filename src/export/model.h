@@ -45,8 +45,9 @@ typedef struct ex_rec {
   uint64_t id;
   int64_t ts; /* nanoseconds since the trace's first event */
   const char *name, *cat;
-  /* Which of name and cat are string literals, which live as long as the
-   * program and never change: an encoder may know them by their address. */
+  /* Which of name and cat never change and live until the walk of this
+   * trace ends (string literals, and names the walk keeps): an encoder
+   * may know them by their address until the next trace begins. */
   uint8_t lasting; /* EX_NAME_LASTS | EX_CAT_LASTS */
   /* On every record of an EX_TASK track, the task's type ("" if its
    * creation is not in the trace): the track is named "TYPE ID" ("task

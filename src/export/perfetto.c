@@ -73,7 +73,7 @@ typedef struct strtab {
   struct {
     const char *s;
     uint64_t iid;
-  } seen[64];
+  } seen[256];
 } strtab;
 
 /* The counters a track event carries as extra values (TrackEventDefaults'
@@ -128,7 +128,21 @@ typedef struct pf {
  * and Ps, an even number in the order they come (a map). */
 enum { TRACK_FIRST = 32 };
 
-static uint64_t uuid(pf *p, int kind, uint64_t id) {
+/* A track's number (the slow path of uuid: a track not in its slot). */
+static __attribute__((noinline)) uint64_t track_number(pf *p, uint64_t key, size_t slot) {
+  bool fresh;
+  uint64_t *v = ctrace__map_put(&p->tracks, key, &fresh);
+  if (!v) {
+    p->e.oom = true;
+    return 0;
+  }
+  if (fresh) *v = TRACK_FIRST + 2 * p->ntracks++;
+  p->recent[slot].key = key;
+  p->recent[slot].n = *v;
+  return *v;
+}
+
+static inline uint64_t uuid(pf *p, int kind, uint64_t id) {
   uint64_t n = 0;
   if (kind == EX_COUNTER) {
     n = 1 + (id >> 3) * 8 + (id & 7);
@@ -137,20 +151,7 @@ static uint64_t uuid(pf *p, int kind, uint64_t id) {
   } else if (kind != EX_PROCESS) {
     uint64_t key = id << 4 | (uint64_t)kind;
     size_t slot = (key ^ key >> 8) % (sizeof p->recent / sizeof p->recent[0]);
-    if (p->recent[slot].n && p->recent[slot].key == key) {
-      n = p->recent[slot].n;
-    } else {
-      bool fresh;
-      uint64_t *v = ctrace__map_put(&p->tracks, key, &fresh);
-      if (!v) {
-        p->e.oom = true;
-        return 0;
-      }
-      if (fresh) *v = TRACK_FIRST + 2 * p->ntracks++;
-      n = *v;
-      p->recent[slot].key = key;
-      p->recent[slot].n = n;
-    }
+    n = p->recent[slot].n && p->recent[slot].key == key ? p->recent[slot].n : track_number(p, key, slot);
   }
   return n * p->s->count + p->s->index + 1;
 }
@@ -173,7 +174,7 @@ static void flush(pf *p) {
 
 /* The iid of a name in t (0: write it inline), interned into field of
  * p->interned when new. */
-static uint64_t intern_name_slow(pf *p, strtab *t, int field, const char *s) {
+static __attribute__((noinline)) uint64_t intern_name_slow(pf *p, strtab *t, int field, const char *s) {
   uint64_t h = 14695981039346656037ull; /* FNV-1a */
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) h = (h ^ *c) * 1099511628211ull;
   uint64_t *v = ctrace__map_get(&t->ids, h);
@@ -194,7 +195,7 @@ static uint64_t intern_name_slow(pf *p, strtab *t, int field, const char *s) {
 }
 
 /* The same, for a name lasting (ex_rec.lasting) or not. */
-static uint64_t intern_name(pf *p, strtab *t, int field, const char *s, bool lasting) {
+static inline uint64_t intern_name(pf *p, strtab *t, int field, const char *s, bool lasting) {
   size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) % (sizeof t->seen / sizeof t->seen[0]);
   if (lasting && t->seen[slot].s == s) return t->seen[slot].iid;
   uint64_t iid = intern_name_slow(p, t, field, s);
@@ -316,37 +317,71 @@ static void track(pf *p, const ex_rec *r) {
   flush(p);
 }
 
+/* A track event's packet is written in place in p->out through a cursor
+ * of its own: room for the whole packet is made once, then its fields are
+ * stored with no check, and out's length set once at the end. Through
+ * pb.h's calls, each byte stored (an unsigned char, which may alias
+ * anything) made the compiler load out's length, capacity and base again
+ * for the next field: a fifth of the export's instructions. The fields'
+ * tags are below 16, one byte each. */
+static unsigned char *put_varint(unsigned char *q, uint64_t v) {
+  while (v > 0x7f) {
+    *q++ = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  *q++ = (unsigned char)v;
+  return q;
+}
+
+static unsigned char *put_uint(unsigned char *q, int field, uint64_t v) {
+  return put_varint(put_varint(q, (uint64_t)field << 3 | PB_VARINT), v);
+}
+
+/* Room for n more bytes in out: where they go, or NULL (oom set). */
+static unsigned char *room(pf *p, size_t n) {
+  return pb_room(&p->out, n) ? p->out.b + p->out.len : NULL;
+}
+
 /* The packet's time on the sequence's incremental clock: the time since
  * the sequence's last packet, in its unit. A time that goes back, or is
  * not a multiple of the unit, is written whole on the boot clock, which
  * the sequence's clock snapshot makes the same time line; the incremental
  * clock then stays where it was. */
-static void stamp(pf *p, int64_t ts) {
+static unsigned char *stamp(pf *p, unsigned char *q, int64_t ts) {
   int64_t d = ts - p->clock;
   /* A unit of 1 ns (Go's traces) without a division: it was a third of
    * the time spent opening a packet. */
   if (d >= 0 && (p->unit == 1 || d % p->unit == 0)) {
-    pb_uint(&p->out, PACKET_TIMESTAMP, (uint64_t)(p->unit == 1 ? d : d / p->unit));
     p->clock = ts;
-  } else {
-    pb_uint(&p->out, PACKET_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
-    pb_uint(&p->out, PACKET_TIMESTAMP, (uint64_t)ts);
+    return put_uint(q, PACKET_TIMESTAMP, (uint64_t)(p->unit == 1 ? d : d / p->unit));
   }
+  q = put_uint(q, PACKET_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
+  return put_uint(q, PACKET_TIMESTAMP, (uint64_t)ts);
 }
 
-/* A track event's packet is written in place in p->out (pb_open): its
- * packet and its event are opened here, its time on the clock ... */
-static void te_open(pf *p, int64_t ts, size_t *pkt, size_t *te) {
-  *pkt = pb_open(&p->out, TRACE_PACKET);
-  stamp(p, ts);
-  *te = pb_open(&p->out, PACKET_TRACK_EVENT);
+/* Bytes that any packet's head and fixed fields fit in: its tag and a
+ * length byte, a time on the boot clock, the event's tag and length byte,
+ * and eight varint fields. */
+enum { PACKET_ROOM = 2 + 2 * 11 + 2 + 8 * 11 };
+
+/* Opens a track event's packet and its event at q (room made): the
+ * positions of their length bytes go to *pkt and *te. */
+static unsigned char *te_open(pf *p, unsigned char *q, int64_t ts, size_t *pkt, size_t *te) {
+  *q++ = TRACE_PACKET << 3 | PB_BYTES;
+  *pkt = (size_t)(q++ - p->out.b);
+  q = stamp(p, q, ts);
+  *q++ = PACKET_TRACK_EVENT << 3 | PB_BYTES;
+  *te = (size_t)(q++ - p->out.b);
+  return q;
 }
 
-/* ... and closed here, with the interned data its event needs. */
-static void te_close(pf *p, size_t pkt, size_t te) {
+/* ... and closes them, out's length at the event's end, with the
+ * interned data its event needs. */
+static inline void te_close(pf *p, size_t pkt, size_t te) {
   pb_close(&p->out, te);
   if (p->interned.len) pb_msg(&p->out, PACKET_INTERNED_DATA, &p->interned);
-  pb_uint(&p->out, PACKET_SEQUENCE_ID, p->seq);
+  unsigned char *q = room(p, 12);
+  if (q) p->out.len = (size_t)(put_uint(q, PACKET_SEQUENCE_ID, p->seq) - p->out.b);
   pb_close(&p->out, pkt);
   drain(p, false);
 }
@@ -360,11 +395,14 @@ static uint64_t flow_id(const pf *p, uint64_t id) {
 }
 
 /* Frames the pending track event, with its counter values. */
-static void pend_flush(pf *p) {
+static inline void pend_flush(pf *p) {
   if (!p->pending) return;
-  for (int i = 0; i < p->nextra; i++) pb_uint(&p->out, TE_EXTRA_COUNTER_VALUES, (uint64_t)p->xc[i]);
-  te_close(p, p->pend_pkt, p->pend_te);
   p->pending = false;
+  unsigned char *q = room(p, XC_N * 11);
+  if (!q) return;
+  for (int i = 0; i < p->nextra; i++) q = put_uint(q, TE_EXTRA_COUNTER_VALUES, (uint64_t)p->xc[i]);
+  p->out.len = (size_t)(q - p->out.b);
+  te_close(p, p->pend_pkt, p->pend_te);
   p->nextra = 0;
   p->joined = 0;
 }
@@ -377,21 +415,30 @@ static void pend_flush(pf *p) {
  * which a file written whole never has, and it was 2 of an event's 14 to
  * 23 bytes. */
 static void event(pf *p, const ex_rec *r, int type, uint64_t track) {
+  /* What is interned first (into p->interned), then the packet. */
   uint64_t cs = r->stack ? intern_stack(p, r->stack) : 0;
-  te_open(p, r->ts, &p->pend_pkt, &p->pend_te);
-  pb_uint(&p->out, TE_TYPE, (uint64_t)type);
-  pb_uint(&p->out, TE_TRACK_UUID, track);
+  uint64_t cat = 0, name = 0;
+  const char *cat_s = NULL, *name_s = NULL;
+  size_t inline_len = 0;
   if (type != TYPE_SLICE_END) {
-    uint64_t iid;
-    if (r->cat && r->cat[0]) {
-      if ((iid = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting & EX_CAT_LASTS)))
-        pb_uint(&p->out, TE_CATEGORY_IIDS, iid);
-      else pb_str(&p->out, TE_CATEGORIES, r->cat);
-    }
-    if ((iid = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting & EX_NAME_LASTS)))
-      pb_uint(&p->out, TE_NAME_IID, iid);
-    else pb_str(&p->out, TE_NAME, r->name);
+    if (r->cat && r->cat[0] &&
+        !(cat = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting & EX_CAT_LASTS)))
+      inline_len += strlen(cat_s = r->cat) + 11;
+    if (!(name = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting & EX_NAME_LASTS)))
+      inline_len += strlen(name_s = r->name) + 11;
   }
+  unsigned char *q = room(p, PACKET_ROOM + inline_len);
+  if (!q) return;
+  q = te_open(p, q, r->ts, &p->pend_pkt, &p->pend_te);
+  q = put_uint(q, TE_TYPE, (uint64_t)type);
+  q = put_uint(q, TE_TRACK_UUID, track);
+  /* Fields of 16 and up have two-byte tags: still within PACKET_ROOM's
+   * eight fields. */
+  if (cat) q = put_uint(q, TE_CATEGORY_IIDS, cat);
+  if (name) q = put_uint(q, TE_NAME_IID, name);
+  p->out.len = (size_t)(q - p->out.b);
+  if (cat_s) pb_str(&p->out, TE_CATEGORIES, cat_s);
+  if (name_s) pb_str(&p->out, TE_NAME, name_s);
   /* The varint fields Perfetto's reader takes as well as the fixed64 ones
    * (flow_ids_old, terminating_flow_ids_old): 3 bytes an id, not 9. */
   if (r->flow_out) pb_uint(&p->out, TE_FLOW_IDS_OLD, flow_id(p, r->flow_out));
@@ -437,28 +484,33 @@ static void counter(pf *p, const ex_rec *r) {
     if (!(r->changed & 1u << i)) continue;
     uint64_t track = uuid(p, EX_COUNTER, r->id << 3 | (uint64_t)i);
     size_t pkt, te;
-    te_open(p, r->ts, &pkt, &te);
-    pb_uint(&p->out, TE_TYPE, TYPE_COUNTER);
-    pb_uint(&p->out, TE_TRACK_UUID, track);
-    pb_uint(&p->out, TE_COUNTER_VALUE, (uint64_t)r->values[i]);
+    unsigned char *q = room(p, PACKET_ROOM);
+    if (!q) return;
+    q = te_open(p, q, r->ts, &pkt, &te);
+    q = put_uint(q, TE_TYPE, TYPE_COUNTER);
+    q = put_uint(q, TE_TRACK_UUID, track);
+    q = put_uint(q, TE_COUNTER_VALUE, (uint64_t)r->values[i]);
+    p->out.len = (size_t)(q - p->out.b);
     te_close(p, pkt, te);
   }
 }
 
 static void pf_rec(ex_enc *e, const ex_rec *r) {
   pf *p = (pf *)e;
-  uint64_t t = uuid(p, r->kind, r->id);
   if (r->type == EX_COUNTER_VALUES && counter_joins(p, r)) return;
   /* Packets go out in the order their times were taken on the clock. */
   pend_flush(p);
   switch (r->type) {
   case EX_TRACK: track(p, r); break;
-  case EX_BEGIN: event(p, r, TYPE_SLICE_BEGIN, t); break;
-  case EX_END: event(p, r, TYPE_SLICE_END, t); break;
-  case EX_INSTANT: event(p, r, TYPE_INSTANT, t); break;
+  case EX_BEGIN: event(p, r, TYPE_SLICE_BEGIN, uuid(p, r->kind, r->id)); break;
+  case EX_END: event(p, r, TYPE_SLICE_END, uuid(p, r->kind, r->id)); break;
+  case EX_INSTANT: event(p, r, TYPE_INSTANT, uuid(p, r->kind, r->id)); break;
   case EX_COUNTER_VALUES: counter(p, r); break;
   }
-  if (p->out.oom || p->pkt.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
+  /* Memory ran out where out's writes were dropped since. The other
+   * buffers' running out reaches out when they are framed into it
+   * (pb_msg): interned with the next track event, the rest at once. */
+  if (p->out.oom) p->e.oom = true;
 }
 
 /* The interned tables of one packet sequence (one trace). */
@@ -541,8 +593,10 @@ static void pf_begin(ex_enc *e, const ex_source *s) {
 }
 
 static void pf_finish(ex_enc *e) {
-  pend_flush((pf *)e);
-  drain((pf *)e, true);
+  pf *p = (pf *)e;
+  pend_flush(p);
+  if (p->out.oom || p->pkt.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
+  drain(p, true);
 }
 
 static void pf_free(ex_enc *e) {

@@ -30,6 +30,10 @@ typedef struct gstate {
    * track: the reader's strings. */
   const char *fn, *thread;
   bool named; /* fn settled (ctrace__an_name_from) */
+  /* "G<id>", the name of its slices on a P's track: made once, and kept
+   * to the walk's end, so that an encoder knows it by its address
+   * (ex_rec.lasting) at each of its starts. */
+  char *pname;
 } gstate;
 
 /* A task's value in walk.tasks: its type's string id, shifted, and flags. */
@@ -46,6 +50,7 @@ typedef struct walk {
   u64map tasks; /* task id -> type << T_SHIFT | T_*, while the task lives */
   uint64_t flow_base, next_flow;
   int64_t gcount[G_NSTATES], procs;
+  bool moved; /* gcount or procs changed by this event: counters to record */
   int64_t shown[EX_C_COUNT][G_NSTATES]; /* the values last recorded */
   bool described[EX_C_COUNT];
   bool gc_described, gc_open, stw_open, oom;
@@ -136,6 +141,7 @@ static void gslice(walk *w, uint64_t g, gstate *gs, int64_t ts, const char *next
                      .name = next, .lasting = EX_CAT_LASTS | (next != w->reason_name ? EX_NAME_LASTS : 0), .stack = stack, .flow_in = flow_in});
   if (gs->state != G_NONE) w->gcount[gs->state]--;
   if (state != G_NONE) w->gcount[state]++;
+  w->moved |= gs->state != state;
   gs->state = (int8_t)state;
 }
 
@@ -162,34 +168,32 @@ static void p_stop(walk *w, int64_t p, int64_t ts) {
   *v = 0;
 }
 
-static void p_start(walk *w, int64_t p, uint64_t g, int64_t ts) {
+static void p_start(walk *w, int64_t p, uint64_t g, gstate *gs, int64_t ts) {
   if (p < 0 || p >= CTRACE_P_TIMER) return;
   bool fresh;
   if (!ctrace__map_put(&w->pdesc, (uint64_t)p, &fresh)) {
     w->oom = true;
     return;
   }
-  char name[32];
   if (fresh) {
+    char name[32];
     snprintf(name, sizeof name, "P%lld", (long long)p);
     track(w, EX_PROC, (uint64_t)p, name);
   }
   p_stop(w, p, ts);
+  if (!gs->pname) {
+    char name[24];
+    snprintf(name, sizeof name, "G%llu", (unsigned long long)g);
+    gs->pname = strdup(name);
+  }
   uint64_t *v = ctrace__map_put(&w->prun, (uint64_t)p + 1, NULL);
-  if (!v) {
+  if (!v || !gs->pname) {
     w->oom = true;
     return;
   }
   *v = g + 1;
-  /* "G%llu" by hand: snprintf at every start was 2% of the export. */
-  char digits[24], *d = digits + sizeof digits;
-  *--d = 0;
-  uint64_t x = g;
-  do *--d = (char)('0' + x % 10); while (x /= 10);
-  name[0] = 'G';
-  memcpy(name + 1, d, (size_t)(digits + sizeof digits - d));
   put(w, &(ex_rec){.type = EX_BEGIN, .kind = EX_PROC, .id = (uint64_t)p, .ts = ts, .cat = "proc",
-                   .name = name, .lasting = EX_CAT_LASTS});
+                   .name = gs->pname, .lasting = EX_NAME_LASTS | EX_CAT_LASTS});
 }
 
 /* Records the counter group c if a value moved since its last record, or
@@ -253,7 +257,7 @@ static void event(walk *w, const ctrace_event *ev) {
     if (!(gs = gget(w, ev->g, 0))) return;
     gslice(w, ev->g, gs, ev->ts, "running", G_RUNNING, 0, gs->flow_in);
     gs->flow_in = 0;
-    p_start(w, ev->p, ev->g, ev->ts);
+    p_start(w, ev->p, ev->g, gs, ev->ts);
     break;
   case CTRACE_EV_GoEnd:
   case CTRACE_EV_GoStop: /* as GoEnd, as stats and pprof read it */
@@ -305,9 +309,11 @@ static void event(walk *w, const ctrace_event *ev) {
   }
   case CTRACE_EV_ProcStart:
     w->procs++;
+    w->moved = true;
     break;
   case CTRACE_EV_ProcStop:
     w->procs--;
+    w->moved = true;
     break;
   case CTRACE_EV_UserTaskCreate:
     if (!(t = task(w, ev->args[0], ev->args[2]))) break;
@@ -398,6 +404,8 @@ static void event(walk *w, const ctrace_event *ev) {
     }
     break;
   }
+  if (!w->moved) return;
+  w->moved = false;
   counter(w, EX_C_GOROUTINES, ev->ts, w->gcount, G_NSTATES, goroutine_series, false);
   int64_t threads[2] = {w->procs, w->gcount[G_SYSCALL]};
   counter(w, EX_C_THREADS, ev->ts, threads, 2, thread_series, false);
@@ -448,6 +456,7 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory");
     rc = -1;
   }
+  for (size_t i = 0; i < w.ngs; i++) free(w.gs[i].pname);
   free(w.gs);
   ctrace__map_free(&w.gix);
   ctrace__map_free(&w.prun);
