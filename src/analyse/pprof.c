@@ -29,13 +29,14 @@ typedef struct pending {
 
 typedef struct pstate {
   u64map index; /* g -> index + 1 into pend */
+  u64cache recent; /* index's last keys */
   pending *pend;
   size_t n, cap;
 } pstate;
 
 static pending *pend_of(pstate *s, uint64_t g) {
   bool fresh;
-  return ctrace__map_slot(&s->index, g, &s->pend, &s->n, &s->cap, sizeof *s->pend, &fresh);
+  return ctrace__map_slot_cached(&s->recent, &s->index, g, &s->pend, &s->n, &s->cap, sizeof *s->pend, &fresh);
 }
 
 /* The event kinds whose pairs a profile counts (computePprof*). */
@@ -85,6 +86,7 @@ typedef struct life {
 
 typedef struct lives {
   u64map index; /* g -> index + 1 into l */
+  u64cache recent; /* index's last keys */
   life *l;
   size_t n, cap;
   size_t members;
@@ -151,7 +153,7 @@ static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
 
 static life *life_of(lives *l, uint64_t g) {
   bool fresh;
-  life *x = ctrace__map_slot(&l->index, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
+  life *x = ctrace__map_slot_cached(&l->recent, &l->index, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
   if (x && fresh) x->end = -1;
   return x;
 }

@@ -64,12 +64,9 @@ typedef struct sctx {
   u64map gix;
   gst *gs;
   size_t ngs, capgs;
-  /* The goroutines met last, in a slot by id (index + 1, 0 empty): an
-   * event looks its goroutine up several times, and the map's probe, at
-   * every look, was a tenth of stats' time. */
-  struct {
-    uint64_t g, ix;
-  } recent[64];
+  /* gix's last keys: an event looks its goroutine up several times, and
+   * the map's probe, at every look, was a tenth of stats' time. */
+  u64cache gcache;
   u64map syscalling_p; /* p + 1 -> g + 1 */
   an_waits waits; /* who kept them waiting (waker.c) */
   lat *tasks, *regions; /* by type, in the order met */
@@ -88,7 +85,7 @@ typedef struct sctx {
 } sctx;
 
 /* gfind of a goroutine not in its slot: the map, and a new goroutine. */
-static __attribute__((noinline)) gst *gfind_slow(sctx *c, uint64_t g, bool create, size_t slot) {
+static __attribute__((noinline)) gst *gfind_slow(sctx *c, uint64_t g, bool create) {
   bool fresh = false;
   uint64_t *ix = create ? ctrace__map_put(&c->gix, g, &fresh) : ctrace__map_get(&c->gix, g);
   if (!ix) {
@@ -114,15 +111,13 @@ static __attribute__((noinline)) gst *gfind_slow(sctx *c, uint64_t g, bool creat
     c->gs[c->ngs].s.end = -1;
     *ix = ++c->ngs;
   }
-  c->recent[slot].g = g;
-  c->recent[slot].ix = *ix;
+  ctrace__cache_put(&c->gcache, g, *ix);
   return &c->gs[*ix - 1];
 }
 
 static inline gst *gfind(sctx *c, uint64_t g, bool create) {
-  size_t slot = g % (sizeof c->recent / sizeof c->recent[0]);
-  if (c->recent[slot].ix && c->recent[slot].g == g) return &c->gs[c->recent[slot].ix - 1];
-  return gfind_slow(c, g, create, slot);
+  uint64_t ix = ctrace__cache_get(&c->gcache, g);
+  return ix ? &c->gs[ix - 1] : gfind_slow(c, g, create);
 }
 
 static void name_from(sctx *c, gst *g, uint64_t stack) {

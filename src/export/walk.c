@@ -43,6 +43,7 @@ typedef struct walk {
   const ex_source *s;
   ex_enc *e;
   u64map gix; /* g -> index + 1 */
+  u64cache glast; /* gix's last keys */
   gstate *gs;
   size_t ngs, capgs;
   u64map prun;  /* p + 1 -> g + 1 running there */
@@ -113,7 +114,7 @@ static void describe_g(walk *w, uint64_t g, gstate *gs) {
 
 static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
   bool fresh;
-  gstate *gs = ctrace__map_slot(&w->gix, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
+  gstate *gs = ctrace__map_slot_cached(&w->glast, &w->gix, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
   if (!gs) {
     w->oom = true;
     return NULL;

@@ -87,6 +87,20 @@ static inline void ctrace__cache_del(u64cache *c, uint64_t key) {
  * doubling. NULL if out of memory (nothing is added). */
 void *ctrace__map_slot(u64map *m, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
                        bool *fresh);
+/* The same through c, a cache of key -> index + 1 in front of m: for the
+ * analyses' records of goroutines, looked up at nearly every event. Its
+ * hit is inline, the map out of line. Keys never leave m. */
+static inline void *ctrace__map_slot_cached(u64cache *c, u64map *m, uint64_t key, void *arrp, size_t *n,
+                                            size_t *cap, size_t size, bool *fresh) {
+  uint64_t ix = ctrace__cache_get(c, key);
+  if (ix) {
+    *fresh = false;
+    return *(char **)arrp + (ix - 1) * size;
+  }
+  char *r = ctrace__map_slot(m, key, arrp, n, cap, size, fresh);
+  if (r) ctrace__cache_put(c, key, (uint64_t)(r - *(char **)arrp) / size + 1);
+  return r;
+}
 void ctrace__map_free(u64map *m);
 
 #endif
