@@ -176,6 +176,11 @@ typedef struct ctrace_stats {
   int64_t mmu_span_ns;            /* the span of the utilization */
   ctrace_waker_stats *wakers; /* by total wait time, largest first */
   size_t nwakers;
+  /* The command line of the trace's last ctrace.process log, "" for none:
+   * a process may retitle itself after its start (nginx's and
+   * PostgreSQL's workers), which ctrace_process_read, reading the first
+   * log, does not see. */
+  char cmdline[256];
 } ctrace_stats;
 
 /* Computes the statistics of a reader: a checked one (info from its

@@ -100,6 +100,12 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
  * which name no thread. Valid while the reader is open. */
 const char *ctrace__an_thread_name(const ctrace_event *ev);
 
+/* The command line a ctrace.process log gives (src/runtime/identity.c),
+ * or NULL if ev is none: a log of every generation, where the process
+ * may have retitled itself since the first (nginx's workers), as ps then
+ * names it. */
+const char *ctrace__an_process_cmdline(const ctrace_event *ev);
+
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,
                    size_t errlen);

@@ -70,15 +70,22 @@ static bool go_clock(ctrace_reader *r, ctrace_process_info *p) {
   return true;
 }
 
+static bool is_log(const ctrace_event *ev) {
+  return ev->format == 0 && ev->type == CTRACE_EV_UserLog && ev->sargs[0] && ev->sargs[1] &&
+         strcmp(ev->sargs[0], "ctrace.process") == 0;
+}
+
+const char *ctrace__an_process_cmdline(const ctrace_event *ev) {
+  const char *a = is_log(ev) ? strstr(ev->sargs[1], " cmdline=") : NULL;
+  return a ? a + 9 : NULL;
+}
+
 int ctrace_process_read(ctrace_reader *r, ctrace_process_info *p) {
   *p = (ctrace_process_info){0};
   ctrace_event ev;
   ctrace__model_rewind(r);
   for (int k = 0; k < LOG_WITHIN && ctrace__model_next(r, &ev); k++) {
-    if (ev.format != 0 || ev.type != CTRACE_EV_UserLog || !ev.sargs[0] || !ev.sargs[1] ||
-        strcmp(ev.sargs[0], "ctrace.process") != 0)
-      continue;
-    if (parse_log(ev.sargs[1], ev.ts, p)) break;
+    if (is_log(&ev) && parse_log(ev.sargs[1], ev.ts, p)) break;
   }
   ctrace__model_rewind(r);
   ctrace_process_info go = *p;

@@ -533,6 +533,9 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   if (c->sync_ts < 0) c->sync_ts = c->t0;
   if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) c->sync_ts = ev->ts;
   if (!before_event(c, ev)) return false;
+  const char *cmdline;
+  if (ev->type == CTRACE_EV_UserLog && (cmdline = ctrace__an_process_cmdline(ev)))
+    snprintf(c->st->cmdline, sizeof c->st->cmdline, "%s", cmdline);
   switch (ev->type) {
   case CTRACE_EV_GCStart:
   case CTRACE_EV_GCDone:

@@ -52,6 +52,8 @@ typedef struct walk {
   uint64_t flow_base, next_flow;
   int64_t gcount[G_NSTATES], procs;
   bool moved; /* gcount or procs changed by this event: counters to record */
+  bool titled;  /* title holds the command line of the last ctrace.process log */
+  char title[256];
   int64_t shown[EX_C_COUNT][G_NSTATES]; /* the values last recorded */
   bool described[EX_C_COUNT];
   bool gc_described, gc_open, stw_open, oom;
@@ -216,6 +218,22 @@ static void counter(walk *w, int c, int64_t ts, const int64_t *v, int n, const c
                    .changed = changed});
 }
 
+/* A process that retitles itself (nginx's and PostgreSQL's workers write
+ * their role over their arguments) is renamed by its title, as ps names
+ * it, when a ctrace.process log gives another command line than the
+ * trace's first did. */
+static void retitle(walk *w, const ctrace_event *ev) {
+  const char *cmdline = ctrace__an_process_cmdline(ev);
+  if (!cmdline || (w->titled && strcmp(cmdline, w->title) == 0)) return;
+  bool first = !w->titled;
+  snprintf(w->title, sizeof w->title, "%s", cmdline);
+  w->titled = true;
+  if (first || !cmdline[0]) return;
+  char name[sizeof w->title + 32];
+  snprintf(name, sizeof name, "%s (pid %u)", cmdline, (unsigned)w->s->pid);
+  track(w, EX_PROCESS, 0, name);
+}
+
 static void event(walk *w, const ctrace_event *ev) {
   gstate *gs;
   const char *wname;
@@ -334,6 +352,7 @@ static void event(walk *w, const ctrace_event *ev) {
     break;
   case CTRACE_EV_UserLog: {
     const char *cat = ev->sargs[0] ? ev->sargs[0] : "", *msg = ev->sargs[1] ? ev->sargs[1] : "";
+    retitle(w, ev);
     if (ev->args[0]) {
       if (!(t = task(w, ev->args[0], 0))) break;
       put(w, &(ex_rec){.type = EX_INSTANT, .kind = EX_TASK, .id = ev->args[0], .ts = ev->ts, .cat = cat,

@@ -141,6 +141,7 @@ static void *flight_main(void *arg) {
       pthread_cond_broadcast(&fl.cv);
     }
     pthread_mutex_unlock(&fl.mu);
+    if (r != 1) ctrace__identity_refresh(atomic_load_explicit(&ctrace__state, memory_order_relaxed) >> 1);
   }
   if (atomic_load(&fl.pausing)) return NULL; /* the next thread goes on with cur */
   /* Buffers of a generation not handed out whole (none: stop seals the

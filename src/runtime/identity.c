@@ -15,6 +15,13 @@
  * comes last: its arguments, joined by spaces, may hold anything, and a
  * message longer than Go's strings (1024 bytes) loses its end.
  *
+ * A process may retitle itself as it goes (nginx's and PostgreSQL's
+ * forked workers write their role over their arguments, which is what
+ * /proc/PID/cmdline and ps then show): the writer thread reads cmdline
+ * again once a generation (ctrace__identity_refresh), and the logs of the
+ * generations after carry the title, by which ctrace stats
+ * (ctrace_stats.cmdline) and the exports (src/export/walk.c) name it.
+ *
  * In Go's current format it is in every generation, written by the first
  * G that runs on a P in it (ctrace__gen_procs, beside GOMAXPROCS), as Go
  * writes its clock snapshot in every generation: a flight recorder's
@@ -25,6 +32,7 @@
  * readers take a log only from a G that runs, and a trace started
  * through the API, or by ctrace run, has its log wherever the program's
  * first G runs. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -33,11 +41,17 @@
 
 #include "internal.h"
 
-/* What does not change while the trace runs: "pid=N ppid=N host=NAME"
- * and " name=NAME exe=PATH cmdline=ARGS", read at the start (ctrace__identity_init),
- * outside any write section. Read by writers after the state word that
- * publishes the trace, which orders them after these stores. */
+/* "pid=N ppid=N host=NAME" and " name=NAME exe=PATH cmdline=ARGS", read
+ * at the start (ctrace__identity_init), outside any write section. Read by
+ * writers after the state word that publishes the trace, which orders
+ * them after these stores. tail changes with the process's title
+ * (ctrace__identity_refresh) under tail_lock, which the log's writer, once
+ * a generation, holds for a copy: a spin lock, for no call that may block
+ * or be traced has a place in a write section. */
 static char head[320], tail[CTRACE_GO122_MAX_STRING];
+static size_t args_at; /* where cmdline's value begins in tail */
+static atomic_flag tail_lock = ATOMIC_FLAG_INIT;
+static _Atomic uint64_t refreshed; /* the generation refreshed last */
 
 static unsigned long long clock_ns(clockid_t c) {
   struct timespec ts;
@@ -67,13 +81,35 @@ void ctrace__identity_init(void) {
   const char *run = (const char *)getauxval(AT_EXECFN), *name = run ? strrchr(run, '/') : NULL;
   name = name ? name + 1 : run ? run : "";
   snprintf(head, sizeof head, "pid=%d ppid=%d host=%s", (int)getpid(), (int)getppid(), host);
-  snprintf(tail, sizeof tail, " name=%s exe=%s cmdline=%s", name, exe, args);
+  int n = snprintf(tail, sizeof tail, " name=%s exe=%s cmdline=", name, exe);
+  args_at = n < 0 ? 0 : (size_t)n < sizeof tail ? (size_t)n : sizeof tail - 1;
+  snprintf(tail + args_at, sizeof tail - args_at, "%s", args);
+  atomic_store(&refreshed, 0);
+}
+
+static void lock_tail(void) {
+  while (atomic_flag_test_and_set_explicit(&tail_lock, memory_order_acquire)) {
+  }
+}
+
+static void unlock_tail(void) { atomic_flag_clear_explicit(&tail_lock, memory_order_release); }
+
+void ctrace__identity_refresh(uint64_t gen) {
+  if (!gen || atomic_exchange(&refreshed, gen) == gen) return;
+  char args[CTRACE_GO122_MAX_STRING];
+  cmdline(args, sizeof args);
+  if (!args[0]) return; /* /proc unreadable (a chroot, a sandbox): the start's stays */
+  lock_tail();
+  snprintf(tail + args_at, sizeof tail - args_at, "%s", args);
+  unlock_tail();
 }
 
 /* The message, with the clocks read now, into msg: its length. */
 static size_t message(char *msg, size_t cap) {
   unsigned long long real = clock_ns(CLOCK_REALTIME), mono = clock_ns(CLOCK_MONOTONIC);
+  lock_tail();
   int n = snprintf(msg, cap, "%s mono_ns=%llu real_ns=%llu%s", head, mono, real, tail);
+  unlock_tail();
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

@@ -716,6 +716,10 @@ void ctrace__gap_log(ctrace__w *w) CTRACE__HIDDEN;
  * on a P of each generation, or, in the classic format, of the trace
  * (ctrace__identity_classic, from the G's start). */
 void ctrace__identity_init(void) CTRACE__HIDDEN;
+/* The command line read again, for the logs after generation gen (the
+ * process may have retitled itself): once a generation, by the writer's
+ * thread, which the shim never traces. */
+void ctrace__identity_refresh(uint64_t gen) CTRACE__HIDDEN;
 void ctrace__identity_log(ctrace__w *w) CTRACE__HIDDEN;
 void ctrace__identity_classic(ctrace__w *w) CTRACE__HIDDEN;
 /* A classic UserLog [task, category, stack] v and its message through w

@@ -191,7 +191,12 @@ static void *writer_main(void *arg) {
     const void *p;
     size_t n;
     /* Read to the end even after a write error: stop waits for the drain. */
-    while ((p = ctrace_read(&n)) != NULL) write_chunk(w, p, n);
+    while ((p = ctrace_read(&n)) != NULL) {
+      write_chunk(w, p, n);
+      /* Off every write section, in a table of its own: the time to read
+       * the process's title again. */
+      ctrace__identity_refresh(atomic_load_explicit(&ctrace__state, memory_order_relaxed) >> 1);
+    }
   }
   if (atomic_load(&w->pausing)) {
     /* The next writer's descriptor is another open of the file

@@ -458,6 +458,9 @@ int ctrace__cmd_stats(int argc, char **argv) {
     fprintf(stderr, "ctrace stats: %s: %s\n", trace, err);
     rc = 1;
   } else {
+    /* The process as ps names it at the trace's end: its title, if it
+     * retitled itself (a worker nginx or PostgreSQL forked). */
+    if (proc.known && s->cmdline[0]) snprintf(proc.cmdline, sizeof proc.cmdline, "%s", s->cmdline);
     if (fm == TABLE) table(s, &proc);
     else if (fm == CSV) csv(s, &proc);
     else json(s, &proc);

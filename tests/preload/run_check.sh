@@ -420,6 +420,31 @@ case_fork_follow() {
         fail "follow: traces of $plain forked children, $execed before an exec, $shells shells; want 10, 1, 2"
 }
 
+case_retitle() {
+    # A daemon's worker retitles itself after the fork (nginx's and
+    # PostgreSQL's write their role over their arguments): its trace,
+    # followed with -f, names it by its title as ps does, in ctrace stats
+    # and in the export; the parent, which kept its arguments, stays
+    # named by its program. Generations of 20 ms: the title, read again
+    # once a generation, is in the logs of the later ones.
+    run_opts=(-f)
+    CTRACE_GEN_MS=20 traced retitle 0 "$bindir/run_retitle" arguments that make room for a title
+    run_opts=()
+    local children=("$out"/retitle.trace.pid*) pid
+    [ -e "${children[0]}" ] && [ "${#children[@]}" -eq 1 ] || fail "retitle: want one child's trace: ${children[*]}"
+    pid=${children[0]##*.pid}
+    "$ctrace" stats "${children[0]}" >"$out/retitle_child.stats" 2>&1 || fail "retitle: ctrace stats failed"
+    has -E "^  process +run_retitle \(pid $pid, parent [0-9]+\) on [^ ]+: retitled: worker\$" <"$out/retitle_child.stats" ||
+        fail "retitle: stats does not give the child's title: $(sed -n 2p "$out/retitle_child.stats")"
+    "$ctrace" export -f json -o "$out/retitle.json" "$out/retitle.trace" "${children[0]}" 2>/dev/null ||
+        fail "retitle: ctrace export failed"
+    # The last name each process is given.
+    jq -r '[.traceEvents[] | select(.ph == "M" and .name == "process_name")] | group_by(.pid)[] | last | .args.name' \
+        "$out/retitle.json" >"$out/retitle.names"
+    has -xF "retitled: worker (pid $pid)" <"$out/retitle.names" && has -xE 'run_retitle \(pid [0-9]+\)' <"$out/retitle.names" ||
+        fail "retitle: the export names the processes $(tr '\n' ';' <"$out/retitle.names")"
+}
+
 # moved NAME N: $out/NAME.trace.N, an earlier image's trace, as trace NAME_N.
 moved() {
     [ -s "$out/$1.trace.$2" ] || fail "$1: no $1.trace.$2 (the image before the exec)"
