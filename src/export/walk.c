@@ -230,7 +230,9 @@ static void retitle(walk *w, const ctrace_event *ev) {
   w->titled = true;
   if (first || !cmdline[0]) return;
   char name[sizeof w->title + 32];
-  snprintf(name, sizeof name, "%s (pid %u)", cmdline, (unsigned)w->s->pid);
+  int n = (int)strlen(w->title);
+  while (n > 0 && w->title[n - 1] == ' ') n--; /* PostgreSQL's titles end in one */
+  snprintf(name, sizeof name, "%.*s (pid %u)", n, w->title, (unsigned)w->s->pid);
   track(w, EX_PROCESS, 0, name);
 }
 
