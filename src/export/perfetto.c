@@ -322,8 +322,7 @@ static void track(pf *p, const ex_rec *r) {
  * stored with no check, and out's length set once at the end. Through
  * pb.h's calls, each byte stored (an unsigned char, which may alias
  * anything) made the compiler load out's length, capacity and base again
- * for the next field: a fifth of the export's instructions. The fields'
- * tags are below 16, one byte each. */
+ * for the next field: a fifth of the export's instructions. */
 static unsigned char *put_varint(unsigned char *q, uint64_t v) {
   while (v > 0x7f) {
     *q++ = (unsigned char)(v | 0x80);
@@ -359,10 +358,11 @@ static unsigned char *stamp(pf *p, unsigned char *q, int64_t ts) {
   return put_uint(q, PACKET_TIMESTAMP, (uint64_t)ts);
 }
 
-/* Bytes that any packet's head and fixed fields fit in: its tag and a
- * length byte, a time on the boot clock, the event's tag and length byte,
- * and eight varint fields. */
-enum { PACKET_ROOM = 2 + 2 * 11 + 2 + 8 * 11 };
+/* The most a varint field takes (a tag of two bytes, a value of ten), and
+ * the most a packet's head and the fields written through the cursor
+ * take: the packet's tag and length byte, a time on the boot clock (two
+ * fields), the event's tag and length byte, and four fields. */
+enum { FIELD_MAX = 12, PACKET_ROOM = 2 + 2 * FIELD_MAX + 2 + 4 * FIELD_MAX };
 
 /* Opens a track event's packet and its event at q (room made): the
  * positions of their length bytes go to *pkt and *te. */
@@ -380,7 +380,7 @@ static unsigned char *te_open(pf *p, unsigned char *q, int64_t ts, size_t *pkt, 
 static inline void te_close(pf *p, size_t pkt, size_t te) {
   pb_close(&p->out, te);
   if (p->interned.len) pb_msg(&p->out, PACKET_INTERNED_DATA, &p->interned);
-  unsigned char *q = room(p, 12);
+  unsigned char *q = room(p, FIELD_MAX);
   if (q) p->out.len = (size_t)(put_uint(q, PACKET_SEQUENCE_ID, p->seq) - p->out.b);
   pb_close(&p->out, pkt);
   drain(p, false);
@@ -398,7 +398,7 @@ static uint64_t flow_id(const pf *p, uint64_t id) {
 static inline void pend_flush(pf *p) {
   if (!p->pending) return;
   p->pending = false;
-  unsigned char *q = room(p, XC_N * 11);
+  unsigned char *q = room(p, XC_N * FIELD_MAX);
   if (!q) return;
   for (int i = 0; i < p->nextra; i++) q = put_uint(q, TE_EXTRA_COUNTER_VALUES, (uint64_t)p->xc[i]);
   p->out.len = (size_t)(q - p->out.b);
@@ -418,27 +418,20 @@ static void event(pf *p, const ex_rec *r, int type, uint64_t track) {
   /* What is interned first (into p->interned), then the packet. */
   uint64_t cs = r->stack ? intern_stack(p, r->stack) : 0;
   uint64_t cat = 0, name = 0;
-  const char *cat_s = NULL, *name_s = NULL;
-  size_t inline_len = 0;
-  if (type != TYPE_SLICE_END) {
-    if (r->cat && r->cat[0] &&
-        !(cat = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting & EX_CAT_LASTS)))
-      inline_len += strlen(cat_s = r->cat) + 11;
-    if (!(name = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting & EX_NAME_LASTS)))
-      inline_len += strlen(name_s = r->name) + 11;
-  }
-  unsigned char *q = room(p, PACKET_ROOM + inline_len);
+  bool has_cat = type != TYPE_SLICE_END && r->cat && r->cat[0];
+  if (has_cat) cat = intern_name(p, &p->cats, ID_EVENT_CATEGORIES, r->cat, r->lasting & EX_CAT_LASTS);
+  if (type != TYPE_SLICE_END) name = intern_name(p, &p->names, ID_EVENT_NAMES, r->name, r->lasting & EX_NAME_LASTS);
+  unsigned char *q = room(p, PACKET_ROOM);
   if (!q) return;
   q = te_open(p, q, r->ts, &p->pend_pkt, &p->pend_te);
   q = put_uint(q, TE_TYPE, (uint64_t)type);
   q = put_uint(q, TE_TRACK_UUID, track);
-  /* Fields of 16 and up have two-byte tags: still within PACKET_ROOM's
-   * eight fields. */
   if (cat) q = put_uint(q, TE_CATEGORY_IIDS, cat);
   if (name) q = put_uint(q, TE_NAME_IID, name);
   p->out.len = (size_t)(q - p->out.b);
-  if (cat_s) pb_str(&p->out, TE_CATEGORIES, cat_s);
-  if (name_s) pb_str(&p->out, TE_NAME, name_s);
+  /* Past NAMES_MAX of a sequence, names go inline. */
+  if (has_cat && !cat) pb_str(&p->out, TE_CATEGORIES, r->cat);
+  if (type != TYPE_SLICE_END && !name) pb_str(&p->out, TE_NAME, r->name);
   /* The varint fields Perfetto's reader takes as well as the fixed64 ones
    * (flow_ids_old, terminating_flow_ids_old): 3 bytes an id, not 9. */
   if (r->flow_out) pb_uint(&p->out, TE_FLOW_IDS_OLD, flow_id(p, r->flow_out));
