@@ -69,6 +69,8 @@
 #include "wake.h"
 #include "preload.h"
 #include "runtime/env.h"
+
+void ctrace__identity_final(void) CTRACE__PL_HIDDEN; /* libctrace: src/runtime/identity.c */
 #include "unwind/unwind.h"
 #include "runtime/sysfutex.h"
 
@@ -284,6 +286,15 @@ void ctrace__pl_finish(int timeout_ms) {
   /* Not the tracing process: a forked child (pid reset by its atfork
    * handler) or a vfork child, which shares our memory but not our pid. */
   if (ctrace__pl_pid == 0 || ctrace__pl_pid != (pid_t)syscall(SYS_getpid)) return;
+  /* A title the process gave itself since its generation's log (a worker
+   * that retitled itself and ends within its first generation): logged by
+   * the thread that ends it, while its G still runs. Not from a signal
+   * handler that interrupted the tracer (a timeout), nor once stopping. */
+  if (timeout_ms == 0 && !on_finisher && !(atomic_load(&fin_req) & FIN_STOP)) {
+    ctrace__pl_guard++;
+    ctrace__identity_final();
+    ctrace__pl_unguard();
+  }
   if (!(atomic_fetch_or(&fin_req, FIN_STOP) & FIN_STOP)) {
     if (!have_finisher || on_finisher) {
       /* No finisher thread (it could not be created), or this is it (its

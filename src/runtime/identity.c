@@ -32,6 +32,8 @@
  * readers take a log only from a G that runs, and a trace started
  * through the API, or by ctrace run, has its log wherever the program's
  * first G runs. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +54,9 @@ static char head[320], tail[CTRACE_GO122_MAX_STRING];
 static size_t args_at; /* where cmdline's value begins in tail */
 static atomic_flag tail_lock = ATOMIC_FLAG_INIT;
 static _Atomic uint64_t refreshed; /* the generation refreshed last */
+/* Under tail_lock: how many times the title changed, and how many of
+ * those the last log written had seen. */
+static uint64_t retitles, retitles_logged;
 
 static unsigned long long clock_ns(clockid_t c) {
   struct timespec ts;
@@ -59,13 +64,18 @@ static unsigned long long clock_ns(clockid_t c) {
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-/* /proc/self/cmdline, its NULs as spaces, into out; "" if unreadable. */
+/* /proc/self/cmdline, its NULs as spaces, into out; "" if unreadable.
+ * With calls safe in a signal handler (_exit may run in one: the shim's
+ * exit paths read it, ctrace__identity_final). */
 static void cmdline(char *out, size_t cap) {
-  out[0] = '\0';
-  FILE *f = fopen("/proc/self/cmdline", "re");
-  if (!f) return;
-  size_t n = fread(out, 1, cap - 1, f);
-  fclose(f);
+  size_t n = 0;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t k;
+    while (n < cap - 1 && ((k = read(fd, out + n, cap - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+      if (k > 0) n += (size_t)k;
+    close(fd);
+  }
   while (n && out[n - 1] == '\0') n--;
   for (size_t i = 0; i < n; i++)
     if (out[i] == '\0') out[i] = ' ';
@@ -85,6 +95,7 @@ void ctrace__identity_init(void) {
   args_at = n < 0 ? 0 : (size_t)n < sizeof tail ? (size_t)n : sizeof tail - 1;
   snprintf(tail + args_at, sizeof tail - args_at, "%s", args);
   atomic_store(&refreshed, 0);
+  retitles = retitles_logged = 0;
 }
 
 static void lock_tail(void) {
@@ -94,23 +105,41 @@ static void lock_tail(void) {
 
 static void unlock_tail(void) { atomic_flag_clear_explicit(&tail_lock, memory_order_release); }
 
-void ctrace__identity_refresh(uint64_t gen) {
-  if (!gen || atomic_exchange(&refreshed, gen) == gen) return;
+/* The command line read now into tail; true if a log has yet to say it. */
+static bool reread(void) {
   char args[CTRACE_GO122_MAX_STRING];
   cmdline(args, sizeof args);
-  if (!args[0]) return; /* /proc unreadable (a chroot, a sandbox): the start's stays */
   lock_tail();
-  snprintf(tail + args_at, sizeof tail - args_at, "%s", args);
+  /* /proc unreadable (a chroot, a sandbox): the start's stays. */
+  if (args[0] && strcmp(tail + args_at, args) != 0) {
+    snprintf(tail + args_at, sizeof tail - args_at, "%s", args);
+    retitles++;
+  }
+  bool due = retitles != retitles_logged;
   unlock_tail();
+  return due;
 }
+
+void ctrace__identity_refresh(uint64_t gen) {
+  if (gen && atomic_exchange(&refreshed, gen) != gen) reread();
+}
+
 
 /* The message, with the clocks read now, into msg: its length. */
 static size_t message(char *msg, size_t cap) {
   unsigned long long real = clock_ns(CLOCK_REALTIME), mono = clock_ns(CLOCK_MONOTONIC);
   lock_tail();
   int n = snprintf(msg, cap, "%s mono_ns=%llu real_ns=%llu%s", head, mono, real, tail);
+  retitles_logged = retitles;
   unlock_tail();
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+void ctrace__identity_final(void) {
+  if (!ctrace__on() || !ctrace__genfmt() || !reread()) return;
+  char msg[CTRACE_GO122_MAX_STRING + 1];
+  message(msg, sizeof msg);
+  ctrace_log(0, "ctrace.process", msg);
 }
 
 void ctrace__identity_log(ctrace__w *w) {

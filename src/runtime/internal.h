@@ -720,6 +720,12 @@ void ctrace__identity_init(void) CTRACE__HIDDEN;
  * process may have retitled itself): once a generation, by the writer's
  * thread, which the shim never traces. */
 void ctrace__identity_refresh(uint64_t gen) CTRACE__HIDDEN;
+/* At the process's end, on a thread of the program's (the shim's exit
+ * paths, before the trace is finished): the command line read again and,
+ * if no log has said it yet, a log of it, for a process that retitled
+ * itself and ends within the generation. Safe in a signal handler that
+ * did not interrupt the tracer. */
+void ctrace__identity_final(void) CTRACE__HIDDEN;
 void ctrace__identity_log(ctrace__w *w) CTRACE__HIDDEN;
 void ctrace__identity_classic(ctrace__w *w) CTRACE__HIDDEN;
 /* A classic UserLog [task, category, stack] v and its message through w

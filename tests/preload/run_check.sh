@@ -425,16 +425,16 @@ case_retitle() {
     # PostgreSQL's write their role over their arguments): its trace,
     # followed with -f, names it by its title as ps does, in ctrace stats
     # and in the export; the parent, which kept its arguments, stays
-    # named by its program. Generations of 20 ms: the title, read again
-    # once a generation, is in the logs of the later ones.
+    # named by its program. A child of 50 ms ends within its first
+    # generation: the log of its title is the one its exit writes.
     run_opts=(-f)
-    CTRACE_GEN_MS=20 traced retitle 0 "$bindir/run_retitle" arguments that make room for a title
+    traced retitle 0 "$bindir/run_retitle" 50 arguments that make room for a title
     run_opts=()
-    local children=("$out"/retitle.trace.pid*) pid
+    local children=("$out"/retitle.trace.pid*) pid i
     [ -e "${children[0]}" ] && [ "${#children[@]}" -eq 1 ] || fail "retitle: want one child's trace: ${children[*]}"
     pid=${children[0]##*.pid}
     "$ctrace" stats "${children[0]}" >"$out/retitle_child.stats" 2>&1 || fail "retitle: ctrace stats failed"
-    has -E "^  process +run_retitle \(pid $pid, parent [0-9]+\) on [^ ]+: retitled: worker\$" <"$out/retitle_child.stats" ||
+    has -E "^  process +run_retitle \\(pid $pid, parent [0-9]+\\) on [^ ]+: retitled: worker\$" <"$out/retitle_child.stats" ||
         fail "retitle: stats does not give the child's title: $(sed -n 2p "$out/retitle_child.stats")"
     "$ctrace" export -f json -o "$out/retitle.json" "$out/retitle.trace" "${children[0]}" 2>/dev/null ||
         fail "retitle: ctrace export failed"
@@ -443,6 +443,26 @@ case_retitle() {
         "$out/retitle.json" >"$out/retitle.names"
     has -xF "retitled: worker (pid $pid)" <"$out/retitle.names" && has -xE 'run_retitle \(pid [0-9]+\)' <"$out/retitle.names" ||
         fail "retitle: the export names the processes $(tr '\n' ';' <"$out/retitle.names")"
+
+    # A worker that never exits (killed): the tracer reads the title
+    # again once a generation (here 20 ms), so the trace's later
+    # generations carry it. Looked for until there, then the child is
+    # killed; without the reading again, never there.
+    mkdir -p "$out/retitle_kill"
+    CTRACE_GEN_MS=20 timeout -k 5 "$LIMIT" "$ctrace" run -f -o "$out/retitle_kill/t.trace" -- \
+        "$bindir/run_retitle" 60000 arguments that make room for a title >/dev/null 2>&1 &
+    local runner=$! found=
+    for i in $(seq 1 300); do
+        children=("$out"/retitle_kill/t.trace.pid*)
+        if [ -s "${children[0]}" ] && "$ctrace" dump "${children[0]}" 2>/dev/null | has -F 'cmdline=retitled: worker'; then
+            found=1
+            break
+        fi
+        sleep 0.1
+    done
+    [ -e "${children[0]}" ] && kill -KILL "${children[0]##*.pid}" 2>/dev/null
+    wait "$runner" || true
+    [ -n "$found" ] || fail "retitle: after 30 s, no generation of the running child's trace gives its title"
 }
 
 # moved NAME N: $out/NAME.trace.N, an earlier image's trace, as trace NAME_N.
