@@ -69,10 +69,10 @@
 #include "wake.h"
 #include "preload.h"
 #include "runtime/env.h"
-
-void ctrace__identity_final(void) CTRACE__PL_HIDDEN; /* libctrace: src/runtime/identity.c */
 #include "unwind/unwind.h"
 #include "runtime/sysfutex.h"
+
+void ctrace__identity_final(void) CTRACE__PL_HIDDEN; /* libctrace: src/runtime/identity.c */
 
 __thread volatile int ctrace__pl_guard __attribute__((tls_model("initial-exec")));
 __thread volatile int ctrace__pl_in_dlsym __attribute__((tls_model("initial-exec")));

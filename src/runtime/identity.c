@@ -19,8 +19,10 @@
  * forked workers write their role over their arguments, which is what
  * /proc/PID/cmdline and ps then show): the writer thread reads cmdline
  * again once a generation (ctrace__identity_refresh), and the logs of the
- * generations after carry the title, by which ctrace stats
- * (ctrace_stats.cmdline) and the exports (src/export/walk.c) name it.
+ * generations after carry the title; a process that ends first logs it
+ * as it exits (ctrace__identity_final, from the shim's exit paths).
+ * ctrace stats (ctrace_stats.cmdline) and the exports (src/export/walk.c)
+ * name the process by the last log.
  *
  * In Go's current format it is in every generation, written by the first
  * G that runs on a P in it (ctrace__gen_procs, beside GOMAXPROCS), as Go
@@ -123,7 +125,6 @@ static bool reread(void) {
 void ctrace__identity_refresh(uint64_t gen) {
   if (gen && atomic_exchange(&refreshed, gen) != gen) reread();
 }
-
 
 /* The message, with the clocks read now, into msg: its length. */
 static size_t message(char *msg, size_t cap) {
