@@ -42,6 +42,7 @@ void ctrace__fork_child(void) {
   ctrace__sched_fork_child();
   ctrace__events_fork_child();
   ctrace__tables_fork_child();
+  ctrace__identity_fork_child();
 }
 
 void ctrace__fork_init(void) { pthread_atfork(prepare, parent, ctrace__fork_child); }

@@ -107,6 +107,8 @@ static void lock_tail(void) {
 
 static void unlock_tail(void) { atomic_flag_clear_explicit(&tail_lock, memory_order_release); }
 
+void ctrace__identity_fork_child(void) { unlock_tail(); }
+
 /* The command line read now into tail; true if a log has yet to say it. */
 static bool reread(void) {
   char args[CTRACE_GO122_MAX_STRING];

@@ -726,6 +726,9 @@ void ctrace__identity_refresh(uint64_t gen) CTRACE__HIDDEN;
  * itself and ends within the generation. Safe in a signal handler that
  * did not interrupt the tracer. */
 void ctrace__identity_final(void) CTRACE__HIDDEN;
+/* The child of fork: the title's lock let go, which the parent's writer
+ * thread, not in the child, may have held (ctrace__fork_child). */
+void ctrace__identity_fork_child(void) CTRACE__HIDDEN;
 void ctrace__identity_log(ctrace__w *w) CTRACE__HIDDEN;
 void ctrace__identity_classic(ctrace__w *w) CTRACE__HIDDEN;
 /* A classic UserLog [task, category, stack] v and its message through w
