@@ -9,8 +9,11 @@
 # (SIGHUP): the master forks two new workers then, and the old ones end;
 # then it is told to quit (SIGQUIT). In the JSON export of its traces,
 # with no warning:
-#   - each process is "nginx (pid N)", N the pid its trace's file name
-#     ends with (the master's: the pid ctrace run ran it as);
+#   - each process is named by the title nginx gives it, as ps shows it:
+#     "nginx: master process ... (pid N)", "nginx: worker process (pid
+#     N)" (an old worker of the reload: "nginx: worker process is
+#     shutting down (pid N)"), N the pid its trace's file name ends with
+#     (the master's: the pid ctrace run ran it as);
 #   - every worker's first event comes after the master's first, and the
 #     two workers forked at the reload 0.5 s or more after it (without the
 #     traces' anchors all would start at 0);
@@ -97,8 +100,10 @@ jq -r '.traceEvents as $e
     | ($e | map(select(.ph == "M" and .name == "process_name")) | map({key: (.pid | tostring), value: .args.name}) | from_entries) as $n
     | $e | map(select(.ts != null)) | group_by(.pid)[]
     | [.[0].pid, $n[.[0].pid | tostring], (map(.ts) | min)] | @tsv' "$out/ngx.json" >"$out/ngx.spans"
-awk -F'\t' -v n="$((workers + 1))" '$2 != "nginx (pid " $1 ")" { bad = 1 } END { exit bad || NR != n }' \
-    "$out/ngx.spans" || fatal "the processes are not each nginx (pid N): $(cat "$out/ngx.spans")"
+awk -F'\t' -v n="$((workers + 1))" -v m="$master" '
+    { role = $1 == m ? "master process .+" : "worker process( is shutting down)?" }
+    $2 !~ "^nginx: " role " \\(pid " $1 "\\)$" { bad = 1 } END { exit bad || NR != n }' \
+    "$out/ngx.spans" || fatal "the processes are not each named by nginx's title and pid: $(cat "$out/ngx.spans")"
 grep -q "^$master	" "$out/ngx.spans" || fatal "no process of the master's pid $master: $(cat "$out/ngx.spans")"
 # Workers in the order they were forked: the first two at the start, the
 # two of the reload after.
@@ -109,4 +114,4 @@ for w in "$out"/ngx.trace.pid*; do
     "$ctrace" stats "$w" | has "^  process      nginx (pid ${w##*.pid}, parent $master) on " ||
         fatal "stats of $w does not say nginx (pid ${w##*.pid}, parent $master): $("$ctrace" stats "$w" | head -3)"
 done
-echo "$prog: nginx's master and $workers workers named nginx (pid N) and placed: the workers' first events $(tr '\n' ' ' <"$out/gaps")us after the master's"
+echo "$prog: nginx's master and $workers workers named by their titles and pids and placed: the workers' first events $(tr '\n' ' ' <"$out/gaps")us after the master's"
