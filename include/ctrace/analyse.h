@@ -176,10 +176,12 @@ typedef struct ctrace_stats {
   int64_t mmu_span_ns;            /* the span of the utilization */
   ctrace_waker_stats *wakers; /* by total wait time, largest first */
   size_t nwakers;
-  /* The command line of the trace's last ctrace.process log, "" for none:
-   * a process may retitle itself after its start (nginx's and
-   * PostgreSQL's workers), which ctrace_process_read, reading the first
-   * log, does not see. */
+  /* The command line the process goes by, from the trace's
+   * ctrace.process logs, "" for none: a process may retitle itself after
+   * its start (nginx's and PostgreSQL's workers), which
+   * ctrace_process_read, reading the first log, does not see. The title
+   * of its last generation's log; the one it ended with only where no
+   * generation's gave another than the first (docs/analyse.md). */
   char cmdline[256];
 } ctrace_stats;
 

@@ -100,11 +100,18 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
  * which name no thread. Valid while the reader is open. */
 const char *ctrace__an_thread_name(const ctrace_event *ev);
 
-/* The command line a ctrace.process log gives (src/runtime/identity.c),
- * or NULL if ev is none: a log of every generation, where the process
- * may have retitled itself since the first (nginx's workers), as ps then
- * names it. */
-const char *ctrace__an_process_cmdline(const ctrace_event *ev);
+/* The command line a trace's process goes by, from its ctrace.process
+ * logs (src/runtime/identity.c): one a generation, where the process may
+ * have retitled itself since the first (nginx's workers write their role
+ * over their arguments, as ps then shows), and one as it exits, whose
+ * title (nginx's "worker process is shutting down") counts only where no
+ * generation's gave another than the first. */
+typedef struct an_title {
+  char first[256], now[256]; /* now: the one it goes by */
+  bool seen, retitled;       /* a log met; a generation's gave another */
+} an_title;
+/* Takes ev if it is such a log: true if now changed (not at the first). */
+bool ctrace__an_title_note(an_title *t, const ctrace_event *ev);
 
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,

@@ -75,9 +75,22 @@ static bool is_log(const ctrace_event *ev) {
          strcmp(ev->sargs[0], "ctrace.process") == 0;
 }
 
-const char *ctrace__an_process_cmdline(const ctrace_event *ev) {
-  const char *a = is_log(ev) ? strstr(ev->sargs[1], " cmdline=") : NULL;
-  return a ? a + 9 : NULL;
+bool ctrace__an_title_note(an_title *t, const ctrace_event *ev) {
+  const char *m = is_log(ev) ? ev->sargs[1] : NULL, *a = m ? strstr(m, " cmdline=") : NULL;
+  if (!a) return false;
+  a += 9;
+  const char *name = strstr(m, " name="), *ex = strstr(m, " exit=1");
+  bool at_exit = ex && name && ex < name;
+  if (!t->seen) {
+    t->seen = true;
+    snprintf(t->first, sizeof t->first, "%s", a);
+    snprintf(t->now, sizeof t->now, "%s", a);
+    return false;
+  }
+  if ((at_exit && t->retitled) || strncmp(t->now, a, sizeof t->now - 1) == 0) return false;
+  snprintf(t->now, sizeof t->now, "%s", a);
+  if (!at_exit) t->retitled = strcmp(t->now, t->first) != 0;
+  return true;
 }
 
 int ctrace_process_read(ctrace_reader *r, ctrace_process_info *p) {

@@ -68,6 +68,7 @@ typedef struct sctx {
    * the map's probe, at every look, was a tenth of stats' time. */
   u64cache gcache;
   u64map syscalling_p; /* p + 1 -> g + 1 */
+  an_title title;         /* the process's, for st->cmdline */
   an_waits waits; /* who kept them waiting (waker.c) */
   lat *tasks, *regions; /* by type, in the order met */
   size_t ntasks, captasks, nregions, capregions;
@@ -533,9 +534,7 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   if (c->sync_ts < 0) c->sync_ts = c->t0;
   if (ev->format == 1 && ev->type == CTRACE_EV122_Sync) c->sync_ts = ev->ts;
   if (!before_event(c, ev)) return false;
-  const char *cmdline;
-  if (ev->type == CTRACE_EV_UserLog && (cmdline = ctrace__an_process_cmdline(ev)))
-    snprintf(c->st->cmdline, sizeof c->st->cmdline, "%s", cmdline);
+  if (ev->type == CTRACE_EV_UserLog) ctrace__an_title_note(&c->title, ev);
   switch (ev->type) {
   case CTRACE_EV_GCStart:
   case CTRACE_EV_GCDone:
@@ -644,6 +643,7 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   const ctrace_event *ev;
   while ((ev = ctrace__model_next_ref(r, &buf)))
     if (!observe(&c, ev, mmu)) goto oom;
+  snprintf(st->cmdline, sizeof st->cmdline, "%s", c.title.now);
   finish_goroutines(&c);
   if (!collect_goroutines(&c)) goto oom;
   if (finish_lat(c.tasks, c.ntasks, &st->tasks, &st->ntasks) ||

@@ -52,8 +52,7 @@ typedef struct walk {
   uint64_t flow_base, next_flow;
   int64_t gcount[G_NSTATES], procs;
   bool moved; /* gcount or procs changed by this event: counters to record */
-  bool titled;  /* title holds the command line of the last ctrace.process log */
-  char title[256];
+  an_title title; /* the process's (retitle) */
   int64_t shown[EX_C_COUNT][G_NSTATES]; /* the values last recorded */
   bool described[EX_C_COUNT];
   bool gc_described, gc_open, stw_open, oom;
@@ -220,19 +219,13 @@ static void counter(walk *w, int c, int64_t ts, const int64_t *v, int n, const c
 
 /* A process that retitles itself (nginx's and PostgreSQL's workers write
  * their role over their arguments) is renamed by its title, as ps names
- * it, when a ctrace.process log gives another command line than the
- * trace's first did. */
+ * it (ctrace__an_title_note). */
 static void retitle(walk *w, const ctrace_event *ev) {
-  const char *cmdline = ctrace__an_process_cmdline(ev);
-  if (!cmdline || (w->titled && strcmp(cmdline, w->title) == 0)) return;
-  bool first = !w->titled;
-  snprintf(w->title, sizeof w->title, "%s", cmdline);
-  w->titled = true;
-  if (first || !cmdline[0]) return;
-  char name[sizeof w->title + 32];
-  int n = (int)strlen(w->title);
-  while (n > 0 && w->title[n - 1] == ' ') n--; /* PostgreSQL's titles end in one */
-  snprintf(name, sizeof name, "%.*s (pid %u)", n, w->title, (unsigned)w->s->pid);
+  if (!ctrace__an_title_note(&w->title, ev) || !w->title.now[0]) return;
+  char name[sizeof w->title.now + 32];
+  int n = (int)strlen(w->title.now);
+  while (n > 0 && w->title.now[n - 1] == ' ') n--; /* PostgreSQL's titles end in one */
+  snprintf(name, sizeof name, "%.*s (pid %u)", n, w->title.now, (unsigned)w->s->pid);
   track(w, EX_PROCESS, 0, name);
 }
 

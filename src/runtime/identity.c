@@ -1,7 +1,7 @@
 /* Who the traced process is, written into its own trace: a log (category
  * "ctrace.process")
  *
- *   pid=N ppid=N host=NAME mono_ns=N real_ns=N name=NAME exe=PATH cmdline=ARGS...
+ *   pid=N ppid=N host=NAME mono_ns=N real_ns=N [exit=1] name=NAME exe=PATH cmdline=ARGS...
  *
  * Its time in the trace and the CLOCK_MONOTONIC and CLOCK_REALTIME read
  * just before it tie the trace's clock to the machine's: ctrace_process_read
@@ -128,11 +128,15 @@ void ctrace__identity_refresh(uint64_t gen) {
   if (gen && atomic_exchange(&refreshed, gen) != gen) reread();
 }
 
-/* The message, with the clocks read now, into msg: its length. */
-static size_t message(char *msg, size_t cap) {
+/* The message, with the clocks read now, into msg: its length. The log
+ * of the process's exit says so (" exit=1", before name): its title is
+ * the one it ends with (nginx's worker: "is shutting down"), which names
+ * it only if no generation's log gave another. */
+static size_t message(char *msg, size_t cap, bool at_exit) {
   unsigned long long real = clock_ns(CLOCK_REALTIME), mono = clock_ns(CLOCK_MONOTONIC);
   lock_tail();
-  int n = snprintf(msg, cap, "%s mono_ns=%llu real_ns=%llu%s", head, mono, real, tail);
+  int n = snprintf(msg, cap, "%s mono_ns=%llu real_ns=%llu%s%s", head, mono, real, at_exit ? " exit=1" : "",
+                   tail);
   retitles_logged = retitles;
   unlock_tail();
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
@@ -141,13 +145,13 @@ static size_t message(char *msg, size_t cap) {
 void ctrace__identity_final(void) {
   if (!ctrace__on() || !ctrace__genfmt() || !reread()) return;
   char msg[CTRACE_GO122_MAX_STRING + 1];
-  message(msg, sizeof msg);
+  message(msg, sizeof msg, true);
   ctrace_log(0, "ctrace.process", msg);
 }
 
 void ctrace__identity_log(ctrace__w *w) {
   char msg[CTRACE_GO122_MAX_STRING + 1];
-  size_t n = message(msg, sizeof msg);
+  size_t n = message(msg, sizeof msg, false);
   ctrace__ustr u = ctrace__unique_id(w, n);
   if (!u.id) return;
   ctrace__emit2_log(w, 0, ctrace__string_id(w, "ctrace.process"), u, 0);
@@ -162,7 +166,7 @@ void ctrace__identity_classic(ctrace__w *w) {
   uint64_t gen = ctrace__gen(w->t), seen = atomic_load_explicit(&logged, memory_order_relaxed);
   if (seen == gen || !atomic_compare_exchange_strong(&logged, &seen, gen)) return;
   char msg[2 * CTRACE_GO122_MAX_STRING];
-  size_t n = message(msg, sizeof msg);
+  size_t n = message(msg, sizeof msg, false);
   uint64_t v[3] = {0, ctrace__string_id(w, "ctrace.process"), 0};
   ctrace__classic_log(w, v, msg, n);
 }

@@ -420,49 +420,59 @@ case_fork_follow() {
         fail "follow: traces of $plain forked children, $execed before an exec, $shells shells; want 10, 1, 2"
 }
 
+# retitled NAME WANT CHILD_TRACE PARENT_TRACE: ctrace stats gives the
+# child's command line as WANT, and the export names the child "WANT (pid
+# N)" and the parent by its program.
+retitled() {
+    local name=$1 want=$2 child=$3 parent=$4 pid=${3##*.pid}
+    "$ctrace" stats "$child" >"$out/$name.child.stats" 2>&1 || fail "$name: ctrace stats failed"
+    has -E "^  process +run_retitle \\(pid $pid, parent [0-9]+\\) on [^ ]+: $want\$" <"$out/$name.child.stats" ||
+        fail "$name: stats does not give the child's command line as '$want': $(sed -n 2p "$out/$name.child.stats")"
+    "$ctrace" export -f json -o "$out/$name.json" "$parent" "$child" 2>/dev/null || fail "$name: ctrace export failed"
+    # The last name each process is given.
+    jq -r '[.traceEvents[] | select(.ph == "M" and .name == "process_name")] | group_by(.pid)[] | last | .args.name' \
+        "$out/$name.json" >"$out/$name.names"
+    has -xF "$want (pid $pid)" <"$out/$name.names" && has -xE 'run_retitle \(pid [0-9]+\)' <"$out/$name.names" ||
+        fail "$name: the export names the processes $(tr '\n' ';' <"$out/$name.names"), not '$want (pid $pid)'"
+}
+
 case_retitle() {
     # A daemon's worker retitles itself after the fork (nginx's and
     # PostgreSQL's write their role over their arguments): its trace,
     # followed with -f, names it by its title as ps does, in ctrace stats
-    # and in the export; the parent, which kept its arguments, stays
-    # named by its program. A child of 50 ms ends within its first
-    # generation: the log of its title is the one its exit writes.
+    # and in the export; the parent, which kept its arguments, by its
+    # program. The child retitles itself again as it ends ("retitled:
+    # worker ending", as nginx's worker says "is shutting down").
+    #
+    # A child of 50 ms ends within its first generation: the log of its
+    # title is the one its exit writes.
     run_opts=(-f)
     traced retitle 0 "$bindir/run_retitle" 50 arguments that make room for a title
     run_opts=()
-    local children=("$out"/retitle.trace.pid*) pid i
+    local children=("$out"/retitle.trace.pid*) i found=
     [ -e "${children[0]}" ] && [ "${#children[@]}" -eq 1 ] || fail "retitle: want one child's trace: ${children[*]}"
-    pid=${children[0]##*.pid}
-    "$ctrace" stats "${children[0]}" >"$out/retitle_child.stats" 2>&1 || fail "retitle: ctrace stats failed"
-    has -E "^  process +run_retitle \\(pid $pid, parent [0-9]+\\) on [^ ]+: retitled: worker\$" <"$out/retitle_child.stats" ||
-        fail "retitle: stats does not give the child's title: $(sed -n 2p "$out/retitle_child.stats")"
-    "$ctrace" export -f json -o "$out/retitle.json" "$out/retitle.trace" "${children[0]}" 2>/dev/null ||
-        fail "retitle: ctrace export failed"
-    # The last name each process is given.
-    jq -r '[.traceEvents[] | select(.ph == "M" and .name == "process_name")] | group_by(.pid)[] | last | .args.name' \
-        "$out/retitle.json" >"$out/retitle.names"
-    has -xF "retitled: worker (pid $pid)" <"$out/retitle.names" && has -xE 'run_retitle \(pid [0-9]+\)' <"$out/retitle.names" ||
-        fail "retitle: the export names the processes $(tr '\n' ';' <"$out/retitle.names")"
+    retitled retitle "retitled: worker ending" "${children[0]}" "$out/retitle.trace"
 
-    # A worker that never exits (killed): the tracer reads the title
-    # again once a generation (here 20 ms), so the trace's later
-    # generations carry it. Looked for until there, then the child is
-    # killed; without the reading again, never there.
-    mkdir -p "$out/retitle_kill"
-    CTRACE_GEN_MS=20 timeout -k 5 "$LIMIT" "$ctrace" run -f -o "$out/retitle_kill/t.trace" -- \
+    # A child that runs on: the tracer reads its title again once a
+    # generation (here 20 ms), so the trace's later generations carry it,
+    # looked for until there; then the child is told to end. It is named
+    # by the title its generations gave, not by the one it ends with.
+    mkdir -p "$out/retitle_run"
+    CTRACE_GEN_MS=20 timeout -k 5 "$LIMIT" "$ctrace" run -f -o "$out/retitle_run/t.trace" -- \
         "$bindir/run_retitle" 60000 arguments that make room for a title >/dev/null 2>&1 &
-    local runner=$! found=
+    local runner=$!
     for i in $(seq 1 300); do
-        children=("$out"/retitle_kill/t.trace.pid*)
-        if [ -s "${children[0]}" ] && "$ctrace" dump "${children[0]}" 2>/dev/null | has -F 'cmdline=retitled: worker'; then
+        children=("$out"/retitle_run/t.trace.pid*)
+        if [ -s "${children[0]}" ] && "$ctrace" dump "${children[0]}" 2>/dev/null | has -F 'cmdline=retitled: worker"'; then
             found=1
             break
         fi
         sleep 0.1
     done
-    [ -e "${children[0]}" ] && kill -KILL "${children[0]##*.pid}" 2>/dev/null
-    wait "$runner" || true
-    [ -n "$found" ] || fail "retitle: after 30 s, no generation of the running child's trace gives its title"
+    [ -e "${children[0]}" ] && kill -USR1 "${children[0]##*.pid}" 2>/dev/null
+    wait "$runner" || fail "retitle_run: ctrace run ended with status $?"
+    [ -n "$found" ] || fail "retitle_run: after 30 s, no generation of the running child's trace gives its title"
+    retitled retitle_run "retitled: worker" "${children[0]}" "$out/retitle_run/t.trace"
 }
 
 # moved NAME N: $out/NAME.trace.N, an earlier image's trace, as trace NAME_N.
