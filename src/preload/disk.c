@@ -27,29 +27,9 @@ CTRACE__PL_REAL(int, syncfs, (int))
 CTRACE__PL_REAL(int, flock, (int, int))
 CTRACE__PL_REAL(int, lockf, (int, int, off_t))
 
-CTRACE__PL_EXPORT int fsync(int fd) {
-  if (ctrace__pl_off()) return real_fsync()(fd);
-  CTRACE__PL_SYSCALL();
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_fsync()(fd));
-  return r;
-}
-
-CTRACE__PL_EXPORT int fdatasync(int fd) {
-  if (ctrace__pl_off()) return real_fdatasync()(fd);
-  CTRACE__PL_SYSCALL();
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_fdatasync()(fd));
-  return r;
-}
-
-CTRACE__PL_EXPORT int syncfs(int fd) {
-  if (ctrace__pl_off()) return real_syncfs()(fd);
-  CTRACE__PL_SYSCALL();
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_syncfs()(fd));
-  return r;
-}
+CTRACE__PL_WAITING_CALL(int, fsync, (int fd), (fd))
+CTRACE__PL_WAITING_CALL(int, fdatasync, (int fd), (fd))
+CTRACE__PL_WAITING_CALL(int, syncfs, (int fd), (fd))
 
 CTRACE__PL_EXPORT int flock(int fd, int op) {
   if (ctrace__pl_off()) return real_flock()(fd, op);

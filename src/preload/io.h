@@ -321,6 +321,18 @@ CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
     ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);            \
   } while (0)
 
+/* The wrapper of name (its real_##name from CTRACE__PL_REAL), every call
+ * of which is shown as a wait in a system call: calls no try can tell in
+ * advance (a flush to the disk, a wait for a signal's handler). */
+#define CTRACE__PL_WAITING_CALL(ret, name, params, args) \
+  CTRACE__PL_EXPORT ret name params {                    \
+    if (ctrace__pl_off()) return real_##name() args;     \
+    CTRACE__PL_SYSCALL();                                \
+    ret r;                                               \
+    CTRACE__PL_SYS_WAIT(r, real_##name() args);          \
+    return r;                                            \
+  }
+
 /* r = call, a read or write that may wait, as one wait. Its claim after
  * (CTRACE__PL_WAKE_STREAM_AFTER) takes waits linked before the call, and
  * for a call that waited, until it returned: such a call moved its data

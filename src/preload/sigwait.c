@@ -81,18 +81,5 @@ CTRACE__PL_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const s
   return wait_info(set, info, true, t, pl_errno0_);
 }
 
-CTRACE__PL_EXPORT int sigsuspend(const sigset_t *mask) {
-  if (ctrace__pl_off()) return real_sigsuspend()(mask);
-  CTRACE__PL_SYSCALL();
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_sigsuspend()(mask));
-  return r;
-}
-
-CTRACE__PL_EXPORT int pause(void) {
-  if (ctrace__pl_off()) return real_pause()();
-  CTRACE__PL_SYSCALL();
-  int r;
-  CTRACE__PL_SYS_WAIT(r, real_pause()());
-  return r;
-}
+CTRACE__PL_WAITING_CALL(int, sigsuspend, (const sigset_t *mask), (mask))
+CTRACE__PL_WAITING_CALL(int, pause, (void), ())
