@@ -788,6 +788,10 @@ void ctrace__statuses(ctrace__w *w, uint64_t ticks) CTRACE__HIDDEN;
 /* For tests: called by the end of a generation between the move of the
  * state word and the statuses, where a G may end unseen by them. */
 extern void (*_Atomic ctrace__seal_hook)(uint64_t gen) CTRACE__HIDDEN;
+/* For tests: called by a classic stop once tracing is off, before it
+ * waits for the threads and closes them (test_unit: a thread that exits
+ * meanwhile). */
+extern void (*_Atomic ctrace__off_hook)(void) CTRACE__HIDDEN;
 
 /* The generation (state >> 1) being written. */
 CTRACE__INLINE uint64_t ctrace__gen(ctrace__thread *t) { return t->state >> 1; }

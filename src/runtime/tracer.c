@@ -251,11 +251,14 @@ static void thread_exit(void *arg) {
    * gap yet: close_all will not find this one. */
   uint64_t cs = capped();
   if (cs && ctrace__genfmt() && !atomic_load(&gap_closed)) close_for_gap(t, cs | 1);
-  t->state = 0; /* never equal to an enabled state: begin goes slow */
   /* The buffers are ours unless stop (or the end of a generation) took
    * them (it clears them under this lock): hand them over, closed as stop
-   * would have closed them if tracing went off after our last write. */
+   * would have closed them if tracing went off after our last write.
+   * Before the state is cleared: it says which of the two is the trace's
+   * (ctrace__tbuf), and in every other trace the G stayed running to its
+   * end, which Go's viewers before Go 1.23 cannot draw. */
   if (*ctrace__tbuf(t) && !ctrace__genfmt()) ctrace__close_thread(t, true);
+  t->state = 0; /* never equal to an enabled state: begin goes slow */
   for (int i = 0; i < 2; i++) {
     if (t->bufs[i]) ctrace__queue_full(t->bufs[i]);
     if (t->sbufs[i]) ctrace__queue_full(t->sbufs[i]);
@@ -403,8 +406,12 @@ static void quiesce_wait(void) {
   for (ctrace__thread *t = threads; t; t = t->next) wait_quiescent(t);
 }
 
+void (*_Atomic ctrace__off_hook)(void);
+
 static void quiesce(uint64_t ns) {
   atomic_store_explicit(&ctrace__state, ns, memory_order_seq_cst);
+  void (*hook)(void) = atomic_load_explicit(&ctrace__off_hook, memory_order_acquire);
+  if (hook) hook();
   quiesce_wait();
 }
 
