@@ -158,9 +158,30 @@ static life *life_of(lives *l, uint64_t g) {
   return x;
 }
 
+static life *life_member(lives *l, uint64_t g) {
+  life *x = life_of(l, g);
+  if (x && !x->member) {
+    l->members++;
+    x->member = true;
+  }
+  return x;
+}
+
+/* x's first start, if it had none; the intervals kept aside of a
+ * goroutine that starts count nothing (they end before its start, and
+ * filter.c clips them to it). */
+static void life_start(life *x, int64_t ts) {
+  if (x->start != 0) return;
+  x->start = ts;
+  if (x->start != 0) {
+    free(x->d);
+    x->d = NULL;
+    x->nd = x->capd = 0;
+  }
+}
+
 /* What filter.c's pass learns of goroutines from ev (its rules, the same
- * events); then the intervals kept aside of a goroutine that starts count
- * nothing (they end before its start, and filter.c clips them to it). */
+ * events). */
 static bool life_observe(lives *l, const ctrace_event *ev) {
   l->last = ev->ts;
   uint64_t g = ev->g;
@@ -169,21 +190,12 @@ static bool life_observe(lives *l, const ctrace_event *ev) {
               ev->type == CTRACE_EV_GoStartLabel || ev->type == CTRACE_EV_GoEnd ||
               ev->type == CTRACE_EV_GoStop || ev->tstack))
     return true;
-  life *x = life_of(l, g);
+  life *x = life_member(l, g);
   if (!x) return false;
-  if (!x->member) l->members++;
-  x->member = true;
   switch (ev->type) {
   case CTRACE_EV_GoStart:
   case CTRACE_EV_GoStartLabel:
-    if (x->start == 0) {
-      x->start = ev->ts;
-      if (x->start != 0) {
-        free(x->d);
-        x->d = NULL;
-        x->nd = x->capd = 0;
-      }
-    }
+    life_start(x, ev->ts);
     break;
   case CTRACE_EV_GoEnd:
   case CTRACE_EV_GoStop:
@@ -192,6 +204,24 @@ static bool life_observe(lives *l, const ctrace_event *ev) {
   default:
     break;
   }
+  return true;
+}
+
+/* The same for a go 1.25+ trace, from its transitions alone (Go 1.27's
+ * summary): a goroutine is one from its first transition that changes its
+ * state, starts at its first into running, and ends at one to not
+ * existing or to waiting "forever". */
+static bool life_transition(lives *l, const ctrace_event *ev) {
+  enum { NOTEXIST = 1, RUNNING = 3, WAITING = 4 }; /* Go's GoState (model.h) */
+  l->last = ev->ts;
+  uint64_t g = ev->args[0], to = ev->args[2];
+  if (ev->type != CTRACE__MODEL_Transition || !g || ev->args[1] == to) return true;
+  life *x = life_member(l, g);
+  if (!x) return false;
+  if (to == RUNNING)
+    life_start(x, ev->ts);
+  else if (to == NOTEXIST || (to == WAITING && ev->sargs_len[0] == 7 && memcmp(ev->sargs[0], "forever", 7) == 0))
+    x->end = ev->ts;
   return true;
 }
 
@@ -471,7 +501,8 @@ static int go123_profile(ctx *c) {
  * another state ends it (a start ends a sched interval, a syscall's end a
  * syscall one), and an interval whose first transition had no stack is
  * counted under the empty stack. The adapter passes the transitions on as
- * CTRACE__MODEL_Transition. */
+ * CTRACE__MODEL_Transition, and nothing else but the Syncs: the
+ * lifetimes are learned from them too (life_transition). */
 static int go127_profile(ctx *c) {
   static const int state_of[] = {[CTRACE_PROFILE_NET] = 4, /* Go's GoState: waiting */
                                  [CTRACE_PROFILE_SYNC] = 4,
@@ -486,7 +517,7 @@ static int go127_profile(ctx *c) {
   ctrace__model_rewind(c->r);
   ctrace__model_transitions(c->r, true);
   while (rc == 0 && (ev = ctrace__model_next_ref(c->r, &buf))) {
-    if (c->online && !life_observe(c->online, ev)) {
+    if (c->online && !life_transition(c->online, ev)) {
       rc = -1;
       break;
     }
@@ -506,6 +537,7 @@ static int go127_profile(ctx *c) {
     pe->valid = false;
     rc = linked(c, pe, ev->ts);
   }
+  ctrace__model_transitions(c->r, false);
   ctrace__map_free(&s.index);
   free(s.pend);
   return rc;

@@ -71,7 +71,7 @@ typedef struct model {
   an_regions *regs;
   size_t nregs, capregs;
   bool oom;
-  bool transitions; /* Go 1.27's transitions passed on (ctrace__model_transitions) */
+  bool transitions; /* only Go 1.27's transitions (ctrace__model_transitions) */
   /* The names set last, a slot by the reader's pointer: Go 1.27's
    * transitions name a reason each, a few strings over and over, which
    * hashing took a tenth of pprof's time. The pointer is the reader's and
@@ -670,13 +670,17 @@ static void convert_user(model *a, const ctrace_event *ev, uint64_t g) {
  * each helper handling the events its switch names. */
 static void convert(model *a, const ctrace_event *ev) {
   uint64_t g = gid(ev->g);
-  if (!a->started) {
+  if (!a->started && !a->transitions) {
     /* Classic traces begin with Gomaxprocs: the analyses date goroutines
      * there before the trace from it. */
     a->started = true;
     emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
   }
-  if (a->transitions) transition(a, ev);
+  if (a->transitions) {
+    /* Nothing but the transitions and the Syncs (model.h). */
+    transition(a, ev);
+    if (ev->type != CTRACE_EV122_Sync) return;
+  }
   switch (ev->type) {
   case CTRACE_EV122_Sync: {
     /* Passed on as it is: no classic kind, but Go's summary dates the

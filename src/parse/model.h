@@ -28,9 +28,9 @@
  *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
  *     args[2] its CTRACE_GS_* status, stack the event's (Go 1.23's pprof
  *     reads it as a transition with a stack);
- *   - CTRACE__MODEL_Transition (format 1, go 1.25+ traces, once asked
- *     for by ctrace__model_transitions) before the classic events of each
- *     goroutine state transition;
+ *   - CTRACE__MODEL_Transition (format 1, go 1.25+ traces), for each
+ *     goroutine state transition, instead of the classic events once
+ *     asked for by ctrace__model_transitions;
  *   - CTRACE_EV122_Sync (format 1) passes at each generation's end (go
  *     1.22, 1.23; at each one's start and the trace's end for go 1.25+), and
  *     CTRACE__MODEL_GoLabel and CTRACE__MODEL_RangeActive (format 1) for what
@@ -60,8 +60,7 @@ const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf);
  * event's. Go's MMU counts those of the first generation. */
 #define CTRACE__MODEL_RangeActive 252
 /* A go 1.25+ trace's goroutine state transition, as Go 1.27's
- * Event.StateTransition gives it (format 1), before the classic events of
- * the event it comes from: args[0] the goroutine, args[1] and args[2] its
+ * Event.StateTransition gives it (format 1): args[0] the goroutine, args[1] and args[2] its
  * old and new state (Go's GoState: 0 undetermined, 1 not existing, 2
  * runnable, 3 running, 4 waiting, 5 in a syscall), sargs[0] the reason,
  * stack the event's (Go's Event.Stack, the adapter's id; 0 for none). Go
@@ -71,9 +70,12 @@ const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf);
 #define CTRACE__MODEL_Transition 251
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__model_rewind(ctrace_reader *r);
-/* Whether the passes that follow carry CTRACE__MODEL_Transition: off
- * until asked, since only Go 1.27's profiles read them and, with the
- * reason each interns, they took a fifth of a stats pass. */
+/* Whether the passes that follow carry CTRACE__MODEL_Transition, and then
+ * nothing else but the Syncs (the last of which is the trace's end): off
+ * until asked. Only Go 1.27's profiles read them, which need none of the
+ * classic events: those were two thirds of the model's work in a profile's
+ * pass, and the transitions, with the reason each interns, a fifth of a
+ * stats pass. */
 void ctrace__model_transitions(ctrace_reader *r, bool on);
 size_t ctrace__model_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames);
 const char *ctrace__model_string(const ctrace_reader *r, uint64_t id);
