@@ -8,7 +8,8 @@
 # run_fidelity's cases (tests/preload/fidelity.c), then real programs on files
 # whose page cache was dropped (GNU dd's iflag=nocache count=0 drops a
 # file's pages, no root needed): tar archiving a file, dd reading it and
-# /dev/zero, file(1) reading a file opened O_NONBLOCK. Each runs untraced
+# /dev/zero, python3 copying a file with sendfile, file(1) reading a file
+# opened O_NONBLOCK. Each runs untraced
 # and under `ctrace run`; stdout, the files written and the exit status
 # must be the same, and ctrace check must accept every trace.
 set -euo pipefail
@@ -69,6 +70,22 @@ prep_dd() {
     cold in.bin
 }
 both dd sh -c 'dd if=/dev/zero bs=1M count=100 2>&1 >/dev/null | grep records; dd if=in.bin of=copy.bin bs=1M 2>&1 | grep records; cmp in.bin copy.bin && echo copy whole'
+
+# ---- python3's shutil.copyfile: one sendfile of a cold file (src/preload/
+# transfer.c), the whole copy; and the trace shows its wait for the disk
+# (before the shim knew sendfile, the copy was all execution)
+prep_copy() {
+    head -c $((48 << 20)) /dev/urandom >src.bin
+    sync src.bin
+    cold src.bin
+}
+both copy python3 -c 'import shutil; shutil.copyfile("src.bin", "dst.bin"); print(open("src.bin", "rb").read() == open("dst.bin", "rb").read())'
+grep -qx True "$out/copy.plain/out.txt" || fatal "copy: the untraced copy is not whole"
+blocked=$("$ctrace" stats --format=csv "$out/copy.trace" | awk -F, '
+    /^start_function,/ { for (i = 1; i <= NF; i++) if ($i == "syscall_block_ns") c = i; next }
+    c && /^$/ { c = 0 } c { s += $c } END { print s + 0 }')
+[ "$blocked" -gt 0 ] || fatal "copy: no time blocked in a system call in the trace (sendfile of a cold file)"
+echo "$prog: copy: $blocked ns blocked in sendfile"
 
 # ---- file(1): opens with O_NONBLOCK; a cold file's read said EAGAIN
 if command -v file >/dev/null; then

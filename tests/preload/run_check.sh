@@ -1133,21 +1133,25 @@ net_wakes() {
 # system call at all).
 case_waits() {
     traced waits 0 "$bindir/run_waits" "$out"
-    # Each system call's first frame and length, from Go's own transitions.
+    # Each system call's and each wait on a stream's first frame and
+    # length, from Go's own transitions: "sys" and "net" lines.
     "$ctrace" dump "$out/waits.trace" | awk '
-        / Running->Syscall$/ { match($0, /Time=[0-9]+/); t = substr($0, RSTART + 5, RLENGTH - 5)
-            match($0, /GoID=[0-9]+/); g = substr($0, RSTART + 5, RLENGTH - 5); begin[g] = t; want = g; next }
+        function at(what) { match($0, what "=[0-9]+"); return substr($0, RSTART + length(what) + 1, RLENGTH - length(what) - 1) }
+        / Running->Syscall$/ || / Reason="network" .* Running->Waiting$/ {
+            g = at("GoID"); begin[g] = at("Time"); kind[g] = /->Syscall$/ ? "sys" : "net"; want = g; next }
         want != "" && /^\t[^\t]/ { split($0, w, " "); fn[want] = w[1]; want = ""; next }
-        / Syscall->/ { match($0, /Time=[0-9]+/); t = substr($0, RSTART + 5, RLENGTH - 5)
-            match($0, /GoID=[0-9]+/); g = substr($0, RSTART + 5, RLENGTH - 5)
-            if (g in begin) print fn[g], t - begin[g]; delete begin[g] }' >"$out/waits.sys"
+        / Syscall->/ || / Waiting->/ { g = at("GoID")
+            if (g in begin) print kind[g], fn[g], at("Time") - begin[g]; delete begin[g] }' >"$out/waits.sys"
     local f longest
-    for f in fsync fdatasync syncfs; do
-        grep -q "^$f " "$out/waits.sys" || fail "waits: no system call of $f in the trace"
+    for f in fsync fdatasync syncfs copy_file_range; do
+        grep -q "^sys $f " "$out/waits.sys" || fail "waits: no system call of $f in the trace"
     done
-    for f in flock lockf sigwait sigwaitinfo sigtimedwait sigsuspend pause; do
-        longest=$(awk -v f="$f" '$1 == f && $2 > m { m = $2 } END { print m + 0 }' "$out/waits.sys")
-        [ "$longest" -ge 25000000 ] || fail "waits: the longest system call of $f lasted $longest ns, not 30 ms"
+    # Waits in a system call, then on a pipe or socket (transfer.c).
+    for f in sys:flock sys:lockf sys:sigwait sys:sigwaitinfo sys:sigtimedwait sys:sigsuspend sys:pause \
+        net:sendfile net:splice net:tee net:recvmmsg net:sendmmsg; do
+        longest=$(awk -v k="${f%%:*}" -v f="${f#*:}" '$1 == k && $2 == f && $3 > m { m = $3 } END { print m + 0 }' \
+            "$out/waits.sys")
+        [ "$longest" -ge 25000000 ] || fail "waits: the longest $f wait lasted $longest ns, not 30 ms"
     done
 }
 

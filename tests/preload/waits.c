@@ -18,16 +18,23 @@
  *     pending, then taken)
  *   sigsuspend: SIGRTMIN, to its handler
  *   pause: SIGRTMIN+1, to its handler
+ *   sendfile into a full pipe, drained; splice and tee from an empty
+ *     pipe, fed; recvmmsg on an empty datagram socket, sent to; sendmmsg
+ *     on a full one, emptied (src/preload/transfer.c); each also where
+ *     it does not wait, and copy_file_range, which does not
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -146,11 +153,118 @@ static void locks(const char *dir) {
   close(held_fd);
 }
 
+/* ---- copies between descriptors, and several messages at once ------------ */
+
+static int pipe_fd; /* what the release reads from or writes to */
+
+static void drain_pipe(long arg) { /* a full pipe holds at most 64 KiB */
+  (void)arg;
+  char buf[1 << 16];
+  if (read(pipe_fd, buf, sizeof buf) <= 0) exit(1);
+}
+
+static void feed_pipe(long arg) {
+  if (write(pipe_fd, "0123456789", (size_t)arg) != arg) exit(1);
+}
+
+static void send_one(long arg) {
+  if (send((int)arg, "dgram", 5, 0) != 5) exit(1);
+}
+
+/* Writes to (or reads from) fd, a blocking pipe or datagram socket,
+ * until it would wait. */
+static void until_it_waits(int fd, bool writing) {
+  int fl = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+  char buf[64] = {0};
+  while (writing ? write(fd, buf, sizeof buf) > 0 : read(fd, buf, sizeof buf) > 0) {
+  }
+  fcntl(fd, F_SETFL, fl);
+}
+
+/* A datagram socket's sender waits until its queue is down to a quarter
+ * (unix_writable): all of it is read. */
+static void recv_all(long arg) { until_it_waits((int)arg, false); }
+
+static void transfers(const char *dir) {
+  char path[4096], copy[4096];
+  snprintf(path, sizeof path, "%s/waits.src", dir);
+  snprintf(copy, sizeof copy, "%s/waits.dst", dir);
+  int src = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  int dst = open(copy, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  char data[4096];
+  memset(data, 'x', sizeof data);
+  if (src < 0 || dst < 0 || write(src, data, sizeof data) != (ssize_t)sizeof data) exit(1);
+  int p[2], q[2];
+  if (pipe(p) != 0 || pipe(q) != 0) exit(1);
+  release rel;
+
+  /* sendfile: into a pipe with room; into a full one, drained 30 ms later. */
+  off_t off = 0;
+  SAY("sendfile room", sendfile(p[1], src, &off, 100));
+  printf("  off=%lld\n", (long long)off);
+  SAY("sendfile position", sendfile(p[1], src, NULL, 100)); /* from the file's end */
+  until_it_waits(p[1], true);
+  pipe_fd = p[0];
+  release_start(&rel, SYS_sendfile, drain_pipe, 0);
+  SAY("sendfile full 30 ms", sendfile(p[1], src, &off, 100));
+  pthread_join(rel.thread, NULL);
+  until_it_waits(p[0], false);
+  SAY("sendfile(-1)", sendfile(p[1], -1, NULL, 100));
+
+  /* splice: from an empty pipe into a file, fed 30 ms later; tee: from
+   * an empty pipe into another. */
+  pipe_fd = p[1];
+  release_start(&rel, SYS_splice, feed_pipe, 10);
+  SAY("splice empty 30 ms", splice(p[0], NULL, dst, NULL, 100, 0));
+  pthread_join(rel.thread, NULL);
+  SAY("splice nonblock empty", splice(p[0], NULL, dst, NULL, 100, SPLICE_F_NONBLOCK));
+  SAY("splice file to file", splice(src, NULL, dst, NULL, 100, 0));
+  release_start(&rel, SYS_tee, feed_pipe, 7);
+  SAY("tee empty 30 ms", tee(p[0], q[1], 100, 0));
+  pthread_join(rel.thread, NULL);
+  SAY("tee again", tee(p[0], q[1], 100, 0));
+
+  /* copy_file_range: file to file, from an offset; a bad descriptor. */
+  off64_t in = 10;
+  SAY("copy_file_range", copy_file_range(src, &in, dst, NULL, 50, 0));
+  printf("  in=%lld\n", (long long)in);
+  SAY("copy_file_range(-1)", copy_file_range(-1, NULL, dst, NULL, 50, 0));
+  close(src);
+  close(dst);
+  close(p[0]), close(p[1]), close(q[0]), close(q[1]);
+
+  /* recvmmsg on an empty datagram socket (MSG_WAITFORONE: the first
+   * message ends it), sent to 30 ms later; sendmmsg on a full one, read
+   * from 30 ms later. */
+  int s[2];
+  if (socketpair(AF_UNIX, SOCK_DGRAM, 0, s) != 0) exit(1);
+  char b0[16], b1[16];
+  struct iovec v[2] = {{b0, sizeof b0}, {b1, sizeof b1}};
+  struct mmsghdr m[2] = {{.msg_hdr = {.msg_iov = &v[0], .msg_iovlen = 1}},
+                         {.msg_hdr = {.msg_iov = &v[1], .msg_iovlen = 1}}};
+  SAY("recvmmsg dontwait empty", recvmmsg(s[0], m, 2, MSG_DONTWAIT, NULL));
+  release_start(&rel, SYS_recvmmsg, send_one, s[1]);
+  SAY("recvmmsg empty 30 ms", recvmmsg(s[0], m, 2, MSG_WAITFORONE, NULL));
+  pthread_join(rel.thread, NULL);
+  printf("  len=%u\n", m[0].msg_len);
+  struct iovec out = {"mmsg", 4};
+  struct mmsghdr sm = {.msg_hdr = {.msg_iov = &out, .msg_iovlen = 1}};
+  SAY("sendmmsg room", sendmmsg(s[1], &sm, 1, 0));
+  until_it_waits(s[1], true);
+  release_start(&rel, SYS_sendmmsg, recv_all, s[0]);
+  SAY("sendmmsg full 30 ms", sendmmsg(s[1], &sm, 1, 0));
+  pthread_join(rel.thread, NULL);
+  until_it_waits(s[0], false);
+  SAY("sendmmsg(-1)", sendmmsg(-1, &sm, 1, 0));
+  close(s[0]), close(s[1]);
+}
+
 /* ---- signals --------------------------------------------------------------- */
 
 static pthread_t waiter;
 
-static void send(long sig) { pthread_kill(waiter, (int)sig); }
+static void send_signal(long sig) { pthread_kill(waiter, (int)sig); }
 
 static _Atomic int handled;
 static void on_signal(int sig) {
@@ -171,7 +285,7 @@ static void signals(void) {
 
   sigemptyset(&one);
   sigaddset(&one, SIGUSR1);
-  release_start(&rel, SYS_rt_sigtimedwait, send, SIGUSR1);
+  release_start(&rel, SYS_rt_sigtimedwait, send_signal, SIGUSR1);
   int r = sigwait(&one, &sig);
   printf("sigwait 30 ms r=%d sig=%s\n", r, signame(sig));
   pthread_join(rel.thread, NULL);
@@ -184,7 +298,7 @@ static void signals(void) {
   sigemptyset(&two);
   sigaddset(&two, SIGUSR2);
   siginfo_t si;
-  release_start(&rel, SYS_rt_sigtimedwait, send, SIGUSR2);
+  release_start(&rel, SYS_rt_sigtimedwait, send_signal, SIGUSR2);
   errno = 0;
   r = sigwaitinfo(&two, &si);
   printf("sigwaitinfo 30 ms r=%s si_signo=%s errno=%d\n", signame(r), signame(si.si_signo), errno);
@@ -209,12 +323,12 @@ static void signals(void) {
   sigset_t all_but;
   pthread_sigmask(SIG_BLOCK, NULL, &all_but);
   sigdelset(&all_but, SIGRTMIN);
-  release_start(&rel, SYS_rt_sigsuspend, send, SIGRTMIN);
+  release_start(&rel, SYS_rt_sigsuspend, send_signal, SIGRTMIN);
   SAY("sigsuspend 30 ms", sigsuspend(&all_but));
   pthread_join(rel.thread, NULL);
 
   /* pause: SIGRTMIN+1 is not blocked, and sent once pause sleeps. */
-  release_start(&rel, SYS_pause, send, SIGRTMIN + 1);
+  release_start(&rel, SYS_pause, send_signal, SIGRTMIN + 1);
   SAY("pause 30 ms", pause());
   pthread_join(rel.thread, NULL);
   printf("handled %d\n", (int)handled);
@@ -227,6 +341,7 @@ int main(int argc, char **argv) {
   }
   disk(argv[1]);
   locks(argv[1]);
+  transfers(argv[1]);
   signals();
   return 0;
 }

@@ -1,0 +1,159 @@
+/* Copies the kernel makes between two descriptors: sendfile, splice, tee
+ * and copy_file_range (Python's shutil.copyfile and socket.sendfile, cp,
+ * servers sending files), and the socket calls that move several
+ * messages at once, recvmmsg and sendmmsg (DNS and QUIC servers).
+ *
+ * None can be tried without waiting as read and write are (io.h): there
+ * is no RWF_NOWAIT for them, SPLICE_F_NONBLOCK spares only the pipe's
+ * side, and a try of recvmmsg with MSG_DONTWAIT would take messages the
+ * real call would then wait past. So the descriptors are probed, and the
+ * call is shown as a wait if
+ * - the one it writes to is a blocking stream with no room (poll POLLOUT),
+ * - the one it reads from is a blocking stream with nothing to read
+ *   (POLLIN),
+ * - or a file whose next byte is not in the page cache: a 1-byte
+ *   preadv2(RWF_NOWAIT) at the call's offset (or the file position, read
+ *   with lseek: the probe moves no position), into a byte of our own.
+ * A wait on a stream is GoBlockNet, on the disk GoSysBlock, as for read
+ * and write. A probe reads nothing the call does not, and changes
+ * nothing. What it cannot see: a call that starts with room or data and
+ * then waits (a sendfile larger than the socket's buffer, a recvmmsg
+ * without MSG_WAITFORONE that waits for its vlen-th message) shows as
+ * running; docs/run.md says so. The waits are not linked to the thread
+ * that ends them (as a pipe's read and write are): no waker is known.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "io.h"
+
+CTRACE__PL_REAL(ssize_t, preadv2, (int, const struct iovec *, int, off_t, int))
+CTRACE__PL_REAL(ssize_t, sendfile, (int, int, off_t *, size_t))
+CTRACE__PL_REAL(ssize_t, sendfile64, (int, int, off64_t *, size_t))
+CTRACE__PL_REAL(ssize_t, splice, (int, off64_t *, int, off64_t *, size_t, unsigned int))
+CTRACE__PL_REAL(ssize_t, tee, (int, int, size_t, unsigned int))
+CTRACE__PL_REAL(ssize_t, copy_file_range, (int, off64_t *, int, off64_t *, size_t, unsigned int))
+CTRACE__PL_REAL(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))
+CTRACE__PL_REAL(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))
+
+/* How a call that reads from fd (off: the offset it reads at, NULL for the
+ * file position) waits: on a blocking stream with nothing to read, or on
+ * the disk for a file's first byte not cached; CTRACE__PL_WAIT_NONE if it
+ * does not. pipe_nb: SPLICE_F_NONBLOCK, under which a pipe never waits. */
+static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return CTRACE__PL_WAIT_NONE; /* the call fails */
+  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+    off64_t at = off ? *off : lseek64(fd, 0, SEEK_CUR);
+    if (at < 0) return CTRACE__PL_WAIT_NONE;
+    char byte;
+    struct iovec one = {&byte, 1};
+    ssize_t r = real_preadv2()(fd, &one, 1, at, RWF_NOWAIT);
+    return r < 0 && errno == EAGAIN ? CTRACE__PL_WAIT_SYS : CTRACE__PL_WAIT_NONE;
+  }
+  if (pipe_nb && S_ISFIFO(st.st_mode)) return CTRACE__PL_WAIT_NONE;
+  return ctrace__pl_probe(fd, POLLIN);
+}
+
+/* The same for a call that writes to fd: a blocking stream with no room.
+ * Writes to files are taken not to wait, as write's are where the kernel
+ * cannot try (io.h). */
+static int writes_wait(int fd, bool pipe_nb) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))) return CTRACE__PL_WAIT_NONE;
+  if (pipe_nb && S_ISFIFO(st.st_mode)) return CTRACE__PL_WAIT_NONE;
+  return ctrace__pl_probe(fd, POLLOUT);
+}
+
+/* A copy from in (at *off, or its position) to out: the wait it makes,
+ * the reading side's first (a disk wait is the longer). Keeps errno. */
+static int copy_waits(int in, const off64_t *off, int out, bool pipe_nb, int saved) {
+  int kind = reads_wait(in, off, pipe_nb);
+  if (kind == CTRACE__PL_WAIT_NONE) kind = writes_wait(out, pipe_nb);
+  errno = saved;
+  return kind;
+}
+
+/* r = call, shown as a wait of kind if it is one. */
+#define TRANSFER(kind, r, call)        \
+  do {                                 \
+    ctrace__pl_wait_begin(kind);       \
+    r = (call);                        \
+    ctrace__pl_wait_end(kind);         \
+  } while (0)
+
+CTRACE__PL_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n) {
+  if (ctrace__pl_off()) return real_sendfile()(out, in, off, n);
+  CTRACE__PL_SYSCALL();
+  off64_t at = off ? *off : 0;
+  int kind = copy_waits(in, off ? &at : NULL, out, false, pl_errno0_);
+  ssize_t r;
+  TRANSFER(kind, r, real_sendfile()(out, in, off, n));
+  return r;
+}
+
+CTRACE__PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n) {
+  if (ctrace__pl_off()) return real_sendfile64()(out, in, off, n);
+  CTRACE__PL_SYSCALL();
+  int kind = copy_waits(in, off, out, false, pl_errno0_);
+  ssize_t r;
+  TRANSFER(kind, r, real_sendfile64()(out, in, off, n));
+  return r;
+}
+
+CTRACE__PL_EXPORT ssize_t splice(int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
+                                 unsigned int flags) {
+  if (ctrace__pl_off()) return real_splice()(in, in_off, out, out_off, n, flags);
+  CTRACE__PL_SYSCALL();
+  int kind = copy_waits(in, in_off, out, flags & SPLICE_F_NONBLOCK, pl_errno0_);
+  ssize_t r;
+  TRANSFER(kind, r, real_splice()(in, in_off, out, out_off, n, flags));
+  return r;
+}
+
+CTRACE__PL_EXPORT ssize_t tee(int in, int out, size_t n, unsigned int flags) {
+  if (ctrace__pl_off()) return real_tee()(in, out, n, flags);
+  CTRACE__PL_SYSCALL();
+  int kind = copy_waits(in, NULL, out, flags & SPLICE_F_NONBLOCK, pl_errno0_);
+  ssize_t r;
+  TRANSFER(kind, r, real_tee()(in, out, n, flags));
+  return r;
+}
+
+CTRACE__PL_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
+                                          unsigned int flags) {
+  if (ctrace__pl_off()) return real_copy_file_range()(in, in_off, out, out_off, n, flags);
+  CTRACE__PL_SYSCALL();
+  int kind = copy_waits(in, in_off, out, false, pl_errno0_);
+  ssize_t r;
+  TRANSFER(kind, r, real_copy_file_range()(in, in_off, out, out_off, n, flags));
+  return r;
+}
+
+/* Several messages: waits, as probed, unless MSG_DONTWAIT says it never
+ * does. Both are cancellation points, as recv and send are: a wait
+ * cancelled leaves the thread's G blocked, as theirs do. */
+CTRACE__PL_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+                               struct timespec *timeout) {
+  if (ctrace__pl_off()) return real_recvmmsg()(fd, vec, vlen, flags, timeout);
+  CTRACE__PL_SYSCALL();
+  int kind = flags & MSG_DONTWAIT ? CTRACE__PL_WAIT_NONE : ctrace__pl_probe(fd, POLLIN);
+  errno = pl_errno0_;
+  int r;
+  TRANSFER(kind, r, real_recvmmsg()(fd, vec, vlen, flags, timeout));
+  return r;
+}
+
+CTRACE__PL_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags) {
+  if (ctrace__pl_off()) return real_sendmmsg()(fd, vec, vlen, flags);
+  CTRACE__PL_SYSCALL();
+  int kind = flags & MSG_DONTWAIT ? CTRACE__PL_WAIT_NONE : ctrace__pl_probe(fd, POLLOUT);
+  errno = pl_errno0_;
+  int r;
+  TRANSFER(kind, r, real_sendmmsg()(fd, vec, vlen, flags));
+  return r;
+}
