@@ -40,23 +40,32 @@ CTRACE__PL_REAL(ssize_t, copy_file_range, (int, off64_t *, int, off64_t *, size_
 CTRACE__PL_REAL(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))
 CTRACE__PL_REAL(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))
 
+/* Whether a call on fd, a blocking socket or pipe (or FIFO), waits for
+ * events (POLLIN, POLLOUT): NONE for any other descriptor, or one
+ * O_NONBLOCK (a server's: one fcntl), or a pipe under SPLICE_F_NONBLOCK
+ * (pipe_nb). *st: fd's, once fstat'ed. */
+static int stream_waits(int fd, const struct stat *st, short events, bool pipe_nb) {
+  if (!(S_ISSOCK(st->st_mode) || S_ISFIFO(st->st_mode)) || (pipe_nb && S_ISFIFO(st->st_mode)) ||
+      ctrace__pl_nonblocking(fd))
+    return CTRACE__PL_WAIT_NONE;
+  struct pollfd p = {fd, events, 0};
+  return ctrace__pl_real_poll(&p, 1, 0) == 0 ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_NONE;
+}
+
 /* How a call that reads from fd (off: the offset it reads at, NULL for the
  * file position) waits: on a blocking stream with nothing to read, or on
  * the disk for a file's first byte not cached; CTRACE__PL_WAIT_NONE if it
- * does not. pipe_nb: SPLICE_F_NONBLOCK, under which a pipe never waits. */
+ * does not. */
 static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
   struct stat st;
   if (fstat(fd, &st) != 0) return CTRACE__PL_WAIT_NONE; /* the call fails */
-  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
-    off64_t at = off ? *off : lseek64(fd, 0, SEEK_CUR);
-    if (at < 0) return CTRACE__PL_WAIT_NONE;
-    char byte;
-    struct iovec one = {&byte, 1};
-    ssize_t r = real_preadv2()(fd, &one, 1, at, RWF_NOWAIT);
-    return r < 0 && errno == EAGAIN ? CTRACE__PL_WAIT_SYS : CTRACE__PL_WAIT_NONE;
-  }
-  if (pipe_nb && S_ISFIFO(st.st_mode)) return CTRACE__PL_WAIT_NONE;
-  return ctrace__pl_probe(fd, POLLIN);
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) return stream_waits(fd, &st, POLLIN, pipe_nb);
+  off64_t at = off ? *off : lseek64(fd, 0, SEEK_CUR);
+  if (at < 0) return CTRACE__PL_WAIT_NONE;
+  char byte;
+  struct iovec one = {&byte, 1};
+  ssize_t r = real_preadv2()(fd, &one, 1, at, RWF_NOWAIT);
+  return r < 0 && errno == EAGAIN ? CTRACE__PL_WAIT_SYS : CTRACE__PL_WAIT_NONE;
 }
 
 /* The same for a call that writes to fd: a blocking stream with no room.
@@ -64,9 +73,7 @@ static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
  * cannot try (io.h). */
 static int writes_wait(int fd, bool pipe_nb) {
   struct stat st;
-  if (fstat(fd, &st) != 0 || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))) return CTRACE__PL_WAIT_NONE;
-  if (pipe_nb && S_ISFIFO(st.st_mode)) return CTRACE__PL_WAIT_NONE;
-  return ctrace__pl_probe(fd, POLLOUT);
+  return fstat(fd, &st) == 0 ? stream_waits(fd, &st, POLLOUT, pipe_nb) : CTRACE__PL_WAIT_NONE;
 }
 
 /* A copy from in (at *off, or its position) to out: the wait it makes,
