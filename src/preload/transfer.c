@@ -93,53 +93,27 @@ static int copy_waits(int in, const off64_t *off, int out, bool pipe_nb, int sav
     ctrace__pl_wait_end(kind);         \
   } while (0)
 
-CTRACE__PL_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n) {
-  if (ctrace__pl_off()) return real_sendfile()(out, in, off, n);
-  CTRACE__PL_SYSCALL();
-  off64_t at = off ? *off : 0;
-  int kind = copy_waits(in, off ? &at : NULL, out, false, pl_errno0_);
-  ssize_t r;
-  TRANSFER(kind, r, real_sendfile()(out, in, off, n));
-  return r;
-}
+/* The wrapper of a copy from in (at *off, or its position) to out. */
+#define COPY_CALL(name, params, args, in, off, out, pipe_nb)             \
+  CTRACE__PL_EXPORT ssize_t name params {                                \
+    if (ctrace__pl_off()) return real_##name() args;                     \
+    CTRACE__PL_SYSCALL();                                                \
+    int kind = copy_waits(in, off, out, pipe_nb, pl_errno0_);            \
+    ssize_t r;                                                           \
+    TRANSFER(kind, r, real_##name() args);                               \
+    return r;                                                            \
+  }
 
-CTRACE__PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n) {
-  if (ctrace__pl_off()) return real_sendfile64()(out, in, off, n);
-  CTRACE__PL_SYSCALL();
-  int kind = copy_waits(in, off, out, false, pl_errno0_);
-  ssize_t r;
-  TRANSFER(kind, r, real_sendfile64()(out, in, off, n));
-  return r;
-}
-
-CTRACE__PL_EXPORT ssize_t splice(int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
-                                 unsigned int flags) {
-  if (ctrace__pl_off()) return real_splice()(in, in_off, out, out_off, n, flags);
-  CTRACE__PL_SYSCALL();
-  int kind = copy_waits(in, in_off, out, flags & SPLICE_F_NONBLOCK, pl_errno0_);
-  ssize_t r;
-  TRANSFER(kind, r, real_splice()(in, in_off, out, out_off, n, flags));
-  return r;
-}
-
-CTRACE__PL_EXPORT ssize_t tee(int in, int out, size_t n, unsigned int flags) {
-  if (ctrace__pl_off()) return real_tee()(in, out, n, flags);
-  CTRACE__PL_SYSCALL();
-  int kind = copy_waits(in, NULL, out, flags & SPLICE_F_NONBLOCK, pl_errno0_);
-  ssize_t r;
-  TRANSFER(kind, r, real_tee()(in, out, n, flags));
-  return r;
-}
-
-CTRACE__PL_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
-                                          unsigned int flags) {
-  if (ctrace__pl_off()) return real_copy_file_range()(in, in_off, out, out_off, n, flags);
-  CTRACE__PL_SYSCALL();
-  int kind = copy_waits(in, in_off, out, false, pl_errno0_);
-  ssize_t r;
-  TRANSFER(kind, r, real_copy_file_range()(in, in_off, out, out_off, n, flags));
-  return r;
-}
+COPY_CALL(sendfile, (int out, int in, off_t *off, size_t n), (out, in, off, n), in,
+          off ? &(off64_t){*off} : NULL, out, false)
+COPY_CALL(sendfile64, (int out, int in, off64_t *off, size_t n), (out, in, off, n), in, off, out, false)
+COPY_CALL(splice, (int in, off64_t *in_off, int out, off64_t *out_off, size_t n, unsigned int flags),
+          (in, in_off, out, out_off, n, flags), in, in_off, out, flags & SPLICE_F_NONBLOCK)
+COPY_CALL(tee, (int in, int out, size_t n, unsigned int flags), (in, out, n, flags), in, NULL, out,
+          flags & SPLICE_F_NONBLOCK)
+COPY_CALL(copy_file_range,
+          (int in, off64_t *in_off, int out, off64_t *out_off, size_t n, unsigned int flags),
+          (in, in_off, out, out_off, n, flags), in, in_off, out, false)
 
 /* Several messages: waits, as probed, unless MSG_DONTWAIT says it never
  * does. Both are cancellation points, as recv and send are: a wait
