@@ -40,13 +40,11 @@ CTRACE__PL_REAL(ssize_t, copy_file_range, (int, off64_t *, int, off64_t *, size_
 CTRACE__PL_REAL(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *))
 CTRACE__PL_REAL(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int))
 
-/* Whether a call on fd, a blocking socket or pipe (or FIFO), waits for
- * events (POLLIN, POLLOUT): NONE for any other descriptor, or one
- * O_NONBLOCK (a server's: one fcntl), or a pipe under SPLICE_F_NONBLOCK
- * (pipe_nb). *st: fd's, once fstat'ed. */
+/* Whether a call on fd, without O_NONBLOCK, waits for events (POLLIN,
+ * POLLOUT) on it: NONE but for a socket or pipe (or FIFO), and a pipe
+ * under SPLICE_F_NONBLOCK (pipe_nb). *st: fd's. */
 static int stream_waits(int fd, const struct stat *st, short events, bool pipe_nb) {
-  if (!(S_ISSOCK(st->st_mode) || S_ISFIFO(st->st_mode)) || (pipe_nb && S_ISFIFO(st->st_mode)) ||
-      ctrace__pl_nonblocking(fd))
+  if (!(S_ISSOCK(st->st_mode) || S_ISFIFO(st->st_mode)) || (pipe_nb && S_ISFIFO(st->st_mode)))
     return CTRACE__PL_WAIT_NONE;
   struct pollfd p = {fd, events, 0};
   return ctrace__pl_real_poll(&p, 1, 0) == 0 ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_NONE;
@@ -59,7 +57,8 @@ static int stream_waits(int fd, const struct stat *st, short events, bool pipe_n
 static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
   struct stat st;
   if (fstat(fd, &st) != 0) return CTRACE__PL_WAIT_NONE; /* the call fails */
-  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) return stream_waits(fd, &st, POLLIN, pipe_nb);
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    return ctrace__pl_nonblocking(fd) ? CTRACE__PL_WAIT_NONE : stream_waits(fd, &st, POLLIN, pipe_nb);
   off64_t at = off ? *off : lseek64(fd, 0, SEEK_CUR);
   if (at < 0) return CTRACE__PL_WAIT_NONE;
   char byte;
@@ -70,10 +69,12 @@ static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
 
 /* The same for a call that writes to fd: a blocking stream with no room.
  * Writes to files are taken not to wait, as write's are where the kernel
- * cannot try (io.h). */
+ * cannot try (io.h). The flags first: a server's O_NONBLOCK socket (nginx
+ * sends its files so) costs one fcntl. */
 static int writes_wait(int fd, bool pipe_nb) {
   struct stat st;
-  return fstat(fd, &st) == 0 ? stream_waits(fd, &st, POLLOUT, pipe_nb) : CTRACE__PL_WAIT_NONE;
+  if (ctrace__pl_nonblocking(fd) || fstat(fd, &st) != 0) return CTRACE__PL_WAIT_NONE;
+  return stream_waits(fd, &st, POLLOUT, pipe_nb);
 }
 
 /* A copy from in (at *off, or its position) to out: the wait it makes,
