@@ -12,8 +12,10 @@
  * - the one it reads from is a blocking stream with nothing to read
  *   (POLLIN),
  * - or a file whose next byte is not in the page cache: a 1-byte
- *   preadv2(RWF_NOWAIT) at the call's offset (or the file position, read
- *   with lseek: the probe moves no position), into a byte of our own.
+ *   preadv2(RWF_NOWAIT) at the call's offset (read as the kernel reads
+ *   it, by process_vm_readv: a bad pointer is the call's EFAULT), or at
+ *   the file position (read with lseek: the probe moves no position),
+ *   into a byte of our own.
  * A wait on a stream is GoBlockNet, on the disk GoSysBlock, as for read
  * and write. A probe reads nothing the call does not, and changes
  * nothing. What it cannot see: a call that starts with room or data and
@@ -26,10 +28,14 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "io.h"
+
+/* sendfile's off_t is sendfile64's off64_t (a 64-bit system). */
+_Static_assert(sizeof(off_t) == sizeof(off64_t), "off_t is 64 bits");
 
 CTRACE__PL_REAL(ssize_t, preadv2, (int, const struct iovec *, int, off_t, int))
 CTRACE__PL_REAL(ssize_t, sendfile, (int, int, off_t *, size_t))
@@ -50,6 +56,14 @@ static int stream_waits(int fd, const struct stat *st, short events, bool pipe_n
   return ctrace__pl_real_poll(&p, 1, 0) == 0 ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_NONE;
 }
 
+/* *off, read as the kernel reads it: a bad pointer is the call's EFAULT
+ * to give, not the wrapper's fault to take. -1 if it cannot be read. */
+static off64_t offset_at(const off64_t *off) {
+  off64_t at;
+  struct iovec local = {&at, sizeof at}, remote = {(void *)off, sizeof at};
+  return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)sizeof at ? at : -1;
+}
+
 /* How a call that reads from fd (off: the offset it reads at, NULL for the
  * file position) waits: on a blocking stream with nothing to read, or on
  * the disk for a file's first byte not cached; CTRACE__PL_WAIT_NONE if it
@@ -59,7 +73,7 @@ static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
   if (fstat(fd, &st) != 0) return CTRACE__PL_WAIT_NONE; /* the call fails */
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     return ctrace__pl_nonblocking(fd) ? CTRACE__PL_WAIT_NONE : stream_waits(fd, &st, POLLIN, pipe_nb);
-  off64_t at = off ? *off : lseek64(fd, 0, SEEK_CUR);
+  off64_t at = off ? offset_at(off) : lseek64(fd, 0, SEEK_CUR);
   if (at < 0) return CTRACE__PL_WAIT_NONE;
   char byte;
   struct iovec one = {&byte, 1};
@@ -105,8 +119,8 @@ static int copy_waits(int in, const off64_t *off, int out, bool pipe_nb, int sav
     return r;                                                            \
   }
 
-COPY_CALL(sendfile, (int out, int in, off_t *off, size_t n), (out, in, off, n), in,
-          off ? &(off64_t){*off} : NULL, out, false)
+COPY_CALL(sendfile, (int out, int in, off_t *off, size_t n), (out, in, off, n), in, (off64_t *)off, out,
+          false)
 COPY_CALL(sendfile64, (int out, int in, off64_t *off, size_t n), (out, in, off, n), in, off, out, false)
 COPY_CALL(splice, (int in, off64_t *in_off, int out, off64_t *out_off, size_t n, unsigned int flags),
           (in, in_off, out, out_off, n, flags), in, in_off, out, flags & SPLICE_F_NONBLOCK)

@@ -21,7 +21,8 @@
  *   sendfile into a full pipe, drained; splice and tee from an empty
  *     pipe, fed; recvmmsg on an empty datagram socket, sent to; sendmmsg
  *     on a full one, emptied (src/preload/transfer.c); each also where
- *     it does not wait, and copy_file_range, which does not
+ *     it does not wait, and copy_file_range, which does not; offsets at
+ *     a bad address (EFAULT)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -230,6 +231,11 @@ static void transfers(const char *dir) {
   SAY("copy_file_range", copy_file_range(src, &in, dst, NULL, 50, 0));
   printf("  in=%lld\n", (long long)in);
   SAY("copy_file_range(-1)", copy_file_range(-1, NULL, dst, NULL, 50, 0));
+  /* Offsets at a bad address: the kernel says EFAULT (the shim reads
+   * them for its probe, and must not fault where the call does not). */
+  SAY("sendfile bad offset", sendfile(q[1], src, (off_t *)8, 10));
+  SAY("splice bad offset", splice(src, (off64_t *)8, q[1], NULL, 10, 0));
+  SAY("copy_file_range bad offset", copy_file_range(src, (off64_t *)8, dst, NULL, 10, 0));
   close(src);
   close(dst);
   close(p[0]), close(p[1]), close(q[0]), close(q[1]);
