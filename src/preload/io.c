@@ -313,7 +313,8 @@ static ssize_t writev_at(int fd, const struct iovec *iov, int cnt, off_t off) {
   int t = ctrace__pl_tried(r, fd, pl_errno0_);
   /* r 0: nothing to write (write's comment), or a call best made as is. */
   bool as_is = t == CTRACE__PL_TRY_CANNOT || r == 0 || cnt < 0 || cnt > IOV_MAX;
-  size_t n = as_is ? 0 : iov_total(iov, cnt);
+  /* Not after an error that is the answer: iov may point nowhere (EFAULT). */
+  size_t n = as_is || (t == CTRACE__PL_TRY_DONE && r < 0) ? 0 : iov_total(iov, cnt);
   if (as_is) {
     CTRACE__PL_STREAM_SEQ();
     r = off < 0 ? real_writev()(fd, iov, cnt) : real_pwritev()(fd, iov, cnt, off);
@@ -424,6 +425,8 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
 
 /* ---- sockets: sending ------------------------------------------------------------------ */
 
+/* n, the bytes asked for, is evaluated only after a try that did not fail
+ * (sendmsg's msg may point nowhere: the call's EFAULT). */
 #define SEND_BODY(fd, n, flags, call_with)                                       \
   CTRACE__PL_SYSCALL();                                                          \
   CTRACE__PL_WAKE_STREAM(fd, false);                                             \
@@ -436,7 +439,7 @@ CTRACE__PL_EXPORT int setsockopt(int fd, int level, int name, const void *val, s
   if (t == CTRACE__PL_TRY_CANNOT) {                                              \
     CTRACE__PL_STREAM_SEQ();                                                     \
     r = call_with(0, flags);                                                     \
-  } else if (t != CTRACE__PL_TRY_DONE || !write_complete(r, n, fd)) {            \
+  } else if (t != CTRACE__PL_TRY_DONE || (r >= 0 && !write_complete(r, n, fd))) { \
     size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;                      \
     ctrace__pl_io_wait iw;                                                       \
     ctrace__pl_io_wait_known(&iw, fd, false);                                    \
@@ -490,11 +493,12 @@ static ssize_t sendmsg_rest(int fd, const struct msghdr *msg, size_t skip, int f
   return real_sendmsg()(fd, &m, flags);
 }
 
+/* msg is read only once the try has answered without an error: it may
+ * point nowhere, which is the call's EFAULT to say. */
 CTRACE__PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
-  if (ctrace__pl_off() || !msg || msg->msg_iovlen > IOV_MAX) return real_sendmsg()(fd, msg, flags);
-  size_t n = iov_total(msg->msg_iov, (int)msg->msg_iovlen);
+  if (ctrace__pl_off()) return real_sendmsg()(fd, msg, flags);
 #define CALL(skip, f) sendmsg_rest(fd, msg, skip, f)
-  SEND_BODY(fd, n, flags, CALL);
+  SEND_BODY(fd, iov_total(msg->msg_iov, (int)msg->msg_iovlen), flags, CALL);
 #undef CALL
 }
 

@@ -22,7 +22,7 @@
  *     pipe, fed; recvmmsg on an empty datagram socket, sent to; sendmmsg
  *     on a full one, emptied (src/preload/transfer.c); each also where
  *     it does not wait, and copy_file_range, which does not; offsets at
- *     a bad address (EFAULT)
+ *     a bad address (EFAULT), and writev's vector and sendmsg's header
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +37,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,6 +184,8 @@ static void until_it_waits(int fd, bool writing) {
   fcntl(fd, F_SETFL, fl);
 }
 
+static void *volatile nowhere = (void *)8;
+
 /* A datagram socket's sender waits until its queue is down to a quarter
  * (unix_writable): all of it is read. */
 static void recv_all(long arg) { until_it_waits((int)arg, false); }
@@ -231,11 +234,20 @@ static void transfers(const char *dir) {
   SAY("copy_file_range", copy_file_range(src, &in, dst, NULL, 50, 0));
   printf("  in=%lld\n", (long long)in);
   SAY("copy_file_range(-1)", copy_file_range(-1, NULL, dst, NULL, 50, 0));
-  /* Offsets at a bad address: the kernel says EFAULT (the shim reads
-   * them for its probe, and must not fault where the call does not). */
-  SAY("sendfile bad offset", sendfile(q[1], src, (off_t *)8, 10));
-  SAY("splice bad offset", splice(src, (off64_t *)8, q[1], NULL, 10, 0));
-  SAY("copy_file_range bad offset", copy_file_range(src, (off64_t *)8, dst, NULL, 10, 0));
+  /* Offsets at a bad address (through a volatile, which the compiler
+   * cannot see through): the kernel says EFAULT (the shim reads them for
+   * its probe, and must not fault where the call does not). */
+  SAY("sendfile bad offset", sendfile(q[1], src, nowhere, 10));
+  SAY("splice bad offset", splice(src, nowhere, q[1], NULL, 10, 0));
+  SAY("copy_file_range bad offset", copy_file_range(src, nowhere, dst, NULL, 10, 0));
+  /* The same for writev's vector and sendmsg's header (io.c), which the
+   * shim read before the call. */
+  SAY("writev bad vector", writev(q[1], nowhere, 2));
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0) exit(1);
+  SAY("sendmsg bad header", sendmsg(sp[0], nowhere, 0));
+  SAY("sendmsg no header", sendmsg(sp[0], NULL, 0));
+  close(sp[0]), close(sp[1]);
   close(src);
   close(dst);
   close(p[0]), close(p[1]), close(q[0]), close(q[1]);
