@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -61,7 +60,7 @@ static int stream_waits(int fd, const struct stat *st, short events, bool pipe_n
 static off64_t offset_at(const off64_t *off) {
   off64_t at;
   struct iovec local = {&at, sizeof at}, remote = {(void *)off, sizeof at};
-  return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)sizeof at ? at : -1;
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof at ? at : -1;
 }
 
 /* How a call that reads from fd (off: the offset it reads at, NULL for the
