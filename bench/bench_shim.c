@@ -15,6 +15,10 @@
  *              answer is short, which on a stream is the answer (one
  *              fcntl tells a stream from a file)
  *   file-pread pread of 4 KiB from a file in the page cache (whole)
+ *   sendfile   sendfile of those 4 KiB, at an offset, to an O_NONBLOCK
+ *              socket (a server's), and a read of them at the other end:
+ *              the probes (an fstat, a 1-byte RWF_NOWAIT read of the file,
+ *              an fcntl of the socket) and two GoSysCall
  *   futex-wake FUTEX_WAKE through syscall() with nobody waiting (Rust's
  *              and libstdc++'s unlock and notify): one look-up
  *   futex-eagain FUTEX_WAIT through syscall() on a word that no longer
@@ -30,6 +34,7 @@
  * runs it untraced and under ctrace run.
  */
 #include "help.h"
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -38,6 +43,8 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,6 +138,18 @@ int main(int argc, char **argv) {
   }
   t1 = now_ns();
   printf("shim case=file-pread ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0 || fcntl(sp[0], F_SETFL, O_NONBLOCK) != 0) return 1;
+  t0 = now_ns();
+  for (long i = 0; i < m; i++) {
+    off_t at = 0;
+    if (sendfile(sp[0], fd, &at, sizeof buf) != (ssize_t)sizeof buf ||
+        read(sp[1], buf, sizeof buf) != (ssize_t)sizeof buf)
+      return 1;
+  }
+  t1 = now_ns();
+  printf("shim case=sendfile ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
   fclose(f);
 
   static uint32_t word = 1;

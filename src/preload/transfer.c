@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "runtime/internal.h"
 
 /* sendfile's off_t is sendfile64's off64_t (a 64-bit system). */
 _Static_assert(sizeof(off_t) == sizeof(off64_t), "off_t is 64 bits");
@@ -56,8 +57,13 @@ static int stream_waits(int fd, const struct stat *st, short events, bool pipe_n
 }
 
 /* *off, read as the kernel reads it: a bad pointer is the call's EFAULT
- * to give, not the wrapper's fault to take. -1 if it cannot be read. */
+ * to give, not the wrapper's fault to take. -1 if it cannot be read.
+ * Read at once where it is on the thread's stack, which is mapped (CPython
+ * and nginx keep it there); else by process_vm_readv (350 ns). */
 static off64_t offset_at(const off64_t *off) {
+  const ctrace__thread *t = &ctrace__tls;
+  uintptr_t p = (uintptr_t)off;
+  if (p >= t->stack_lo && p + sizeof *off <= t->stack_hi) return *off;
   off64_t at;
   struct iovec local = {&at, sizeof at}, remote = {(void *)off, sizeof at};
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof at ? at : -1;

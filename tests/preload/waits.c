@@ -238,6 +238,11 @@ static void transfers(const char *dir) {
    * cannot see through): the kernel says EFAULT (the shim reads them for
    * its probe, and must not fault where the call does not). */
   SAY("sendfile bad offset", sendfile(q[1], src, nowhere, 10));
+  off_t *heap_off = malloc(sizeof *heap_off); /* not on the stack: read by process_vm_readv */
+  *heap_off = 4090;
+  SAY("sendfile heap offset", sendfile(q[1], src, heap_off, 10));
+  printf("  off=%lld\n", (long long)*heap_off);
+  free(heap_off);
   SAY("splice bad offset", splice(src, nowhere, q[1], NULL, 10, 0));
   SAY("copy_file_range bad offset", copy_file_range(src, nowhere, dst, NULL, 10, 0));
   /* The same for writev's vector and sendmsg's header (io.c), which the
