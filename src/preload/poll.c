@@ -233,6 +233,14 @@ static uintptr_t why_of(int r, int e) {
     CTRACE__PL_RESUME();                     \
   } while (0)
 
+/* Whether a timeout is zero: the call then does not wait, and is made as
+ * it stands. So is one at a pointer to nowhere (the call's EFAULT). */
+static bool tmo_zero(const struct timespec *tmo) {
+  struct timespec t;
+  if (!tmo) return false;
+  return !ctrace__pl_copy_in(&t, tmo, sizeof t) || (t.tv_sec == 0 && t.tv_nsec == 0);
+}
+
 /* ---- poll ------------------------------------------------------------------------- */
 
 /* Fills lw from fds; false if no descriptor is watched (a sleep). */
@@ -276,7 +284,7 @@ CTRACE__PL_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec 
   if (ctrace__pl_off()) return real_ppoll()(fds, n, tmo, mask);
   CTRACE__PL_SYSCALL();
   static const struct timespec zero = {0, 0};
-  if (tmo && tmo->tv_sec == 0 && tmo->tv_nsec == 0) return real_ppoll()(fds, n, tmo, mask);
+  if (tmo_zero(tmo)) return real_ppoll()(fds, n, tmo, mask);
   int r = real_ppoll()(fds, n, &zero, mask);
   if (r != 0) return r;
   loop_wait lw;
@@ -299,11 +307,12 @@ typedef struct fdsets {
   fd_set r, w, e;
 } fdsets;
 
-static void sets_save(fdsets *s, int nfds, fd_set *r, fd_set *w, fd_set *e) {
+/* Keeps the sets for the retry; false if one is at a pointer to nowhere
+ * (the call's EFAULT). */
+static bool sets_save(fdsets *s, int nfds, fd_set *r, fd_set *w, fd_set *e) {
   size_t bytes = ((size_t)nfds + 7) / 8;
-  if (r) memcpy(&s->r, r, bytes);
-  if (w) memcpy(&s->w, w, bytes);
-  if (e) memcpy(&s->e, e, bytes);
+  return (!r || ctrace__pl_copy_in(&s->r, r, bytes)) && (!w || ctrace__pl_copy_in(&s->w, w, bytes)) &&
+         (!e || ctrace__pl_copy_in(&s->e, e, bytes));
 }
 
 /* Puts the sets back; returns 0, for the retry's expression. */
@@ -339,10 +348,11 @@ static uintptr_t fdsets_why(const loop_wait *lw, int nfds, const fd_set *r, cons
 CTRACE__PL_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv) {
   if (ctrace__pl_off()) return real_select()(nfds, r, w, e, tv);
   CTRACE__PL_SYSCALL();
-  if ((tv && tv->tv_sec == 0 && tv->tv_usec == 0) || nfds < 0 || nfds > FD_SETSIZE)
-    return real_select()(nfds, r, w, e, tv);
+  struct timeval t;
   fdsets saved;
-  sets_save(&saved, nfds, r, w, e);
+  if ((tv && (!ctrace__pl_copy_in(&t, tv, sizeof t) || (t.tv_sec == 0 && t.tv_usec == 0))) || nfds < 0 ||
+      nfds > FD_SETSIZE || !sets_save(&saved, nfds, r, w, e))
+    return real_select()(nfds, r, w, e, tv);
   struct timeval zero = {0, 0};
   int n = real_select()(nfds, r, w, e, &zero);
   if (n != 0) return n;
@@ -362,10 +372,9 @@ CTRACE__PL_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e,
                               const struct timespec *tmo, const sigset_t *mask) {
   if (ctrace__pl_off()) return real_pselect()(nfds, r, w, e, tmo, mask);
   CTRACE__PL_SYSCALL();
-  if ((tmo && tmo->tv_sec == 0 && tmo->tv_nsec == 0) || nfds < 0 || nfds > FD_SETSIZE)
-    return real_pselect()(nfds, r, w, e, tmo, mask);
   fdsets saved;
-  sets_save(&saved, nfds, r, w, e);
+  if (tmo_zero(tmo) || nfds < 0 || nfds > FD_SETSIZE || !sets_save(&saved, nfds, r, w, e))
+    return real_pselect()(nfds, r, w, e, tmo, mask);
   static const struct timespec zero = {0, 0};
   int n = real_pselect()(nfds, r, w, e, &zero, mask);
   if (n != 0) return n;
@@ -652,7 +661,7 @@ CTRACE__PL_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
                                    const struct timespec *tmo, const sigset_t *mask) {
   if (ctrace__pl_off()) return real_epoll_pwait2()(epfd, ev, max, tmo, mask);
   static const struct timespec zero = {0, 0};
-  if (tmo && tmo->tv_sec == 0 && tmo->tv_nsec == 0) {
+  if (tmo_zero(tmo)) {
     CTRACE__PL_SYSCALL();
     return ep_answer(epfd, ev, real_epoll_pwait2()(epfd, ev, max, tmo, mask));
   }

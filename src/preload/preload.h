@@ -181,6 +181,14 @@ void ctrace__pl_watch_last(void) CTRACE__PL_HIDDEN;
  * held for good, which is not "inside the tracer"). */
 bool ctrace__pl_thread_ended(void) CTRACE__PL_HIDDEN;
 
+/* ---- the program's memory (user.c) ------------------------------------------- */
+
+/* Copies n bytes the program passed at p into dst, as the kernel would
+ * read them for the call: false where p points nowhere, which is the
+ * call's EFAULT to say, not a fault of the wrapper's. At once where p is
+ * on the calling thread's stack (mapped); else by process_vm_readv. */
+bool ctrace__pl_copy_in(void *dst, const void *p, size_t n) CTRACE__PL_HIDDEN;
+
 /* ---- heap (malloc.c) ------------------------------------------------------- */
 
 /* Adds the calling thread's uncounted heap change to the total (thread end). */

@@ -72,11 +72,14 @@ CTRACE__PL_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
 
 /* A zero timeout does not wait. An invalid one is the real call's to
  * refuse: the kernel checks it before it looks for a pending signal, which
- * a try would take. */
+ * a try would take; so is one at a pointer to nowhere (EFAULT). */
 CTRACE__PL_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t) {
-  bool now = t && t->tv_sec == 0 && t->tv_nsec == 0;
-  bool invalid = t && (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000);
-  if (ctrace__pl_off() || now || invalid) return real_sigtimedwait()(set, info, t);
+  if (ctrace__pl_off()) return real_sigtimedwait()(set, info, t);
+  struct timespec v = {1, 0};
+  bool bad = t && !ctrace__pl_copy_in(&v, t, sizeof v);
+  bool now = t && v.tv_sec == 0 && v.tv_nsec == 0;
+  bool invalid = t && (v.tv_sec < 0 || v.tv_nsec < 0 || v.tv_nsec >= 1000000000);
+  if (bad || now || invalid) return real_sigtimedwait()(set, info, t);
   CTRACE__PL_SYSCALL();
   return wait_info(set, info, true, t, pl_errno0_);
 }

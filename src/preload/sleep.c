@@ -14,7 +14,12 @@ CTRACE__PL_REAL(int, nanosleep, (const struct timespec *, struct timespec *))
 CTRACE__PL_REAL(int, clock_nanosleep,
                 (clockid_t, int, const struct timespec *, struct timespec *))
 
-static bool zero(const struct timespec *t) { return !t || (t->tv_sec == 0 && t->tv_nsec == 0); }
+/* A zero sleep, or one at a pointer to nowhere (the call's EFAULT),
+ * made as it stands. */
+static bool zero(const struct timespec *t) {
+  struct timespec v;
+  return !t || !ctrace__pl_copy_in(&v, t, sizeof v) || (v.tv_sec == 0 && v.tv_nsec == 0);
+}
 
 CTRACE__PL_EXPORT unsigned sleep(unsigned s) {
   if (s == 0 || ctrace__pl_off()) return real_sleep()(s);
@@ -33,7 +38,7 @@ CTRACE__PL_EXPORT int usleep(useconds_t us) {
 }
 
 CTRACE__PL_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
-  if (zero(req) || ctrace__pl_off()) return real_nanosleep()(req, rem);
+  if (ctrace__pl_off() || zero(req)) return real_nanosleep()(req, rem);
   CTRACE__PL_BLOCK(CTRACE_BLOCK_SLEEP);
   int r = real_nanosleep()(req, rem);
   CTRACE__PL_RESUME();
@@ -44,7 +49,7 @@ CTRACE__PL_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem
  * clock read; it shows as a sleep of (nearly) nothing. */
 CTRACE__PL_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
                                       struct timespec *rem) {
-  if ((!(flags & TIMER_ABSTIME) && zero(req)) || ctrace__pl_off())
+  if (ctrace__pl_off() || (!(flags & TIMER_ABSTIME) && zero(req)))
     return real_clock_nanosleep()(clk, flags, req, rem);
   CTRACE__PL_BLOCK(CTRACE_BLOCK_SLEEP);
   int r = real_clock_nanosleep()(clk, flags, req, rem);

@@ -13,7 +13,7 @@
  *   (POLLIN),
  * - or a file whose next byte is not in the page cache: a 1-byte
  *   preadv2(RWF_NOWAIT) at the call's offset (read as the kernel reads
- *   it, by process_vm_readv: a bad pointer is the call's EFAULT), or at
+ *   it, ctrace__pl_copy_in: a bad pointer is the call's EFAULT), or at
  *   the file position (read with lseek: the probe moves no position),
  *   into a byte of our own.
  * A wait on a stream is GoBlockNet, on the disk GoSysBlock, as for read
@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "io.h"
-#include "runtime/internal.h"
 
 /* sendfile's off_t is sendfile64's off64_t (a 64-bit system). */
 _Static_assert(sizeof(off_t) == sizeof(off64_t), "off_t is 64 bits");
@@ -56,19 +55,6 @@ static int stream_waits(int fd, const struct stat *st, short events, bool pipe_n
   return ctrace__pl_real_poll(&p, 1, 0) == 0 ? CTRACE__PL_WAIT_NET : CTRACE__PL_WAIT_NONE;
 }
 
-/* *off, read as the kernel reads it: a bad pointer is the call's EFAULT
- * to give, not the wrapper's fault to take. -1 if it cannot be read.
- * Read at once where it is on the thread's stack, which is mapped (CPython
- * and nginx keep it there); else by process_vm_readv (350 ns). */
-static off64_t offset_at(const off64_t *off) {
-  const ctrace__thread *t = &ctrace__tls;
-  uintptr_t p = (uintptr_t)off;
-  if (p >= t->stack_lo && p + sizeof *off <= t->stack_hi) return *off;
-  off64_t at;
-  struct iovec local = {&at, sizeof at}, remote = {(void *)off, sizeof at};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof at ? at : -1;
-}
-
 /* How a call that reads from fd (off: the offset it reads at, NULL for the
  * file position) waits: on a blocking stream with nothing to read, or on
  * the disk for a file's first byte not cached; CTRACE__PL_WAIT_NONE if it
@@ -78,8 +64,9 @@ static int reads_wait(int fd, const off64_t *off, bool pipe_nb) {
   if (fstat(fd, &st) != 0) return CTRACE__PL_WAIT_NONE; /* the call fails */
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     return ctrace__pl_nonblocking(fd) ? CTRACE__PL_WAIT_NONE : stream_waits(fd, &st, POLLIN, pipe_nb);
-  off64_t at = off ? offset_at(off) : lseek64(fd, 0, SEEK_CUR);
-  if (at < 0) return CTRACE__PL_WAIT_NONE;
+  off64_t at;
+  if (off ? !ctrace__pl_copy_in(&at, off, sizeof at) : (at = lseek64(fd, 0, SEEK_CUR)) < 0)
+    return CTRACE__PL_WAIT_NONE; /* an offset to nowhere: the call's EFAULT */
   char byte;
   struct iovec one = {&byte, 1};
   ssize_t r = real_preadv2()(fd, &one, 1, at, RWF_NOWAIT);

@@ -23,6 +23,7 @@
  *     on a full one, emptied (src/preload/transfer.c); each also where
  *     it does not wait, and copy_file_range, which does not; offsets at
  *     a bad address (EFAULT), and writev's vector and sendmsg's header
+ *   timeouts and select's sets at a bad address: EFAULT, as untraced
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -283,6 +286,30 @@ static void transfers(const char *dir) {
   close(s[0]), close(s[1]);
 }
 
+/* ---- pointers to nowhere (src/preload/user.c) ------------------------------ */
+
+/* Timeouts and select's sets at a bad address: the kernel says EFAULT,
+ * where the wrappers, which read them first, must not fault. (glibc's
+ * own ppoll, select and pselect read their timeout first, and fault
+ * untraced as well: those are left out.) */
+static void nowhere_pointers(void) {
+  int p[2], ep = epoll_create1(0);
+  if (pipe(p) != 0 || ep < 0) exit(1);
+  struct timeval tv = {0, 1000};
+  struct timespec ts = {0, 1000000};
+  struct epoll_event ev;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR2);
+  SAY("select bad set", select(p[0] + 1, nowhere, NULL, NULL, &tv));
+  SAY("pselect bad set", pselect(p[0] + 1, nowhere, NULL, NULL, &ts, NULL));
+  SAY("epoll_pwait2 bad timeout", epoll_pwait2(ep, &ev, 1, nowhere, NULL));
+  SAY("sigtimedwait bad timeout", sigtimedwait(&set, NULL, nowhere));
+  SAY("nanosleep bad time", nanosleep(nowhere, NULL));
+  SAY("clock_nanosleep bad time", clock_nanosleep(CLOCK_MONOTONIC, 0, nowhere, NULL));
+  close(p[0]), close(p[1]), close(ep);
+}
+
 /* ---- signals --------------------------------------------------------------- */
 
 static pthread_t waiter;
@@ -365,6 +392,7 @@ int main(int argc, char **argv) {
   disk(argv[1]);
   locks(argv[1]);
   transfers(argv[1]);
+  nowhere_pointers();
   signals();
   return 0;
 }
