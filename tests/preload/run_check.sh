@@ -1146,9 +1146,11 @@ case_waits() {
     for f in fsync fdatasync syncfs copy_file_range; do
         grep -q "^sys $f " "$out/waits.sys" || fail "waits: no system call of $f in the trace"
     done
-    # Waits in a system call, then on a pipe or socket (transfer.c).
+    # Waits in a system call, then on a pipe or socket (transfer.c), then
+    # on queues and semaphores between processes (ipc.c).
     for f in sys:flock sys:lockf sys:sigwait sys:sigwaitinfo sys:sigtimedwait sys:sigsuspend sys:pause \
-        net:sendfile net:splice net:tee net:recvmmsg net:sendmmsg; do
+        net:sendfile net:splice net:tee net:recvmmsg net:sendmmsg \
+        sys:mq_receive sys:mq_send sys:msgrcv sys:msgsnd sys:semop; do
         longest=$(awk -v k="${f%%:*}" -v f="${f#*:}" '$1 == k && $2 == f && $3 > m { m = $3 } END { print m + 0 }' \
             "$out/waits.sys")
         [ "$longest" -ge 25000000 ] || fail "waits: the longest $f wait lasted $longest ns, not 30 ms"

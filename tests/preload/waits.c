@@ -23,6 +23,10 @@
  *     on a full one, emptied (src/preload/transfer.c); each also where
  *     it does not wait, and copy_file_range, which does not; offsets at
  *     a bad address (EFAULT), and writev's vector and sendmsg's header
+ *   mq_receive, msgrcv and semop on an empty queue or a semaphore at 0,
+ *     given something 30 ms later; mq_send and msgsnd on a full queue,
+ *     emptied by one (src/preload/ipc.c); each also where it does not
+ *     wait, and with a bad timeout
  *   timeouts and select's sets at a bad address: EFAULT, as untraced
  */
 #include <errno.h>
@@ -34,7 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mqueue.h>
 #include <sys/epoll.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/file.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
@@ -286,6 +294,106 @@ static void transfers(const char *dir) {
   close(s[0]), close(s[1]);
 }
 
+/* ---- queues and semaphores between processes (src/preload/ipc.c) --------- */
+
+static mqd_t ipc_mq;
+static int ipc_msq, ipc_sem;
+
+static void mq_put(long arg) {
+  (void)arg;
+  if (mq_send(ipc_mq, "posted", 6, 1) != 0) exit(1);
+}
+
+static void mq_take(long arg) {
+  char buf[16];
+  (void)arg;
+  if (mq_receive(ipc_mq, buf, sizeof buf, NULL) < 0) exit(1);
+}
+
+struct ipc_msg {
+  long type;
+  char text[8];
+};
+
+static void msg_put(long arg) {
+  (void)arg;
+  struct ipc_msg m = {1, "posted"};
+  if (msgsnd(ipc_msq, &m, sizeof m.text, 0) != 0) exit(1);
+}
+
+static void msg_take(long arg) {
+  (void)arg;
+  struct ipc_msg m;
+  if (msgrcv(ipc_msq, &m, sizeof m.text, 0, 0) < 0) exit(1);
+}
+
+static void sem_up(long arg) {
+  (void)arg;
+  struct sembuf op = {0, 1, 0};
+  if (semop(ipc_sem, &op, 1) != 0) exit(1);
+}
+
+static void ipc(void) {
+  release rel;
+  char buf[16];
+  unsigned prio = 0;
+  char name[64];
+  snprintf(name, sizeof name, "/ctrace-waits-%d", (int)getpid());
+  struct mq_attr attr = {.mq_maxmsg = 2, .mq_msgsize = sizeof buf};
+  ipc_mq = mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, &attr);
+  if (ipc_mq == (mqd_t)-1) exit(1);
+  mq_unlink(name);
+  release_start(&rel, SYS_mq_timedreceive, mq_put, 0);
+  SAY("mq_receive empty 30 ms", mq_receive(ipc_mq, buf, sizeof buf, &prio));
+  pthread_join(rel.thread, NULL);
+  printf("  prio=%u\n", prio);
+  struct timespec bad = {0, -1}, past = {1, 0};
+  SAY("mq_send room", mq_send(ipc_mq, "one", 3, 2));
+  SAY("mq_send room", mq_send(ipc_mq, "two", 3, 3));
+  SAY("mq_timedsend full, past", mq_timedsend(ipc_mq, "three", 5, 1, &past));
+  release_start(&rel, SYS_mq_timedsend, mq_take, 0);
+  SAY("mq_send full 30 ms", mq_send(ipc_mq, "three", 5, 1));
+  pthread_join(rel.thread, NULL);
+  SAY("mq_timedreceive bad timeout", mq_timedreceive(ipc_mq, buf, sizeof buf, &prio, &bad));
+  SAY("mq_timedreceive there", mq_timedreceive(ipc_mq, buf, sizeof buf, &prio, &past));
+  printf("  prio=%u\n", prio);
+  SAY("mq_receive small buffer", mq_receive(ipc_mq, buf, 4, &prio));
+  mq_close(ipc_mq);
+
+  ipc_msq = msgget(IPC_PRIVATE, 0600);
+  if (ipc_msq < 0) exit(1);
+  struct ipc_msg m;
+  SAY("msgrcv nowait empty", msgrcv(ipc_msq, &m, sizeof m.text, 0, IPC_NOWAIT));
+  release_start(&rel, SYS_msgrcv, msg_put, 0);
+  SAY("msgrcv empty 30 ms", msgrcv(ipc_msq, &m, sizeof m.text, 0, 0));
+  pthread_join(rel.thread, NULL);
+  m.type = 1;
+  while (msgsnd(ipc_msq, &m, sizeof m.text, IPC_NOWAIT) == 0) {
+  }
+  SAY("msgsnd nowait full", msgsnd(ipc_msq, &m, sizeof m.text, IPC_NOWAIT));
+  release_start(&rel, SYS_msgsnd, msg_take, 0);
+  SAY("msgsnd full 30 ms", msgsnd(ipc_msq, &m, sizeof m.text, 0));
+  pthread_join(rel.thread, NULL);
+  SAY("msgrcv type 7 nowait", msgrcv(ipc_msq, &m, sizeof m.text, 7, IPC_NOWAIT));
+  msgctl(ipc_msq, IPC_RMID, NULL);
+  SAY("msgrcv removed", msgrcv(ipc_msq, &m, sizeof m.text, 0, 0));
+
+  ipc_sem = semget(IPC_PRIVATE, 1, 0600);
+  if (ipc_sem < 0) exit(1);
+  struct sembuf down = {0, -1, 0}, down_nowait = {0, -1, IPC_NOWAIT};
+  SAY("semop nowait at 0", semop(ipc_sem, &down_nowait, 1));
+  release_start(&rel, SYS_semtimedop, sem_up, 0); /* glibc's semop */
+  SAY("semop at 0 30 ms", semop(ipc_sem, &down, 1));
+  pthread_join(rel.thread, NULL);
+  sem_up(0);
+  SAY("semop at 1", semop(ipc_sem, &down, 1));
+  struct timespec ten = {0, 10000000};
+  SAY("semtimedop at 0, 10 ms", semtimedop(ipc_sem, &down, 1, &ten));
+  SAY("semtimedop bad timeout", semtimedop(ipc_sem, &down, 1, &bad));
+  SAY("semop no operations", semop(ipc_sem, &down, 0));
+  semctl(ipc_sem, 0, IPC_RMID);
+}
+
 /* ---- pointers to nowhere (src/preload/user.c) ------------------------------ */
 
 /* Timeouts and select's sets at a bad address: the kernel says EFAULT,
@@ -392,6 +500,7 @@ int main(int argc, char **argv) {
   disk(argv[1]);
   locks(argv[1]);
   transfers(argv[1]);
+  ipc();
   nowhere_pointers();
   signals();
   return 0;
