@@ -296,10 +296,8 @@ CTRACE__PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
   if (t == CTRACE__PL_TRY_CANNOT) return real_pwrite()(fd, buf, n, off);
   if (t == CTRACE__PL_TRY_DONE && write_complete(r, n, fd)) return r;
   size_t done = t == CTRACE__PL_TRY_DONE ? (size_t)r : 0;
-  int k = ctrace__pl_wait_kind(fd);
-  ctrace__pl_wait_begin(k);
-  r = real_pwrite()(fd, (const char *)buf + done, n - done, off + (off_t)done);
-  ctrace__pl_wait_end(k);
+  CTRACE__PL_WAIT_AS(ctrace__pl_wait_kind(fd), r,
+                     real_pwrite()(fd, (const char *)buf + done, n - done, off + (off_t)done));
   return sum_parts(done, r, pl_errno0_);
 }
 

@@ -312,14 +312,19 @@ CTRACE__PL_INLINE void ctrace__pl_io_wait_end(ctrace__pl_io_wait *iw) {
   ctrace__pl_wait_end(iw->kind);
 }
 
+/* r = call, shown as a wait of kind (CTRACE__PL_WAIT_*; NONE: as no
+ * wait): for calls with no stream to link. */
+#define CTRACE__PL_WAIT_AS(kind, r, call)                \
+  do {                                                   \
+    int pl_kind_ = (kind);                               \
+    ctrace__pl_wait_begin(pl_kind_);                     \
+    r = (call);                                          \
+    ctrace__pl_wait_end(pl_kind_);                       \
+  } while (0)
+
 /* r = call, shown as a wait in a system call (GoSysBlock, GoSysExit):
  * for calls with no stream to link and no try (or after one). */
-#define CTRACE__PL_SYS_WAIT(r, call)                     \
-  do {                                                   \
-    ctrace__pl_wait_begin(CTRACE__PL_WAIT_SYS);          \
-    r = (call);                                          \
-    ctrace__pl_wait_end(CTRACE__PL_WAIT_SYS);            \
-  } while (0)
+#define CTRACE__PL_SYS_WAIT(r, call) CTRACE__PL_WAIT_AS(CTRACE__PL_WAIT_SYS, r, call)
 
 /* The wrapper of name (its real_##name from CTRACE__PL_REAL), every call
  * of which is shown as a wait in a system call: calls no try can tell in

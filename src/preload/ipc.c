@@ -46,66 +46,40 @@ static bool timeout_ok(const struct timespec *t, bool relative) {
   return v.tv_nsec >= 0 && v.tv_nsec < 1000000000 && (!relative || v.tv_sec >= 0);
 }
 
-/* The try's result r (and errno) said the call would wait (waits_errno):
- * then r = call, shown as a wait; else r is the answer. errno0: the
- * program's, for the wait's call. */
-#define TRY_THEN_WAIT(r, waits_errno, errno0, call) \
-  do {                                              \
-    if ((r) < 0 && errno == (waits_errno)) {        \
-      errno = (errno0);                             \
-      CTRACE__PL_SYS_WAIT(r, call);                 \
-    }                                               \
-  } while (0)
+/* The wrapper of name: made as it stands when as_is, else tried first
+ * (try_call), whose answer is the call's but where it fails with
+ * waits_errno, the call's wait: the real call then, shown as a wait in a
+ * system call, with errno as the program left it. decl: what as_is and
+ * try_call need (semop's copy). */
+#define TRIED_CALL(ret, name, params, args, decl, as_is, try_call, waits_errno) \
+  CTRACE__PL_EXPORT ret name params {                                          \
+    decl;                                                                      \
+    if (ctrace__pl_off() || (as_is)) return real_##name() args;                \
+    CTRACE__PL_SYSCALL();                                                      \
+    ret r = (try_call);                                                        \
+    if (r < 0 && errno == (waits_errno)) {                                     \
+      errno = pl_errno0_;                                                      \
+      CTRACE__PL_SYS_WAIT(r, real_##name() args);                              \
+    }                                                                          \
+    return r;                                                                  \
+  }
 
-CTRACE__PL_EXPORT ssize_t mq_timedreceive(mqd_t q, char *buf, size_t len, unsigned *prio,
-                                          const struct timespec *abs) {
-  if (ctrace__pl_off() || !timeout_ok(abs, false)) return real_mq_timedreceive()(q, buf, len, prio, abs);
-  CTRACE__PL_SYSCALL();
-  ssize_t r = real_mq_timedreceive()(q, buf, len, prio, &past);
-  TRY_THEN_WAIT(r, ETIMEDOUT, pl_errno0_, real_mq_timedreceive()(q, buf, len, prio, abs));
-  return r;
-}
-
-CTRACE__PL_EXPORT ssize_t mq_receive(mqd_t q, char *buf, size_t len, unsigned *prio) {
-  if (ctrace__pl_off()) return real_mq_receive()(q, buf, len, prio);
-  CTRACE__PL_SYSCALL();
-  ssize_t r = real_mq_timedreceive()(q, buf, len, prio, &past);
-  TRY_THEN_WAIT(r, ETIMEDOUT, pl_errno0_, real_mq_receive()(q, buf, len, prio));
-  return r;
-}
-
-CTRACE__PL_EXPORT int mq_timedsend(mqd_t q, const char *buf, size_t len, unsigned prio,
-                                   const struct timespec *abs) {
-  if (ctrace__pl_off() || !timeout_ok(abs, false)) return real_mq_timedsend()(q, buf, len, prio, abs);
-  CTRACE__PL_SYSCALL();
-  int r = real_mq_timedsend()(q, buf, len, prio, &past);
-  TRY_THEN_WAIT(r, ETIMEDOUT, pl_errno0_, real_mq_timedsend()(q, buf, len, prio, abs));
-  return r;
-}
-
-CTRACE__PL_EXPORT int mq_send(mqd_t q, const char *buf, size_t len, unsigned prio) {
-  if (ctrace__pl_off()) return real_mq_send()(q, buf, len, prio);
-  CTRACE__PL_SYSCALL();
-  int r = real_mq_timedsend()(q, buf, len, prio, &past);
-  TRY_THEN_WAIT(r, ETIMEDOUT, pl_errno0_, real_mq_send()(q, buf, len, prio));
-  return r;
-}
-
-CTRACE__PL_EXPORT ssize_t msgrcv(int id, void *msg, size_t len, long type, int flags) {
-  if (ctrace__pl_off() || (flags & IPC_NOWAIT)) return real_msgrcv()(id, msg, len, type, flags);
-  CTRACE__PL_SYSCALL();
-  ssize_t r = real_msgrcv()(id, msg, len, type, flags | IPC_NOWAIT);
-  TRY_THEN_WAIT(r, ENOMSG, pl_errno0_, real_msgrcv()(id, msg, len, type, flags));
-  return r;
-}
-
-CTRACE__PL_EXPORT int msgsnd(int id, const void *msg, size_t len, int flags) {
-  if (ctrace__pl_off() || (flags & IPC_NOWAIT)) return real_msgsnd()(id, msg, len, flags);
-  CTRACE__PL_SYSCALL();
-  int r = real_msgsnd()(id, msg, len, flags | IPC_NOWAIT);
-  TRY_THEN_WAIT(r, EAGAIN, pl_errno0_, real_msgsnd()(id, msg, len, flags));
-  return r;
-}
+TRIED_CALL(ssize_t, mq_timedreceive,
+           (mqd_t q, char *buf, size_t len, unsigned *prio, const struct timespec *abs),
+           (q, buf, len, prio, abs), , !timeout_ok(abs, false),
+           real_mq_timedreceive()(q, buf, len, prio, &past), ETIMEDOUT)
+TRIED_CALL(ssize_t, mq_receive, (mqd_t q, char *buf, size_t len, unsigned *prio), (q, buf, len, prio), ,
+           false, real_mq_timedreceive()(q, buf, len, prio, &past), ETIMEDOUT)
+TRIED_CALL(int, mq_timedsend,
+           (mqd_t q, const char *buf, size_t len, unsigned prio, const struct timespec *abs),
+           (q, buf, len, prio, abs), , !timeout_ok(abs, false),
+           real_mq_timedsend()(q, buf, len, prio, &past), ETIMEDOUT)
+TRIED_CALL(int, mq_send, (mqd_t q, const char *buf, size_t len, unsigned prio), (q, buf, len, prio), ,
+           false, real_mq_timedsend()(q, buf, len, prio, &past), ETIMEDOUT)
+TRIED_CALL(ssize_t, msgrcv, (int id, void *msg, size_t len, long type, int flags), (id, msg, len, type, flags),
+           , flags & IPC_NOWAIT, real_msgrcv()(id, msg, len, type, flags | IPC_NOWAIT), ENOMSG)
+TRIED_CALL(int, msgsnd, (int id, const void *msg, size_t len, int flags), (id, msg, len, flags), ,
+           flags & IPC_NOWAIT, real_msgsnd()(id, msg, len, flags | IPC_NOWAIT), EAGAIN)
 
 /* The operations with IPC_NOWAIT each, in try (n of them, at most
  * SEM_TRY); false if they cannot be read (the call's EFAULT), or are too
@@ -120,21 +94,8 @@ static bool sem_try_ops(struct sembuf *try, const struct sembuf *ops, size_t n) 
   return true;
 }
 
-CTRACE__PL_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *t) {
-  struct sembuf try[SEM_TRY];
-  if (ctrace__pl_off() || !timeout_ok(t, true) || !sem_try_ops(try, ops, n))
-    return real_semtimedop()(id, ops, n, t);
-  CTRACE__PL_SYSCALL();
-  int r = real_semop()(id, try, n);
-  TRY_THEN_WAIT(r, EAGAIN, pl_errno0_, real_semtimedop()(id, ops, n, t));
-  return r;
-}
-
-CTRACE__PL_EXPORT int semop(int id, struct sembuf *ops, size_t n) {
-  struct sembuf try[SEM_TRY];
-  if (ctrace__pl_off() || !sem_try_ops(try, ops, n)) return real_semop()(id, ops, n);
-  CTRACE__PL_SYSCALL();
-  int r = real_semop()(id, try, n);
-  TRY_THEN_WAIT(r, EAGAIN, pl_errno0_, real_semop()(id, ops, n));
-  return r;
-}
+TRIED_CALL(int, semtimedop, (int id, struct sembuf *ops, size_t n, const struct timespec *t), (id, ops, n, t),
+           struct sembuf try[SEM_TRY], !timeout_ok(t, true) || !sem_try_ops(try, ops, n),
+           real_semop()(id, try, n), EAGAIN)
+TRIED_CALL(int, semop, (int id, struct sembuf *ops, size_t n), (id, ops, n), struct sembuf try[SEM_TRY],
+           !sem_try_ops(try, ops, n), real_semop()(id, try, n), EAGAIN)

@@ -233,14 +233,6 @@ static uintptr_t why_of(int r, int e) {
     CTRACE__PL_RESUME();                     \
   } while (0)
 
-/* Whether a timeout is zero: the call then does not wait, and is made as
- * it stands. So is one at a pointer to nowhere (the call's EFAULT). */
-static bool tmo_zero(const struct timespec *tmo) {
-  struct timespec t;
-  if (!tmo) return false;
-  return !ctrace__pl_copy_in(&t, tmo, sizeof t) || (t.tv_sec == 0 && t.tv_nsec == 0);
-}
-
 /* ---- poll ------------------------------------------------------------------------- */
 
 /* Fills lw from fds; false if no descriptor is watched (a sleep). */
@@ -284,7 +276,7 @@ CTRACE__PL_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec 
   if (ctrace__pl_off()) return real_ppoll()(fds, n, tmo, mask);
   CTRACE__PL_SYSCALL();
   static const struct timespec zero = {0, 0};
-  if (tmo_zero(tmo)) return real_ppoll()(fds, n, tmo, mask);
+  if (tmo && ctrace__pl_time_zero(tmo)) return real_ppoll()(fds, n, tmo, mask);
   int r = real_ppoll()(fds, n, &zero, mask);
   if (r != 0) return r;
   loop_wait lw;
@@ -373,7 +365,8 @@ CTRACE__PL_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e,
   if (ctrace__pl_off()) return real_pselect()(nfds, r, w, e, tmo, mask);
   CTRACE__PL_SYSCALL();
   fdsets saved;
-  if (tmo_zero(tmo) || nfds < 0 || nfds > FD_SETSIZE || !sets_save(&saved, nfds, r, w, e))
+  if ((tmo && ctrace__pl_time_zero(tmo)) || nfds < 0 || nfds > FD_SETSIZE ||
+      !sets_save(&saved, nfds, r, w, e))
     return real_pselect()(nfds, r, w, e, tmo, mask);
   static const struct timespec zero = {0, 0};
   int n = real_pselect()(nfds, r, w, e, &zero, mask);
@@ -661,7 +654,7 @@ CTRACE__PL_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
                                    const struct timespec *tmo, const sigset_t *mask) {
   if (ctrace__pl_off()) return real_epoll_pwait2()(epfd, ev, max, tmo, mask);
   static const struct timespec zero = {0, 0};
-  if (tmo_zero(tmo)) {
+  if (tmo && ctrace__pl_time_zero(tmo)) {
     CTRACE__PL_SYSCALL();
     return ep_answer(epfd, ev, real_epoll_pwait2()(epfd, ev, max, tmo, mask));
   }

@@ -189,6 +189,14 @@ bool ctrace__pl_thread_ended(void) CTRACE__PL_HIDDEN;
  * on the calling thread's stack (mapped); else by process_vm_readv. */
 bool ctrace__pl_copy_in(void *dst, const void *p, size_t n) CTRACE__PL_HIDDEN;
 
+/* Whether the time at t (not NULL) is zero, or at a pointer to nowhere:
+ * a call given it does not wait (it returns, or says EFAULT), and is
+ * made as it stands. */
+static inline bool ctrace__pl_time_zero(const struct timespec *t) {
+  struct timespec v;
+  return !ctrace__pl_copy_in(&v, t, sizeof v) || (v.tv_sec == 0 && v.tv_nsec == 0);
+}
+
 /* ---- heap (malloc.c) ------------------------------------------------------- */
 
 /* Adds the calling thread's uncounted heap change to the total (thread end). */

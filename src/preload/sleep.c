@@ -16,10 +16,7 @@ CTRACE__PL_REAL(int, clock_nanosleep,
 
 /* A zero sleep, or one at a pointer to nowhere (the call's EFAULT),
  * made as it stands. */
-static bool zero(const struct timespec *t) {
-  struct timespec v;
-  return !t || !ctrace__pl_copy_in(&v, t, sizeof v) || (v.tv_sec == 0 && v.tv_nsec == 0);
-}
+static bool zero(const struct timespec *t) { return !t || ctrace__pl_time_zero(t); }
 
 CTRACE__PL_EXPORT unsigned sleep(unsigned s) {
   if (s == 0 || ctrace__pl_off()) return real_sleep()(s);

@@ -92,14 +92,6 @@ static int copy_waits(int in, const off64_t *off, int out, bool pipe_nb, int sav
   return kind;
 }
 
-/* r = call, shown as a wait of kind if it is one. */
-#define TRANSFER(kind, r, call)        \
-  do {                                 \
-    ctrace__pl_wait_begin(kind);       \
-    r = (call);                        \
-    ctrace__pl_wait_end(kind);         \
-  } while (0)
-
 /* The wrapper of a copy from in (at *off, or its position) to out. */
 #define COPY_CALL(name, params, args, in, off, out, pipe_nb)             \
   CTRACE__PL_EXPORT ssize_t name params {                                \
@@ -107,7 +99,7 @@ static int copy_waits(int in, const off64_t *off, int out, bool pipe_nb, int sav
     CTRACE__PL_SYSCALL();                                                \
     int kind = copy_waits(in, off, out, pipe_nb, pl_errno0_);            \
     ssize_t r;                                                           \
-    TRANSFER(kind, r, real_##name() args);                               \
+    CTRACE__PL_WAIT_AS(kind, r, real_##name() args);                     \
     return r;                                                            \
   }
 
@@ -132,7 +124,7 @@ CTRACE__PL_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, i
   int kind = flags & MSG_DONTWAIT ? CTRACE__PL_WAIT_NONE : ctrace__pl_probe(fd, POLLIN);
   errno = pl_errno0_;
   int r;
-  TRANSFER(kind, r, real_recvmmsg()(fd, vec, vlen, flags, timeout));
+  CTRACE__PL_WAIT_AS(kind, r, real_recvmmsg()(fd, vec, vlen, flags, timeout));
   return r;
 }
 
@@ -142,6 +134,6 @@ CTRACE__PL_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, i
   int kind = flags & MSG_DONTWAIT ? CTRACE__PL_WAIT_NONE : ctrace__pl_probe(fd, POLLOUT);
   errno = pl_errno0_;
   int r;
-  TRANSFER(kind, r, real_sendmmsg()(fd, vec, vlen, flags));
+  CTRACE__PL_WAIT_AS(kind, r, real_sendmmsg()(fd, vec, vlen, flags));
   return r;
 }
