@@ -19,8 +19,9 @@
  * (only the stack cache changes, which lookups from outside do not use).
  *
  * Chunks of 256 events, 8 of them (400 KB): the threads meet once a chunk,
- * not once an event. Used when CTRACE_READ_AHEAD=1 (reader.c says why
- * not by default). */
+ * not once an event. The reading thread calls nothing of the caller's:
+ * the caller shows the progress each chunk carries. Used where the
+ * process may run on two CPUs (reader.c's ahead_wanted). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,18 +31,26 @@
 #define AHEAD_CHUNK 256
 #define AHEAD_NCHUNKS 8
 
+/* Each part of what the two threads hold on a cache line of its own:
+ * the caller writes pos on every event, and the reading thread reads its
+ * own fields on every event; on one line, that line crossed between the
+ * two cores twice an event (stats took 4 times the CPU, and twice the
+ * wall time, of one thread alone). */
+#define LINE 64
+
 typedef struct chunk {
   ctrace_event ev[AHEAD_CHUNK];
+  uint64_t off; /* how far the reader had read the file: the progress shown */
   uint32_t n;
   bool end; /* the last: the reader ended (0) or failed after ev[n - 1] */
-} chunk;
+} __attribute__((aligned(LINE))) chunk;
 
 struct ctrace__ahead {
   ctrace_reader *r;
   pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t more, room; /* the caller waits for more, the reader for room */
   chunk *chunks;
+  _Alignas(LINE) pthread_mutex_t mu;
+  pthread_cond_t more, room; /* the caller waits for more, the reader for room */
   /* Under mu: chunks handed over and not given back (the one the caller
    * reads included), and whether the caller asked the reader to stop. */
   uint32_t ready;
@@ -51,16 +60,19 @@ struct ctrace__ahead {
   bool flush;
   /* The reading thread's: the chunk it fills, and whether before_gen
    * handed it over with the event being read not in it yet. */
-  uint32_t wi;
+  _Alignas(LINE) uint32_t wi;
   bool moved;
-  /* The caller's: the chunk it reads (ri, at pos, held or not). */
-  uint32_t ri, pos;
+  /* The caller's: the chunk it reads (ri, at pos, held or not), and
+   * the chunks it took, for the progress it shows. */
+  _Alignas(LINE) uint32_t ri, pos;
   bool held, done;
+  uint64_t taken;
 };
 
 /* The reading thread: c (the chunk wi, n events) to the caller; then
  * waits for room for the next. False if the caller asked to stop. */
 static bool hand_over(struct ctrace__ahead *a, bool flush) {
+  a->chunks[a->wi].off = a->r->g2->off;
   pthread_mutex_lock(&a->mu);
   a->ready++;
   a->flush = flush;
@@ -115,10 +127,11 @@ static void *reading(void *arg) {
 }
 
 struct ctrace__ahead *ctrace__ahead_start(ctrace_reader *r) {
-  struct ctrace__ahead *a = calloc(1, sizeof *a);
+  struct ctrace__ahead *a = aligned_alloc(LINE, sizeof *a);
   if (!a) return NULL;
+  memset(a, 0, sizeof *a);
   a->r = r;
-  a->chunks = malloc(AHEAD_NCHUNKS * sizeof *a->chunks);
+  a->chunks = aligned_alloc(LINE, AHEAD_NCHUNKS * sizeof *a->chunks);
   if (!a->chunks) goto fail;
   a->chunks[0].n = 0;
   a->chunks[0].end = false;
@@ -191,6 +204,10 @@ int ctrace__ahead_next(struct ctrace__ahead *a, ctrace_event *ev) {
     a->held = true;
     a->pos = 0;
     c = &a->chunks[a->ri];
+    /* As often as g2_read shows it: every 2^20 events. */
+    ctrace_reader *r = a->r;
+    if ((++a->taken & ((1u << 20) / AHEAD_CHUNK - 1)) == 0 && r->progress)
+      r->progress(r->progress_arg, c->off, r->len);
     if (c->n == 0) return end(a); /* only the end */
   }
   *ev = c->ev[a->pos++];

@@ -4,6 +4,7 @@
  * number of events. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -261,16 +262,18 @@ void ctrace_reader_rewind(ctrace_reader *r) {
  * whole. The Go 1.22+ reader rejects what Go's does as it reads, so a
  * command whose analysis reads the whole trace needs no check pass of
  * its own before it: this pass is one (ctrace_reader_check then answers
- * from it), and its error is the one a check pass would have met first. */
+ * from it), and its error is the one a check pass would have met first.
+ * Progress is shown from here unless the pass is read ahead: the
+ * callback is the caller's, called on its thread (ahead.c). */
 static inline __attribute__((always_inline)) int g2_read(ctrace_reader *r, ctrace_event *ev,
-                                                         ctrace_parse_error *err) {
+                                                         ctrace_parse_error *err, bool report) {
   g2reader *g = r->g2;
   int rc = ctrace__g2_next(g, ev, err);
   if (!r->pass_whole) return rc;
   if (rc == 1) {
     r->pass_n++;
     if (g->gen.have_freq) r->pass_freq = g->gen.freq; /* not the end's Sync, after the last generation */
-    if ((r->pass_n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
+    if (report && (r->pass_n & 0xfffff) == 0 && r->progress) r->progress(r->progress_arg, g->off, r->len);
     return 1;
   }
   r->pass_whole = false;
@@ -281,14 +284,14 @@ static inline __attribute__((always_inline)) int g2_read(ctrace_reader *r, ctrac
   }
   ctrace__g2_info(g, r->pass_n, r->pass_freq, &r->info);
   r->checked = true;
-  if (r->progress) r->progress(r->progress_arg, r->len, r->len);
+  if (report && r->progress) r->progress(r->progress_arg, r->len, r->len);
   return 0;
 }
 
 /* g2_read is inline in g2_next, which gives every event of
  * ctrace_reader_next and _read, and in check_g2: a call a level for each
  * event cost as much as a hash lookup. This is ahead.c's. */
-int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) { return g2_read(r, ev, err); }
+int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err) { return g2_read(r, ev, err, false); }
 
 /* Go 1.22+: one streaming pass to the end, counting; or what a whole pass
  * already read said. */
@@ -300,21 +303,23 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
   ctrace_reader_rewind(r);
   ctrace_event ev;
   int rc;
-  while ((rc = g2_read(r, &ev, err)) == 1) {
+  while ((rc = g2_read(r, &ev, err, true)) == 1) {
   }
   if (rc < 0) return -1;
   ctrace_reader_rewind(r);
   return 0;
 }
 
-/* CTRACE_READ_AHEAD=1 reads on a second thread (ahead.c). Not by
- * default: on the 2-vCPU guest of BENCHMARKS.md it took stats' wall time
- * from 0.91 s to 0.80 s and pprof's not at all, for 60 to 90% more CPU
- * (the two threads slow each other down, and each event crosses from one
- * core's cache to the other's). */
+/* A pass of a Go 1.22+ trace is read ahead on a second thread (ahead.c)
+ * where the process may run on two CPUs or more; CTRACE_READ_AHEAD=0
+ * reads on the caller's thread alone, =1 reads ahead whatever the CPUs.
+ * On the 2-vCPU guest of BENCHMARKS.md it takes stats' wall time from
+ * 0.77 to 0.47 s and pprof's from 0.55 to 0.44 s, for 5 to 25% more CPU. */
 static bool ahead_wanted(void) {
   const char *e = getenv("CTRACE_READ_AHEAD");
-  return e && strcmp(e, "1") == 0;
+  if (e && *e) return strcmp(e, "0") != 0;
+  cpu_set_t cpus;
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
 }
 
 /* Go 1.22+: the next event for ctrace_reader_read and _next, read ahead
@@ -324,10 +329,13 @@ static inline __attribute__((always_inline)) int g2_next(ctrace_reader *r, ctrac
   g2reader *g = r->g2;
   if (!r->ahead && g->out_seq == 0 && !g->done && !g->failed && ahead_wanted())
     r->ahead = ctrace__ahead_start(r);
-  if (!r->ahead) return g2_read(r, ev, err);
+  if (!r->ahead) return g2_read(r, ev, err, true);
   if (ctrace__ahead_next(r->ahead, ev)) return 1;
   g = r->g2; /* the reading thread has ended: its state is ours */
-  if (!g->failed) return 0;
+  if (!g->failed) {
+    if (r->checked && r->progress) r->progress(r->progress_arg, r->len, r->len);
+    return 0;
+  }
   *err = g->error;
   return -1;
 }

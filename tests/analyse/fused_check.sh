@@ -7,9 +7,11 @@
 # 1.22+ trace: their analysis's pass is the check (src/parse/reader.c). For
 # each TRACE (good, cut short, or one Go refuses), each must say on stderr
 # what `ctrace check` says there (the same error, or the same cut warning),
-# fail when it fails, and then write nothing. And the second thread that
-# reads ahead (src/parse/ahead.c, CTRACE_READ_AHEAD=1) changes nothing:
-# stats and the profile are the same byte for byte with it and without.
+# fail when it fails, and then write nothing. These run with the second
+# thread that reads ahead (src/parse/ahead.c, the default on two CPUs,
+# forced here by CTRACE_READ_AHEAD=1), and it changes nothing: stats, the
+# profile and the export are the same byte for byte without it
+# (CTRACE_READ_AHEAD=0).
 # ctrace export -o FILE of one trace has no check pass either (its pass
 # is the check, src/tools/export.c): the same, with check's exit status,
 # no FILE left for a trace check refuses, and the export the same byte for
@@ -20,6 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 2 ] || { echo "usage: ${0##*/} CTRACE TRACE..." >&2; exit 2; }
 ctrace=$1
 shift
+export CTRACE_READ_AHEAD=1
 o=$(mktemp -d)
 trap 'rm -rf "$o"' EXIT
 n=0 nbad=0
@@ -61,12 +64,14 @@ for t in "$@"; do
     fi
     "$ctrace" export "$t" >"$o/x.std" 2>/dev/null
     cmp -s "$o/x.pftrace" "$o/x.std" || fail "$name" "ctrace export -o FILE differs from its export to standard output"
-    # The same with the thread reading ahead.
-    CTRACE_READ_AHEAD=1 "$ctrace" stats --format=csv "$t" >"$o/stats1.out" 2>/dev/null
-    cmp -s "$o/stats.out" "$o/stats1.out" || fail "$name" "ctrace stats differs with CTRACE_READ_AHEAD=1"
+    # The same without the thread reading ahead.
+    CTRACE_READ_AHEAD=0 "$ctrace" stats --format=csv "$t" >"$o/stats0.out" 2>/dev/null
+    cmp -s "$o/stats.out" "$o/stats0.out" || fail "$name" "ctrace stats differs with CTRACE_READ_AHEAD=0"
+    CTRACE_READ_AHEAD=0 "$ctrace" export "$t" >"$o/x0.std" 2>/dev/null
+    cmp -s "$o/x.std" "$o/x0.std" || fail "$name" "ctrace export differs with CTRACE_READ_AHEAD=0"
     if [ "$pok" -eq 0 ]; then
-        CTRACE_READ_AHEAD=1 "$ctrace" pprof -t sync -o "$o/sync1.pb" "$t" 2>/dev/null
-        cmp -s "$o/sync.pb" "$o/sync1.pb" || fail "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=1"
+        CTRACE_READ_AHEAD=0 "$ctrace" pprof -t sync -o "$o/sync0.pb" "$t" 2>/dev/null
+        cmp -s "$o/sync.pb" "$o/sync0.pb" || fail "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=0"
     fi
 done
 [ "$nbad" -gt 0 ] || fail all "no trace that check refuses: nothing checked of the errors"
