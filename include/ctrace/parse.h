@@ -145,7 +145,8 @@ typedef struct ctrace_clock_snapshot {
  * generation). */
 int ctrace_reader_clock(const ctrace_reader *r, ctrace_clock_snapshot *c);
 
-/* Called during ctrace_reader_check with how far it is (done of total). */
+/* Called during ctrace_reader_check, and a Go 1.22+ pass that checks as
+ * it reads, with how far it is (done of total), on the caller's thread. */
 void ctrace_reader_set_progress(ctrace_reader *r,
                                 void (*fn)(void *arg, uint64_t done, uint64_t total), void *arg);
 
@@ -158,7 +159,12 @@ void ctrace_reader_set_progress(ctrace_reader *r,
 int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_error *err);
 
 /* The next event of the ordered stream: 1 with *ev set, 0 at the end
- * (or, for a Go 1.22+ trace read unchecked, where it fails to read). */
+ * (or, for a Go 1.22+ trace read unchecked, where it fails to read).
+ * Where the process may run on two CPUs, a pass of a Go 1.22+ trace is
+ * read ahead by a thread the reader starts at the pass's first event and
+ * joins at its end (or at a rewind, or the close); events are handed out
+ * in order on the caller's thread all the same. CTRACE_READ_AHEAD=0 in
+ * the environment reads on the caller's thread alone. */
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev);
 
 /* Go 1.22 and later: reads the trace as a stream, generation by generation,
