@@ -166,6 +166,10 @@ int ctrace_reader_check(ctrace_reader *r, ctrace_trace_info *info, ctrace_parse_
  * in order on the caller's thread all the same. CTRACE_READ_AHEAD=0 in
  * the environment reads on the caller's thread alone. */
 int ctrace_reader_next(ctrace_reader *r, ctrace_event *ev);
+/* ctrace_reader_next without copying the event: a pointer to it, in buf
+ * or where the reader holds it (a pass read ahead), valid until the next
+ * call on r; NULL where ctrace_reader_next returns 0. */
+const ctrace_event *ctrace_reader_next_ref(ctrace_reader *r, ctrace_event *buf);
 
 /* Go 1.22 and later: reads the trace as a stream, generation by generation,
  * validating as it goes, as Go's trace.Reader does; no ctrace_reader_check

@@ -174,16 +174,16 @@ void ctrace__ahead_stop(struct ctrace__ahead *a) {
 
 /* The reading thread has returned: what it wrote (the check's counts,
  * the reader's state) is the caller's after the join. */
-static int end(struct ctrace__ahead *a) {
+static const ctrace_event *end(struct ctrace__ahead *a) {
   pthread_join(a->thread, NULL);
   a->done = true;
   a->r->g2->before_gen = NULL;
   a->r->g2->before_gen_arg = NULL;
-  return 0;
+  return NULL;
 }
 
-int ctrace__ahead_next(struct ctrace__ahead *a, ctrace_event *ev) {
-  if (a->done) return 0;
+const ctrace_event *ctrace__ahead_next(struct ctrace__ahead *a) {
+  if (a->done) return NULL;
   chunk *c = &a->chunks[a->ri];
   if (!a->held || a->pos == c->n) {
     if (a->held && c->end) return end(a);
@@ -210,6 +210,5 @@ int ctrace__ahead_next(struct ctrace__ahead *a, ctrace_event *ev) {
       r->progress(r->progress_arg, c->off, r->len);
     if (c->n == 0) return end(a); /* only the end */
   }
-  *ev = c->ev[a->pos++];
-  return 1;
+  return &c->ev[a->pos++];
 }

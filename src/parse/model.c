@@ -742,13 +742,14 @@ const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf) 
   if (!r->g2) return ctrace_reader_next(r, buf) ? buf : NULL;
   if (!a) return NULL;
   while (a->qlen == 0) {
-    ctrace_event nev;
-    if (!ctrace_reader_next(r, &nev)) return NULL;
+    ctrace_event nbuf;
+    const ctrace_event *nev = ctrace_reader_next_ref(r, &nbuf);
+    if (!nev) return NULL;
     if (!a->have_t0) { /* kept across passes: the same trace */
-      a->t0 = nev.ts;
+      a->t0 = nev->ts;
       a->have_t0 = true;
     }
-    convert(a, &nev);
+    convert(a, nev);
     if (a->oom) return NULL;
   }
   /* The slot stays as it is until the next call: only convert writes the

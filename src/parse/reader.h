@@ -243,12 +243,13 @@ struct ctrace_reader {
 int ctrace__g2_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *err);
 
 /* ahead.c: r->g2 read by a thread of its own from where it is (nothing of
- * the pass read yet), handed out by ctrace__ahead_next: 1 with *ev, 0 at
- * the end or where the reader failed (r->g2 says which, once 0 was
- * returned). Start returns NULL if no thread could be had; stop (NULL
- * allowed) ends the thread wherever it is. */
+ * the pass read yet), handed out by ctrace__ahead_next: the next event,
+ * held until the next call, or NULL at the end or where the reader failed
+ * (r->g2 says which, once NULL was returned). Start returns NULL if no
+ * thread could be had; stop (NULL allowed) ends the thread wherever it is. */
 struct ctrace__ahead *ctrace__ahead_start(ctrace_reader *r);
-int ctrace__ahead_next(struct ctrace__ahead *a, ctrace_event *ev);
+const ctrace_event *ctrace__ahead_next(struct ctrace__ahead *a);
+
 void ctrace__ahead_stop(struct ctrace__ahead *a);
 
 /* Writes an error into err (printf-style), and its code: CTRACE_ENOMEM

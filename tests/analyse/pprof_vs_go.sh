@@ -15,7 +15,9 @@
 # sample its count, its delay and its stack as address, function, file and
 # line of each frame (pprof_norm.awk). Only the numbering and order of
 # samples, locations and functions are left out of the comparison: Go
-# builds them by iterating over maps, so they change from run to run.
+# builds them by iterating over maps, so they change from run to run. So
+# does its order of events of equal time, by a nanosecond of delay: a
+# delay may differ by as much a contention (pprof_same.awk).
 # Also: the profile types' sample types are Go's, and the ctrace traces give
 # non-empty profiles where the program did wait (so that agreement is not
 # only two empty profiles). The same on traces Go 1.22 and 1.23 write, held
@@ -38,6 +40,9 @@ shared_go_work=1
 ctrace_args "$@"
 . "$here/../lib/go_paths.sh"
 norm=$here/pprof_norm.awk
+# same GO CTRACE: the two normalised profiles show the same samples, a
+# delay within a nanosecond a contention of Go's (pprof_same.awk says why).
+same() { awk -f "$here/pprof_same.awk" "$1" "$2"; }
 command -v go >/dev/null 2>&1 || die "go not found on PATH (install golang-go)"
 mkdir -p "$work/cache"
 go_env
@@ -96,7 +101,7 @@ check() {
         if ! grep -qx 'contentions/count delay/nanoseconds' "$out.$kind.ctrace.raw"; then
             fail "$name" "-t $kind: sample types are not contentions/count delay/nanoseconds"
         fi
-        if ! cmp -s "$out.$kind.go" "$out.$kind.ctrace"; then
+        if ! same "$out.$kind.go" "$out.$kind.ctrace"; then
             fail "$name" "-t $kind: samples differ from Go's ($(wc -l <"$out.$kind.go") from Go, $(wc -l <"$out.$kind.ctrace") from ctrace)"
             diff "$out.$kind.go" "$out.$kind.ctrace" | head -n 10 | cut -c1-300 | sed 's/^/  | /' >&2 || true
             continue
@@ -137,7 +142,7 @@ same_as_page() {
         || { fail "$name" "ctrace pprof $* failed"; sed 's/^/  | /' "$run/f.err" >&2; return; }
     raw "$run/f.go.pb" "$run/f.go"
     raw "$run/f.pb" "$run/f.ctrace"
-    if ! cmp -s "$run/f.go" "$run/f.ctrace"; then
+    if ! same "$run/f.go" "$run/f.ctrace"; then
         fail "$name" "pprof $* differs from Go's $what"
         diff "$run/f.go" "$run/f.ctrace" | head -n 6 | cut -c1-300 | sed 's/^/  | /' >&2 || true
     fi
