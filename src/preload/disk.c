@@ -13,9 +13,18 @@
  * the wait. A try that finds the lock held has changed nothing the call
  * would not: converting a lock one holds (shared to exclusive) lets the
  * old one go before it waits, in the try as in the call.
+ *
+ * fcntl's record locks the same: F_SETLKW and F_OFD_SETLKW are tried as
+ * F_SETLK and F_OFD_SETLK, which differ from them only in not waiting
+ * (the lock held: EACCES or EAGAIN). Every other command is passed on
+ * untouched, with no event: fcntl is called for everything (F_GETFL,
+ * F_SETFD ...), the shim's own calls among them. Its argument is read as
+ * libc's fcntl reads it, one word whatever the command. fcntl64 is the
+ * same function, the one a program built with _FILE_OFFSET_BITS=64 calls.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -26,6 +35,8 @@ CTRACE__PL_REAL(int, fdatasync, (int))
 CTRACE__PL_REAL(int, syncfs, (int))
 CTRACE__PL_REAL(int, flock, (int, int))
 CTRACE__PL_REAL(int, lockf, (int, int, off_t))
+CTRACE__PL_REAL(int, fcntl, (int, int, ...))
+CTRACE__PL_REAL(int, fcntl64, (int, int, ...))
 
 CTRACE__PL_WAITING_CALL(int, fsync, (int fd), (fd))
 CTRACE__PL_WAITING_CALL(int, fdatasync, (int fd), (fd))
@@ -54,3 +65,21 @@ CTRACE__PL_EXPORT int lockf(int fd, int cmd, off_t len) {
   CTRACE__PL_SYS_WAIT(r, real_lockf()(fd, cmd, len));
   return r;
 }
+
+/* The body of fcntl and fcntl64 (the stack of the events begins at the
+ * wrapper): real is libc's of the two. */
+#define FCNTL_BODY(real)                                                                  \
+  va_list ap;                                                                             \
+  va_start(ap, cmd);                                                                      \
+  void *arg = va_arg(ap, void *);                                                         \
+  va_end(ap);                                                                             \
+  if ((cmd != F_SETLKW && cmd != F_OFD_SETLKW) || ctrace__pl_off()) return real()(fd, cmd, arg); \
+  CTRACE__PL_SYSCALL();                                                                   \
+  int r = real()(fd, cmd == F_SETLKW ? F_SETLK : F_OFD_SETLK, arg);                       \
+  if (r == 0 || (errno != EACCES && errno != EAGAIN)) return r;                           \
+  errno = pl_errno0_;                                                                     \
+  CTRACE__PL_SYS_WAIT(r, real()(fd, cmd, arg));                                           \
+  return r
+
+CTRACE__PL_EXPORT int fcntl(int fd, int cmd, ...) { FCNTL_BODY(real_fcntl); }
+CTRACE__PL_EXPORT int fcntl64(int fd, int cmd, ...) { FCNTL_BODY(real_fcntl64); }

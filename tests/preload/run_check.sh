@@ -1148,7 +1148,7 @@ case_waits() {
     done
     # Waits in a system call, then on a pipe or socket (transfer.c), then
     # on queues and semaphores between processes (ipc.c).
-    for f in sys:flock sys:lockf sys:sigwait sys:sigwaitinfo sys:sigtimedwait sys:sigsuspend sys:pause \
+    for f in sys:flock sys:lockf sys:fcntl sys:fcntl64 sys:sigwait sys:sigwaitinfo sys:sigtimedwait sys:sigsuspend sys:pause \
         net:sendfile net:splice net:tee net:recvmmsg net:sendmmsg \
         sys:mq_receive sys:mq_send sys:msgrcv sys:msgsnd sys:semop; do
         longest=$(awk -v k="${f%%:*}" -v f="${f#*:}" '$1 == k && $2 == f && $3 > m { m = $3 } END { print m + 0 }' \

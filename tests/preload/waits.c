@@ -12,6 +12,9 @@
  *   flock: LOCK_EX on a file another open of it holds; LOCK_EX|LOCK_NB
  *     on it held; LOCK_EX on it free
  *   lockf: F_LOCK on a range a child holds; F_TEST; F_LOCK free
+ *   fcntl: F_SETLKW on a range a child holds, F_SETLK on it, F_GETLK;
+ *     fcntl64: F_OFD_SETLKW on a range another open of the file holds;
+ *     both where free, and with a lock at a bad address (EFAULT)
  *   sigwait, sigwaitinfo: SIGUSR1 / SIGUSR2; sigwait with SIGUSR1 pending
  *   sigtimedwait: 30 ms with nothing sent (EAGAIN); SIGUSR1 pending; a
  *     timeout of nsec = -1 with SIGUSR1 pending (EINVAL, the signal left
@@ -127,6 +130,14 @@ static void child_let_go(long arg) {
   if (write(child_go, "", 1) != 1) exit(1);
 }
 
+static int ofd_fd;
+
+static void ofd_unlock(long arg) {
+  (void)arg;
+  struct flock l = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_len = 10};
+  fcntl64(ofd_fd, F_OFD_SETLK, &l);
+}
+
 static void locks(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/waits.lock", dir);
@@ -163,6 +174,49 @@ static void locks(const char *dir) {
   waitpid(child, NULL, 0);
   SAY("lockf(F_ULOCK)", lockf(held_fd, F_ULOCK, 10));
   SAY("lockf(F_LOCK) free", lockf(held_fd, F_LOCK, 10));
+  SAY("lockf(F_ULOCK) again", lockf(held_fd, F_ULOCK, 10));
+
+  /* fcntl's record locks: a child holds bytes 0 to 9 again. */
+  child = fork();
+  if (child == 0) {
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 10};
+    if (fcntl(held_fd, F_SETLK, &l) != 0 || write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  if (read(ready[0], &c, 1) != 1) exit(1);
+  struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 10};
+  SAY("fcntl(F_SETLK) held", fcntl(held_fd, F_SETLK, &l));
+  struct flock q = l;
+  SAY("fcntl(F_GETLK) held", fcntl(held_fd, F_GETLK, &q));
+  say("fcntl(F_GETLK) held: the holder's type", q.l_type, 0);
+  release_start(&rel, SYS_fcntl, child_let_go, 0);
+  SAY("fcntl(F_SETLKW) held 30 ms", fcntl(held_fd, F_SETLKW, &l));
+  pthread_join(rel.thread, NULL);
+  waitpid(child, NULL, 0);
+  l.l_type = F_UNLCK;
+  SAY("fcntl(F_SETLKW) unlock", fcntl(held_fd, F_SETLKW, &l));
+  l.l_type = F_RDLCK;
+  SAY("fcntl(F_SETLKW) free", fcntl(held_fd, F_SETLKW, &l));
+  SAY("fcntl(F_SETLKW) bad lock", fcntl(held_fd, F_SETLKW, (struct flock *)16));
+  SAY("fcntl(F_SETLKW) bad fd", fcntl(-1, F_SETLKW, &l));
+  SAY("fcntl(F_GETFL)", fcntl(held_fd, F_GETFL) & O_ACCMODE);
+  l.l_type = F_UNLCK; /* a process's record locks and OFD locks conflict */
+  SAY("fcntl(F_SETLK) unlock", fcntl(held_fd, F_SETLK, &l));
+
+  /* Open file description locks: another open of the file holds them,
+   * in this process. */
+  int other = open(path, O_RDWR);
+  if (other < 0) exit(1);
+  struct flock o = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 10};
+  if (fcntl64(other, F_OFD_SETLK, &o) != 0) exit(1);
+  struct flock w = o;
+  SAY("fcntl64(F_OFD_SETLK) held", fcntl64(held_fd, F_OFD_SETLK, &w));
+  ofd_fd = other;
+  release_start(&rel, SYS_fcntl, ofd_unlock, 0);
+  SAY("fcntl64(F_OFD_SETLKW) held 30 ms", fcntl64(held_fd, F_OFD_SETLKW, &w));
+  pthread_join(rel.thread, NULL);
+  SAY("fcntl64(F_OFD_SETLKW) bad lock", fcntl64(held_fd, F_OFD_SETLKW, (struct flock *)16));
+  close(other);
   close(held_fd);
 }
 
