@@ -32,23 +32,25 @@ die() {
   exit 1
 }
 
-# bench_go_trace GO MINOR MB: prints the path of an MB-megabyte trace that
-# Go 1.MINOR (at GO) writes running bench/gotrace_bench.go.in, written
-# once and kept until the program or that Go changes (its .key file).
+# bench_go_trace GO MINOR MB [NAME]: prints the path of an MB-megabyte
+# trace that Go 1.MINOR (at GO) writes running bench/gotrace_NAME.go.in
+# (default bench), written once and kept until the program or that Go
+# changes (its .key file).
 bench_go_trace() {
-  local go=$1 minor=$2 mb=$3
-  local prog=$dir/gotrace_bench1$minor key
-  key=$( { "$go" version; cat bench/gotrace_bench.go.in; } | sha256sum | cut -c1-40)
+  local go=$1 minor=$2 mb=$3 name=${4:-bench}
+  local src=bench/gotrace_$name.go.in prog=$dir/gotrace_${name}1$minor key
+  key=$( { "$go" version; cat "$src"; } | sha256sum | cut -c1-40)
   if [ ! -x "$prog" ] || [ "$(cat "$prog.key" 2>/dev/null)" != "$key" ]; then
     rm -rf "$prog.d"
     mkdir -p "$prog.d"
-    cp bench/gotrace_bench.go.in "$prog.d/main.go"
-    printf 'module gotrace_bench\n\ngo 1.23\n' >"$prog.d/go.mod"
-    (cd "$prog.d" && "$go" build -o "$prog.tmp" .) >&2 || die "cannot build bench/gotrace_bench.go.in with $go"
+    cp "$src" "$prog.d/main.go"
+    printf 'module gotrace_%s\n\ngo 1.23\n' "$name" >"$prog.d/go.mod"
+    (cd "$prog.d" && "$go" build -o "$prog.tmp" .) >&2 || die "cannot build $src with $go"
     mv -f "$prog.tmp" "$prog"
     echo "$key" >"$prog.key"
   fi
   local trace=$dir/go1$minor-${mb}mb.trace
+  [ "$name" = bench ] || trace=$dir/go1$minor-$name-${mb}mb.trace
   if [ ! -s "$trace" ] || [ "$(cat "$trace.key" 2>/dev/null)" != "$key" ]; then
     echo "$bench_name: writing a $mb MB trace with Go 1.$minor to $trace" >&2
     rm -f "$trace" "$trace.key" "$trace.same"

@@ -26,8 +26,11 @@ static bool cover(an_sketch *s, int32_t i) {
   int32_t lo = s->nb ? (i < s->lo ? i : s->lo) : i;
   int32_t hi = s->nb ? (i >= s->lo + (int32_t)s->nb ? i + 1 : s->lo + (int32_t)s->nb) : i + 1;
   /* Room for a decade more each way: a few reallocations per sketch, not
-   * one per new magnitude. */
-  int32_t slack = 116; /* buckets in a factor of 10 */
+   * one per new magnitude. But the first bucket alone: most sketches of
+   * waits between two goroutines hold a value or two, and a program that
+   * starts goroutines without end has millions of them (1.9 KB each with
+   * the room, 2.3 GB of ctrace stats for a second of such a program). */
+  int32_t slack = s->nb ? 116 : 0; /* buckets in a factor of 10 */
   lo = lo - slack < 0 ? 0 : lo - slack;
   hi += slack;
   uint64_t *c = calloc((size_t)(hi - lo), sizeof *c);

@@ -87,3 +87,9 @@ void *ctrace__map_slot(u64map *m, uint64_t key, void *arrp, size_t *n, size_t *c
   }
   return arr + (*ix - 1) * size;
 }
+
+void ctrace__set_free(u64set *s) {
+  ctrace__map_free(&s->chunks);
+  free(s->bits);
+  *s = (u64set){0};
+}

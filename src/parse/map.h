@@ -103,4 +103,31 @@ static inline void *ctrace__map_slot_cached(u64cache *c, u64map *m, uint64_t key
 }
 void ctrace__map_free(u64map *m);
 
+/* u64set: how many distinct ids were added, a bit an id in chunks of
+ * 4096 ids found through a u64map. Go numbers goroutines densely from 1: a
+ * program that starts goroutines without end (3.4 million in 2.6 s) costs
+ * 0.5 MB here, where the ids in a u64map took 270 MB, 50 bytes and more
+ * each. A lone id costs a chunk of its own (512 bytes). */
+typedef struct u64set {
+  u64map chunks;  /* id >> 12 -> chunk index + 1 */
+  uint64_t *bits; /* 64 words a chunk */
+  size_t nchunks, cap;
+  size_t len; /* ids added */
+} u64set;
+
+/* Adds id: false if out of memory (then it is not counted). */
+static inline bool ctrace__set_add(u64set *s, uint64_t id) {
+  bool fresh;
+  uint64_t *w = ctrace__map_slot(&s->chunks, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *w, &fresh);
+  if (!w) return false;
+  uint64_t bit = 1ull << (id & 63);
+  w += (id >> 6) & 63;
+  if (!(*w & bit)) {
+    *w |= bit;
+    s->len++;
+  }
+  return true;
+}
+void ctrace__set_free(u64set *s);
+
 #endif

@@ -221,7 +221,7 @@ typedef struct g2reader {
   uint64_t out_seq;
   /* counts for ctrace_trace_info */
   uint64_t ngens;
-  u64map seen_g, seen_p, seen_m;
+  u64set seen_g, seen_p, seen_m;
   /* Ids already in the seen_ maps (value 1): most events' M, P and G
    * were seen lately, and then need no insertion. G2_NONE is in them
    * too, though never in the maps (note, in stream.c). */

@@ -39,9 +39,9 @@ g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped, int ver
 static void reset(g2reader *r) {
   ctrace__g2_gen_free(&r->gen);
   ctrace__g2_order_free(&r->order);
-  ctrace__map_free(&r->seen_g);
-  ctrace__map_free(&r->seen_p);
-  ctrace__map_free(&r->seen_m);
+  ctrace__set_free(&r->seen_g);
+  ctrace__set_free(&r->seen_p);
+  ctrace__set_free(&r->seen_m);
 }
 
 void ctrace__g2_free(g2reader *r) {
@@ -127,14 +127,14 @@ static void heap_remove(g2reader *r, uint32_t i) {
  * goes the other way; an id of the events before (a comparison more)
  * was cheaper in instructions but a branch mispredicted about every
  * other event. */
-static inline void note(u64map *m, u64cache *c, int64_t id) {
+static inline void note(u64set *m, u64cache *c, int64_t id) {
   if (ctrace__cache_get(c, (uint64_t)id)) return;
   if (id == G2_NONE) { /* its entry was taken by another id */
     ctrace__cache_put(c, (uint64_t)G2_NONE, 1);
     return;
   }
   /* Not cached when out of memory: the next event tries again. */
-  if (ctrace__map_put(m, (uint64_t)id, NULL)) ctrace__cache_put(c, (uint64_t)id, 1);
+  if (ctrace__set_add(m, (uint64_t)id)) ctrace__cache_put(c, (uint64_t)id, 1);
 }
 
 /* ctrace__g2_stack through the generation's cache. */
