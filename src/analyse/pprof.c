@@ -32,11 +32,18 @@ typedef struct pstate {
   u64cache recent; /* index's last keys */
   pending *pend;
   size_t n, cap;
+  u64free freed; /* the slots of goroutines that ended */
 } pstate;
 
 static pending *pend_of(pstate *s, uint64_t g) {
   bool fresh;
-  return ctrace__map_slot_cached(&s->recent, &s->index, g, &s->pend, &s->n, &s->cap, sizeof *s->pend, &fresh);
+  return ctrace__map_slot_cached(&s->recent, &s->index, &s->freed, g, &s->pend, &s->n, &s->cap, sizeof *s->pend, &fresh);
+}
+
+static void pstate_free(pstate *s) {
+  ctrace__map_free(&s->index);
+  ctrace__free_free(&s->freed);
+  free(s->pend);
 }
 
 /* The event kinds whose pairs a profile counts (computePprof*). */
@@ -89,6 +96,7 @@ typedef struct lives {
   u64cache recent; /* index's last keys */
   life *l;
   size_t n, cap;
+  u64free freed; /* the slots of goroutines that ended */
   size_t members;
   int64_t last; /* the last event's time */
 } lives;
@@ -153,7 +161,7 @@ static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
 
 static life *life_of(lives *l, uint64_t g) {
   bool fresh;
-  life *x = ctrace__map_slot_cached(&l->recent, &l->index, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
+  life *x = ctrace__map_slot_cached(&l->recent, &l->index, &l->freed, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
   if (x && fresh) x->end = -1;
   return x;
 }
@@ -239,6 +247,7 @@ static void lives_free(lives *l) {
   for (size_t i = 0; i < l->n; i++) free(l->l[i].d);
   free(l->l);
   ctrace__map_free(&l->index);
+  ctrace__free_free(&l->freed);
 }
 
 static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, int64_t d);
@@ -275,19 +284,38 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
   return count(c, pe, fr, n, d);
 }
 
-/* The intervals kept aside, once the pass knows every lifetime. */
-static int linked_deferred(ctx *c) {
-  lives *l = c->online;
-  for (size_t i = 0; i < l->n; i++) {
-    life *x = &l->l[i];
-    for (size_t k = 0; k < x->nd; k++) {
-      const pending *pe = &x->d[k].pe;
-      const ctrace_frame *fr = NULL;
-      size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
-      if (count(c, pe, fr, n, life_overlap(x, l->last, pe->ts, x->d[k].ts)) < 0) return -1;
-    }
+/* The intervals kept aside of x, once its lifetime is known. */
+static int count_deferred(ctx *c, const life *x) {
+  for (size_t k = 0; k < x->nd; k++) {
+    const pending *pe = &x->d[k].pe;
+    const ctrace_frame *fr = NULL;
+    size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
+    if (count(c, pe, fr, n, life_overlap(x, c->online->last, pe->ts, x->d[k].ts)) < 0) return -1;
   }
   return 0;
+}
+
+/* The intervals kept aside, once the pass knows every lifetime. */
+static int linked_deferred(ctx *c) {
+  for (size_t i = 0; i < c->online->n; i++)
+    if (count_deferred(c, &c->online->l[i]) < 0) return -1;
+  return 0;
+}
+
+/* Goroutine g has ended for good (Go never gives its id again): what is
+ * kept of it goes, so that memory follows the goroutines alive, not all
+ * those a trace ever had. Its lifetime is known: the intervals kept aside
+ * count now. Its pending interval, if any, no transition of its ends. */
+static int gone(ctx *c, pstate *s, uint64_t g) {
+  ctrace__map_slot_drop(&s->index, &s->recent, &s->freed, g, s->pend, sizeof *s->pend);
+  lives *l = c->online;
+  const uint64_t *ix = l ? ctrace__map_get(&l->index, g) : NULL;
+  if (!ix) return 0;
+  life *x = &l->l[*ix - 1];
+  int rc = count_deferred(c, x);
+  free(x->d);
+  ctrace__map_slot_drop(&l->index, &l->recent, &l->freed, g, l->l, sizeof *l->l);
+  return rc;
 }
 
 /* Adds a pair of d ns under pe's stack (frames fr), if d > 0. */
@@ -350,6 +378,9 @@ static int go_profile(ctx *c) {
       if (!(pe = pend_of(&s, ev.g))) goto oom;
       *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
       break;
+    case CTRACE_EV_GoEnd:
+      if (ev.args[0] != 1 && gone(c, &s, ev.g) < 0) goto oom; /* 1: its id comes back (model.h) */
+      break;
     default:
       break;
     }
@@ -358,8 +389,7 @@ static int go_profile(ctx *c) {
 oom:
   rc = -1;
 out:
-  ctrace__map_free(&s.index);
-  free(s.pend);
+  pstate_free(&s);
   return rc;
 }
 
@@ -474,6 +504,10 @@ static int go123_profile(ctx *c) {
       rc = -1;
       break;
     }
+    if (ev->type == CTRACE_EV_GoEnd) { /* no transition of transition_of's */
+      if (ev->args[0] != 1) rc = gone(c, &s, ev->g); /* 1: its id comes back (model.h) */
+      continue;
+    }
     if (!transition_of(ev, &t)) continue;
     pending *pe = pend_of(&s, t.g);
     if (!pe) {
@@ -488,8 +522,7 @@ static int go123_profile(ctx *c) {
     pe->valid = false;
     rc = linked(c, pe, ev->ts);
   }
-  ctrace__map_free(&s.index);
-  free(s.pend);
+  pstate_free(&s);
   return rc;
 }
 
@@ -503,12 +536,27 @@ static int go123_profile(ctx *c) {
  * counted under the empty stack. The adapter passes the transitions on as
  * CTRACE__MODEL_Transition, and nothing else but the Syncs: the
  * lifetimes are learned from them too (life_transition). */
+/* One transition of go127_profile's. */
+static int transition127(ctx *c, pstate *s, const ctrace_event *ev, uint64_t state) {
+  static const int ts_of[] = {[2] = TS_RUNNABLE, [4] = TS_WAITING, [5] = TS_SYSCALL};
+  pending *pe = pend_of(s, ev->args[0]);
+  if (!pe) return -1;
+  if (!pe->valid) {
+    transition t = {ev->args[0], ev->stack, ev->args[2] == state ? ts_of[state] : TS_OTHER,
+                    ev->sargs[0] ? ev->sargs[0] : ""};
+    if (t.state != TS_OTHER && tracked(c->kind, &t)) *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g};
+    return 0;
+  }
+  if (ev->args[2] == state) return 0;
+  pe->valid = false;
+  return linked(c, pe, ev->ts);
+}
+
 static int go127_profile(ctx *c) {
   static const int state_of[] = {[CTRACE_PROFILE_NET] = 4, /* Go's GoState: waiting */
                                  [CTRACE_PROFILE_SYNC] = 4,
                                  [CTRACE_PROFILE_SYSCALL] = 5,
                                  [CTRACE_PROFILE_SCHED] = 2};
-  static const int ts_of[] = {[2] = TS_RUNNABLE, [4] = TS_WAITING, [5] = TS_SYSCALL};
   uint64_t state = (uint64_t)state_of[c->kind];
   pstate s = {0};
   int rc = 0;
@@ -522,24 +570,13 @@ static int go127_profile(ctx *c) {
       break;
     }
     if (ev->type != CTRACE__MODEL_Transition || ev->format != 1) continue;
-    pending *pe = pend_of(&s, ev->args[0]);
-    if (!pe) {
-      rc = -1;
-      break;
-    }
-    if (!pe->valid) {
-      transition t = {ev->args[0], ev->stack, ev->args[2] == state ? ts_of[state] : TS_OTHER,
-                      ev->sargs[0] ? ev->sargs[0] : ""};
-      if (t.state != TS_OTHER && tracked(c->kind, &t)) *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g};
-      continue;
-    }
-    if (ev->args[2] == state) continue;
-    pe->valid = false;
-    rc = linked(c, pe, ev->ts);
+    rc = transition127(c, &s, ev, state);
+    /* Running to not existing: GoDestroy (a C thread's goroutine leaves a
+     * syscall for it, and its id comes back). */
+    if (rc == 0 && ev->args[1] == 3 && ev->args[2] == 1) rc = gone(c, &s, ev->args[0]);
   }
   ctrace__model_transitions(c->r, false);
-  ctrace__map_free(&s.index);
-  free(s.pend);
+  pstate_free(&s);
   return rc;
 }
 

@@ -75,7 +75,7 @@ typedef struct wctx {
 
 static wgo *go_of(wctx *c, uint64_t g) {
   bool fresh;
-  wgo *w = ctrace__map_slot(&c->gix, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  wgo *w = ctrace__map_slot(&c->gix, NULL, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
   if (!w) {
     c->oom = true;
     return NULL;

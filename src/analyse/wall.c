@@ -69,7 +69,7 @@ typedef struct wctx {
 
 static gwall *get(wctx *c, uint64_t g, int64_t since, uint64_t stack) {
   bool fresh;
-  gwall *gw = ctrace__map_slot(&c->gix, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  gwall *gw = ctrace__map_slot(&c->gix, NULL, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
   if (!gw) {
     c->oom = true;
     return NULL;

@@ -115,7 +115,7 @@ static void describe_g(walk *w, uint64_t g, gstate *gs) {
 
 static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
   bool fresh;
-  gstate *gs = ctrace__map_slot_cached(&w->glast, &w->gix, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
+  gstate *gs = ctrace__map_slot_cached(&w->glast, &w->gix, NULL, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
   if (!gs) {
     w->oom = true;
     return NULL;

@@ -64,13 +64,17 @@ void ctrace__map_free(u64map *m) {
   m->cap = m->len = 0;
 }
 
-void *ctrace__map_slot(u64map *m, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
+void *ctrace__map_slot(u64map *m, u64free *f, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
                        bool *fresh) {
   char *arr;
   memcpy(&arr, arrp, sizeof arr); /* the caller's pointer, whatever it points to */
   uint64_t *ix = ctrace__map_put(m, key, fresh);
   if (!ix) return NULL;
   if (*fresh) {
+    if (f && f->n) { /* zeroed when taken out */
+      *ix = f->ix[--f->n] + 1;
+      return arr + (*ix - 1) * size;
+    }
     if (*n == *cap) {
       size_t c = *cap ? *cap * 2 : 256;
       char *a = realloc(arr, c * size);
@@ -86,6 +90,29 @@ void *ctrace__map_slot(u64map *m, uint64_t key, void *arrp, size_t *n, size_t *c
     *ix = ++*n;
   }
   return arr + (*ix - 1) * size;
+}
+
+bool ctrace__map_slot_drop(u64map *m, u64cache *c, u64free *f, uint64_t key, void *arr, size_t size) {
+  const uint64_t *ix = ctrace__map_get(m, key);
+  if (!ix) return false;
+  size_t i = (size_t)*ix - 1;
+  ctrace__map_del(m, key);
+  if (c) ctrace__cache_del(c, key);
+  memset((char *)arr + i * size, 0, size);
+  if (f->n == f->cap) {
+    size_t cap = f->cap ? f->cap * 2 : 64;
+    size_t *a = realloc(f->ix, cap * sizeof *a);
+    if (!a) return false;
+    f->ix = a;
+    f->cap = cap;
+  }
+  f->ix[f->n++] = i;
+  return true;
+}
+
+void ctrace__free_free(u64free *f) {
+  free(f->ix);
+  *f = (u64free){0};
 }
 
 void ctrace__set_free(u64set *s) {

@@ -80,27 +80,41 @@ static inline void ctrace__cache_del(u64cache *c, uint64_t key) {
   unsigned i = (unsigned)(key ^ key >> 6) & (CTRACE__CACHE_SIZE - 1);
   if (c->key[i] == key) c->val[i] = 0;
 }
-/* Records kept in an array in the order of their keys' arrival, found by
- * key through m (which holds index + 1): the record of key, added zeroed
- * when new (*fresh says so). arrp points to the caller's pointer to the
- * array of *n records of size bytes, with room for *cap; it grows by
- * doubling. NULL if out of memory (nothing is added). */
-void *ctrace__map_slot(u64map *m, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
+/* Slots of records taken out (ctrace__map_slot_drop), which new keys
+ * take before the array grows: the records of goroutines that ended, in
+ * a trace that starts goroutines without end. */
+typedef struct u64free {
+  size_t *ix;
+  size_t n, cap;
+} u64free;
+
+/* Records kept in an array in the order of their keys' arrival (or in the
+ * slot of one taken out, when f is not NULL), found by key through m
+ * (which holds index + 1): the record of key, added zeroed when new
+ * (*fresh says so). arrp points to the caller's pointer to the array of
+ * *n records of size bytes, with room for *cap; it grows by doubling.
+ * NULL if out of memory (nothing is added). */
+void *ctrace__map_slot(u64map *m, u64free *f, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
                        bool *fresh);
 /* The same through c, a cache of key -> index + 1 in front of m: for the
  * analyses' records of goroutines, looked up at nearly every event. Its
- * hit is inline, the map out of line. Keys never leave m. */
-static inline void *ctrace__map_slot_cached(u64cache *c, u64map *m, uint64_t key, void *arrp, size_t *n,
-                                            size_t *cap, size_t size, bool *fresh) {
+ * hit is inline, the map out of line. */
+static inline void *ctrace__map_slot_cached(u64cache *c, u64map *m, u64free *f, uint64_t key, void *arrp,
+                                            size_t *n, size_t *cap, size_t size, bool *fresh) {
   uint64_t ix = ctrace__cache_get(c, key);
   if (ix) {
     *fresh = false;
     return *(char **)arrp + (ix - 1) * size;
   }
-  char *r = ctrace__map_slot(m, key, arrp, n, cap, size, fresh);
+  char *r = ctrace__map_slot(m, f, key, arrp, n, cap, size, fresh);
   if (r) ctrace__cache_put(c, key, (uint64_t)(r - *(char **)arrp) / size + 1);
   return r;
 }
+/* Takes key's record out (c may be NULL): its slot is zeroed, and the
+ * next new key takes it. False if there was none, or no memory to keep
+ * the slot (then it stays, zeroed, and is not taken again). */
+bool ctrace__map_slot_drop(u64map *m, u64cache *c, u64free *f, uint64_t key, void *arr, size_t size);
+void ctrace__free_free(u64free *f);
 void ctrace__map_free(u64map *m);
 
 /* u64set: how many distinct ids were added, a bit an id in chunks of
@@ -118,7 +132,7 @@ typedef struct u64set {
 /* Adds id: false if out of memory (then it is not counted). */
 static inline bool ctrace__set_add(u64set *s, uint64_t id) {
   bool fresh;
-  uint64_t *w = ctrace__map_slot(&s->chunks, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *w, &fresh);
+  uint64_t *w = ctrace__map_slot(&s->chunks, NULL, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *w, &fresh);
   if (!w) return false;
   uint64_t bit = 1ull << (id & 63);
   w += (id >> 6) & 63;

@@ -325,7 +325,7 @@ static void status_stack(model *a, const ctrace_event *ev) {
 
 static an_regions *regions_of(model *a, uint64_t g) {
   bool fresh;
-  an_regions *rs = ctrace__map_slot(&a->reg_ix, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
+  an_regions *rs = ctrace__map_slot(&a->reg_ix, NULL, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
   if (!rs) a->oom = true;
   return rs;
 }
@@ -483,8 +483,10 @@ static void convert_goroutine(model *a, const ctrace_event *ev, uint64_t g) {
     e->args[1] = ev->args[1];
     break;
   case CTRACE_EV122_GoDestroy:
-  case CTRACE_EV122_GoDestroySyscall:
     emit(a, ev, CTRACE_EV_GoEnd, g);
+    break;
+  case CTRACE_EV122_GoDestroySyscall:
+    emit(a, ev, CTRACE_EV_GoEnd, g)->args[0] = 1; /* its id comes back (model.h) */
     break;
   case CTRACE_EV122_GoStop:
     e = emit(a, ev, ev->sargs[0] && strcmp(ev->sargs[0], "runtime.Gosched") == 0 ? CTRACE_EV_GoSched

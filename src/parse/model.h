@@ -23,6 +23,10 @@
  *   - GoBlock carries Go's reason in sargs[0] when no classic kind names it;
  *   - GoCreate args[2] is 2 for Go's GoCreateBlocked (the GoBlock that
  *     follows is the same transition, not a block of its own);
+ *   - GoEnd args[0] is 1 for Go's GoDestroySyscall: the goroutine of a C
+ *     thread, whose id comes back at the thread's next call into Go
+ *     (GoCreateSyscall); after any other GoEnd (of every format) the
+ *     goroutine's id is not met again, and analyses forget it;
  *   - tstack is the stack Go 1.23's summary names a goroutine from;
  *   - CTRACE__MODEL_GoStatusStack (format 1) follows the classic events of
  *     each GoStatusStack, known goroutines' too: args[0] the goroutine,
