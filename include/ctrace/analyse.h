@@ -191,6 +191,15 @@ typedef struct ctrace_stats {
  * read (ctrace_reader_check then says why), with a message in err. */
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
                        char *err, size_t errlen);
+/* The same, without the rows of goroutines when groups_only is not 0
+ * (ngoroutines 0): then memory follows the goroutines alive at once, not
+ * all those a trace ever had (a Go program may start a million a second).
+ * ctrace_stats_build is this with groups_only 0. */
+typedef struct ctrace_stats_options {
+  int groups_only;
+} ctrace_stats_options;
+int ctrace_stats_build_ex(ctrace_reader *r, const ctrace_trace_info *info, const ctrace_stats_options *opt,
+                          ctrace_stats **out, char *err, size_t errlen);
 void ctrace_stats_free(ctrace_stats *s);
 
 /* ---- the process and its clock ------------------------------------------- */

@@ -144,7 +144,10 @@ const char *ctrace__an_why(const ctrace_reader *r, const ctrace_event *ev);
  * once the pass has named every goroutine, their start functions
  * (waker_name NULL: none known) and their threads' names ("" none). */
 typedef struct an_wait {
+  /* Each a goroutine's id, or (named & 1 for woken, & 2 for waker) a
+   * pointer to its start function, its names being final (stats.c's side). */
   uint64_t woken, waker;
+  unsigned named;
   const char *woken_name, *waker_name, *why;
   const char *woken_thread, *waker_thread;
   int64_t total;
@@ -158,7 +161,8 @@ typedef struct an_waits {
 } an_waits;
 
 /* Adds a wait of d ns. False when out of memory. */
-bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, const char *why, int64_t d);
+bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, unsigned named, const char *why,
+                         int64_t d);
 void ctrace__an_waits_free(an_waits *t);
 
 /* The table of ctrace stats from the named records of t (sorted in

@@ -289,6 +289,9 @@ bool ctrace__an_mmu_event(an_mmu *m, const ctrace_event *ev) {
   case CTRACE_EV_GoWaiting:
   case CTRACE_EV_GoBlock: /* and every other block */
     transition(m, ev->g, ev->p, false);
+    /* Gone for good, its id not met again (model.h): forgotten, so that
+     * memory follows the goroutines alive. */
+    if (ev->type == CTRACE_EV_GoEnd && ev->args[0] != 1 && ev->g) ctrace__map_del(&m->gs, ev->g);
     break;
   }
   if (m->nps) {

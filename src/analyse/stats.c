@@ -43,6 +43,7 @@ typedef struct gst {
   int64_t last_start, last_runnable, last_block, last_syscall, last_syscall_block;
   bool started;
   bool named; /* no later stack names it otherwise (ctrace__an_name_from) */
+  bool byid;  /* a wait names it by id (side): kept to the end, to be named */
   /* A GoSysCall whose kind (blocking or not) the goroutine's next event
    * decides. */
   bool sys_pending;
@@ -64,6 +65,17 @@ typedef struct sctx {
   u64map gix;
   gst *gs;
   size_t ngs, capgs;
+  u64free gfree; /* the slots of goroutines retired */
+  /* Goroutines that ended for good, retired (retire): their rows (none
+   * with groups_only) and the groups they were added to. */
+  bool groups_only;
+  ctrace_goroutine_stats *rows;
+  size_t nrows, caprows;
+  ctrace_group_stats *groups;
+  size_t ngroups, capgroups;
+  /* Not a trace ctrace wrote (no ctrace.process log): no thread names, so
+   * a goroutine's names are final once its start function is (side). */
+  bool by_name;
   /* gix's last keys: an event looks its goroutine up several times, and
    * the map's probe, at every look, was a tenth of stats' time. */
   u64cache gcache;
@@ -85,35 +97,30 @@ typedef struct sctx {
   bool oom;
 } sctx;
 
-/* gfind of a goroutine not in its slot: the map, and a new goroutine. */
+/* gfind of a goroutine not in its slot: the map, and a new goroutine (in
+ * the slot of one retired, if any). A slot retired is zeroed: a goroutine
+ * that never existed for Go 1.23, which every walk over gs passes by. */
 static __attribute__((noinline)) gst *gfind_slow(sctx *c, uint64_t g, bool create) {
-  bool fresh = false;
-  uint64_t *ix = create ? ctrace__map_put(&c->gix, g, &fresh) : ctrace__map_get(&c->gix, g);
-  if (!ix) {
-    if (create) c->oom = true;
-    return NULL;
-  }
-  if (fresh) {
-    if (c->ngs == c->capgs) {
-      size_t cap = c->capgs ? c->capgs * 2 : 256;
-      void *n = realloc(c->gs, cap * sizeof *c->gs);
-      if (!n) {
-        ctrace__map_del(&c->gix, g);
-        c->oom = true;
-        return NULL;
-      }
-      c->gs = n;
-      c->capgs = cap;
+  gst *x;
+  if (create) {
+    bool fresh;
+    if (!(x = ctrace__map_slot(&c->gix, &c->gfree, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh))) {
+      c->oom = true;
+      return NULL;
     }
-    memset(&c->gs[c->ngs], 0, sizeof c->gs[0]);
-    c->gs[c->ngs].s.id = g;
-    c->gs[c->ngs].s.name = "";
-    c->gs[c->ngs].s.thread = "";
-    c->gs[c->ngs].s.end = -1;
-    *ix = ++c->ngs;
+    if (fresh) {
+      x->s.id = g;
+      x->s.name = "";
+      x->s.thread = "";
+      x->s.end = -1;
+    }
+  } else {
+    const uint64_t *ix = ctrace__map_get(&c->gix, g);
+    if (!ix) return NULL;
+    x = &c->gs[*ix - 1];
   }
-  ctrace__cache_put(&c->gcache, g, *ix);
-  return &c->gs[*ix - 1];
+  ctrace__cache_put(&c->gcache, g, (uint64_t)(x - c->gs) + 1);
+  return x;
 }
 
 static inline gst *gfind(sctx *c, uint64_t g, bool create) {
@@ -330,6 +337,88 @@ static bool before_event(sctx *c, const ctrace_event *ev) {
   return true;
 }
 
+/* A goroutine's times, final: what is still pending counts to last (Go's
+ * snapshotStat at the trace's end). */
+static void settle(gst *g, int64_t last) {
+  if (g->sys_pending) sys_nonblocking(g);
+  if (g->state != G_DEAD && g->state != G_NONE) {
+    if (g->state == G_SYSCALL && g->last_syscall_block >= 0) {
+      /* Go counts both: the call up to the end, and the time since its
+       * P stopped as scheduling wait. */
+      g->s.t.syscall += last - g->last_syscall;
+      g->s.t.sched_wait += last - g->last_syscall_block;
+    } else {
+      leave(NULL, g, last);
+    }
+  }
+  ctrace_gtimes *t = &g->s.t;
+  t->total = (g->s.end >= 0 ? g->s.end : last) - g->s.creation;
+  int64_t known = t->exec + t->sched_wait + t->syscall + t->syscall_block;
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) known += t->block[k];
+  /* As Go's UnknownTime: never below 0, for Go counts a call blocked at
+   * the end twice (above), and so may the sum. */
+  t->unknown = t->total > known ? t->total - known : 0;
+}
+
+/* A settled goroutine into the table: its row (but with groups_only) and
+ * its group's sums; none for one that never existed for Go 1.23. */
+static bool tabulate(sctx *c, const gst *g) {
+  if (g->state == G_NONE && !g->started) return true;
+  const ctrace_goroutine_stats *x = &g->s;
+  if (!c->groups_only) {
+    if (c->nrows == c->caprows) {
+      size_t cap = c->caprows ? c->caprows * 2 : 256;
+      void *m = realloc(c->rows, cap * sizeof *c->rows);
+      if (!m) return false;
+      c->rows = m;
+      c->caprows = cap;
+    }
+    c->rows[c->nrows++] = *x;
+  }
+  size_t k = 0;
+  while (k < c->ngroups && (strcmp(c->groups[k].name, x->name) != 0 || strcmp(c->groups[k].thread, x->thread) != 0))
+    k++;
+  if (k == c->ngroups) {
+    if (c->ngroups == c->capgroups) {
+      size_t cap = c->capgroups ? c->capgroups * 2 : 16;
+      void *m = realloc(c->groups, cap * sizeof *c->groups);
+      if (!m) return false;
+      c->groups = m;
+      c->capgroups = cap;
+    }
+    c->groups[k] = (ctrace_group_stats){.name = x->name, .thread = x->thread};
+    c->ngroups++;
+  }
+  c->groups[k].count++;
+  add_times(&c->groups[k].t, &x->t);
+  return true;
+}
+
+/* A goroutine that ended for good: settled and tabulated now, and its
+ * slot given to the next (gfind_slow), so that memory follows the
+ * goroutines alive, not all those a trace ever had. */
+static bool retire(sctx *c, gst *g) {
+  settle(g, c->last);
+  if (!tabulate(c, g)) return false;
+  ctrace__map_slot_drop(&c->gix, &c->gcache, &c->gfree, g->s.id, c->gs, sizeof *c->gs);
+  return true;
+}
+
+/* A goroutine as a side of a wait (ctrace__an_wait_add): its start
+ * function where its names are final (it is named for good, in a trace
+ * without thread names: one ctrace did not write), so that the waits of
+ * goroutines that come and go are a record per pair of names, not per
+ * pair of goroutines; else its id, named at the end (and then it is kept
+ * to the end). bit: the side's bit in *named. */
+static uint64_t side(sctx *c, gst *g, unsigned *named, unsigned bit) {
+  if (c->by_name && g->named && !g->s.thread[0]) {
+    *named |= bit;
+    return (uint64_t)(uintptr_t)g->s.name;
+  }
+  g->byid = true;
+  return g->s.id;
+}
+
 /* The goroutines' states and times, the Ps' starts and stops: an event
  * of no other kind. False when out of memory. */
 static bool goroutine_event(sctx *c, const ctrace_event *ev) {
@@ -406,7 +495,11 @@ static bool goroutine_event(sctx *c, const ctrace_event *ev) {
     break;
   case CTRACE_EV_GoEnd:
   case CTRACE_EV_GoStop:
-    if ((g = gfind(c, ev->g, false))) to(c, g, G_DEAD, ev->ts, 0, ev->stack);
+    if (!(g = gfind(c, ev->g, false))) break;
+    to(c, g, G_DEAD, ev->ts, 0, ev->stack);
+    /* Gone for good, its id not met again (model.h): retired, unless a
+     * wait names it by its id. */
+    if (ev->type == CTRACE_EV_GoEnd && ev->args[0] != 1 && !g->byid && !retire(c, g)) return false;
     break;
   case CTRACE_EV_GoSched:
   case CTRACE_EV_GoPreempt:
@@ -415,9 +508,12 @@ static bool goroutine_event(sctx *c, const ctrace_event *ev) {
   case CTRACE_EV_GoUnblock:
     if (!(g = gfind(c, ev->args[0], false))) break;
     if (g->state == G_WAITING && g->reason != CTRACE_BLOCK_SLEEP) {
-      /* Named once the pass has named every goroutine. */
-      if (!ctrace__an_wait_add(&c->waits, g->s.id, ctrace__an_waker_of(ev), ctrace__an_why(c->r, ev),
-                               ev->ts - g->last_block))
+      uint64_t waker = ctrace__an_waker_of(ev);
+      gst *w = waker ? gfind(c, waker, false) : NULL;
+      unsigned named = 0;
+      uint64_t woken = side(c, g, &named, 1);
+      if (w) waker = side(c, w, &named, 2);
+      if (!ctrace__an_wait_add(&c->waits, woken, waker, named, ctrace__an_why(c->r, ev), ev->ts - g->last_block))
         return false;
     }
     to(c, g, G_RUNNABLE, ev->ts, 0, 0);
@@ -558,80 +654,57 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   return !c->oom;
 }
 
-/* The end: what is still pending counts to the last event (snapshotStat). */
-static void finish_goroutines(sctx *c) {
-  int64_t last = c->last;
-  for (size_t i = 0; i < c->ngs; i++) {
-    gst *g = &c->gs[i];
-    if (g->sys_pending) sys_nonblocking(g);
-    if (g->state != G_DEAD && g->state != G_NONE) {
-      if (g->state == G_SYSCALL && g->last_syscall_block >= 0) {
-        /* Go counts both: the call up to the end, and the time since its
-         * P stopped as scheduling wait. */
-        g->s.t.syscall += last - g->last_syscall;
-        g->s.t.sched_wait += last - g->last_syscall_block;
-      } else {
-        leave(c, g, last);
-      }
-    }
-    ctrace_gtimes *t = &g->s.t;
-    t->total = (g->s.end >= 0 ? g->s.end : last) - g->s.creation;
-    int64_t known = t->exec + t->sched_wait + t->syscall + t->syscall_block;
-    for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) known += t->block[k];
-    /* As Go's UnknownTime: never below 0, for Go counts a call blocked at
-     * the end twice (above), and so may the sum. */
-    t->unknown = t->total > known ? t->total - known : 0;
+/* A side of a wait (side) named: its start function and thread. */
+static void name_side(sctx *c, uint64_t v, bool named, const char **name, const char **thread) {
+  if (named) {
+    *name = (const char *)(uintptr_t)v;
+    *thread = "";
+    return;
   }
+  gst *g = gfind(c, v, false);
+  *name = g ? g->s.name : "";
+  *thread = g ? g->s.thread : "";
 }
 
-/* Goroutines by id, groups by start function, and the waits' names. */
+/* The end: the goroutines still kept settled and tabulated with those
+ * retired; goroutines by id, groups by start function, and the waits'
+ * names. */
 static bool collect_goroutines(sctx *c) {
   ctrace_stats *st = c->st;
-  st->goroutines = calloc(c->ngs ? c->ngs : 1, sizeof *st->goroutines);
-  st->groups = calloc(c->ngs ? c->ngs : 1, sizeof *st->groups);
-  if (!st->goroutines || !st->groups) return false;
-  size_t ng = 0;
   for (size_t i = 0; i < c->ngs; i++) {
-    if (c->gs[i].state == G_NONE && !c->gs[i].started) continue; /* never existed for Go 1.23 */
-    st->goroutines[ng++] = c->gs[i].s;
+    settle(&c->gs[i], c->last);
+    if (!tabulate(c, &c->gs[i])) return false;
   }
-  st->ngoroutines = ng;
-  qsort(st->goroutines, ng, sizeof *st->goroutines, cmp_gid);
-  for (size_t i = 0; i < ng; i++) {
-    ctrace_goroutine_stats *g = &st->goroutines[i];
-    size_t k = 0;
-    while (k < st->ngroups &&
-           (strcmp(st->groups[k].name, g->name) != 0 || strcmp(st->groups[k].thread, g->thread) != 0))
-      k++;
-    if (k == st->ngroups) {
-      st->groups[k].name = g->name;
-      st->groups[k].thread = g->thread;
-      st->ngroups++;
-    }
-    st->groups[k].count++;
-    add_times(&st->groups[k].t, &g->t);
-  }
+  st->goroutines = c->rows;
+  st->ngoroutines = c->nrows;
+  st->groups = c->groups;
+  st->ngroups = c->ngroups;
+  c->rows = NULL;
+  c->groups = NULL;
+  qsort(st->goroutines, st->ngoroutines, sizeof *st->goroutines, cmp_gid);
   qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
 
   for (size_t i = 0; i < c->waits.n; i++) {
     an_wait *w = &c->waits.w[i];
-    gst *g = gfind(c, w->woken, false);
-    w->woken_name = g ? g->s.name : "";
-    w->woken_thread = g ? g->s.thread : "";
-    if (w->waker) {
-      g = gfind(c, w->waker, false);
-      w->waker_name = g ? g->s.name : "";
-      w->waker_thread = g ? g->s.thread : "";
-    }
+    name_side(c, w->woken, w->named & 1, &w->woken_name, &w->woken_thread);
+    if (w->waker) name_side(c, w->waker, w->named & 2, &w->waker_name, &w->waker_thread);
   }
   return ctrace__an_waker_table(&c->waits, &st->wakers, &st->nwakers) == 0;
 }
 
 int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_stats **out,
                        char *err, size_t errlen) {
+  ctrace_stats_options opt = {0};
+  return ctrace_stats_build_ex(r, info, &opt, out, err, errlen);
+}
+
+int ctrace_stats_build_ex(ctrace_reader *r, const ctrace_trace_info *info, const ctrace_stats_options *opt,
+                          ctrace_stats **out, char *err, size_t errlen) {
   *out = NULL;
+  ctrace_process_info proc;
   sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true,
-            .go127 = info->version >= 1025};
+            .go127 = info->version >= 1025, .groups_only = opt->groups_only != 0,
+            .by_name = !(ctrace_process_read(r, &proc) && proc.known)};
   ctrace_stats *st = c.st = calloc(1, sizeof *st);
   an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
   int rc = -1;
@@ -644,7 +717,6 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   while ((ev = ctrace__model_next_ref(r, &buf)))
     if (!observe(&c, ev, mmu)) goto oom;
   snprintf(st->cmdline, sizeof st->cmdline, "%s", c.title.now);
-  finish_goroutines(&c);
   if (!collect_goroutines(&c)) goto oom;
   if (finish_lat(c.tasks, c.ntasks, &st->tasks, &st->ntasks) ||
       finish_lat(c.regions, c.nregions, &st->regions, &st->nregions))
@@ -684,6 +756,9 @@ out:
   free(c.regions);
   ctrace__an_mmu_free(mmu);
   free(c.gs);
+  free(c.rows);
+  free(c.groups);
+  ctrace__free_free(&c.gfree);
   ctrace__an_waits_free(&c.waits);
   ctrace__map_free(&c.gix);
   ctrace__map_free(&c.syscalling_p);

@@ -263,23 +263,24 @@ static int cmp_row(const void *a, const void *b) {
                  y->woken_thread, y->waker, y->waker_thread, y->why);
 }
 
-static uint64_t wait_hash(uint64_t woken, uint64_t waker, const char *why) {
-  uint64_t h = woken * 0x9e3779b97f4a7c15u;
+static uint64_t wait_hash(uint64_t woken, uint64_t waker, unsigned named, const char *why) {
+  uint64_t h = (woken + named) * 0x9e3779b97f4a7c15u;
   h ^= (waker + 0x632be59bd9b4e019u) * 0xc2b2ae3d27d4eb4fu;
   h ^= (uint64_t)(uintptr_t)why * 0x165667b19e3779f9u;
   return h ^ h >> 29;
 }
 
-bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, const char *why, int64_t d) {
+bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, unsigned named, const char *why,
+                         int64_t d) {
   /* Open addressing over the hashes: a hash taken by another record tries
    * the next one. */
-  for (uint64_t h = wait_hash(woken, waker, why);; h++) {
+  for (uint64_t h = wait_hash(woken, waker, named, why);; h++) {
     bool fresh;
     uint64_t *ix = ctrace__map_put(&t->ix, h, &fresh);
     if (!ix) return false;
     if (!fresh) {
       an_wait *w = &t->w[*ix - 1];
-      if (w->woken != woken || w->waker != waker || w->why != why) continue;
+      if (w->woken != woken || w->waker != waker || w->named != named || w->why != why) continue;
       if (!ctrace__an_sketch_add(&w->d, d)) return false;
       w->total += d;
       return true;
@@ -295,8 +296,8 @@ bool ctrace__an_wait_add(an_waits *t, uint64_t woken, uint64_t waker, const char
       t->cap = cap;
     }
     an_wait *w = &t->w[t->n];
-    *w = (an_wait){.woken = woken, .waker = waker, .why = why, .woken_name = "", .woken_thread = "",
-                   .waker_thread = ""};
+    *w = (an_wait){.woken = woken, .waker = waker, .named = named, .why = why, .woken_name = "",
+                   .woken_thread = "", .waker_thread = ""};
     if (!ctrace__an_sketch_add(&w->d, d)) {
       ctrace__map_del(&t->ix, h);
       return false;

@@ -450,7 +450,9 @@ int ctrace__cmd_stats(int argc, char **argv) {
   int rc = 0;
   ctrace_process_info proc;
   ctrace_process_read(r, &proc);
-  int failed = ctrace_stats_build(r, &info, &s, err, sizeof err);
+  /* The table shows groups only: no row kept of every goroutine. */
+  ctrace_stats_options opt = {.groups_only = fm == TABLE};
+  int failed = ctrace_stats_build_ex(r, &info, &opt, &s, err, sizeof err);
   if (!ctrace__tool_checked(trace, r, &info, progress)) {
     if (!failed) ctrace_stats_free(s);
     rc = 1;
