@@ -38,6 +38,11 @@ enum ex_type {
   EX_INSTANT, /* cat, name, stack, flow_out; a log on a task's track: cat is
                  its category, name its message */
   EX_COUNTER_VALUES, /* the values of a counter group, changed: which moved */
+  /* An EX_GOROUTINE track and its EX_REGIONS get nothing more (the
+   * goroutine ended for good): an encoder may forget them. name is the
+   * name its slices on the Ps had, lasting until now: an encoder that
+   * knows it by its address forgets that too (the walk frees it). */
+  EX_GONE,
 };
 
 typedef struct ex_rec {

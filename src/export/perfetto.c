@@ -142,6 +142,10 @@ static __attribute__((noinline)) uint64_t track_number(pf *p, uint64_t key, size
   return *v;
 }
 
+static inline size_t recent_slot(const pf *p, uint64_t key) {
+  return (key ^ key >> 8) % (sizeof p->recent / sizeof p->recent[0]);
+}
+
 static inline uint64_t uuid(pf *p, int kind, uint64_t id) {
   uint64_t n = 0;
   if (kind == EX_COUNTER) {
@@ -150,7 +154,7 @@ static inline uint64_t uuid(pf *p, int kind, uint64_t id) {
     n = TRACK_FIRST + 2 * id + 1;
   } else if (kind != EX_PROCESS) {
     uint64_t key = id << 4 | (uint64_t)kind;
-    size_t slot = (key ^ key >> 8) % (sizeof p->recent / sizeof p->recent[0]);
+    size_t slot = recent_slot(p, key);
     n = p->recent[slot].n && p->recent[slot].key == key ? p->recent[slot].n : track_number(p, key, slot);
   }
   return n * p->s->count + p->s->index + 1;
@@ -194,9 +198,14 @@ static __attribute__((noinline)) uint64_t intern_name_slow(pf *p, strtab *t, int
   return *v;
 }
 
+/* The slot of a lasting name in strtab.seen. */
+static inline size_t seen_slot(const strtab *t, const char *s) {
+  return ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) % (sizeof t->seen / sizeof t->seen[0]);
+}
+
 /* The same, for a name lasting (ex_rec.lasting) or not. */
 static inline uint64_t intern_name(pf *p, strtab *t, int field, const char *s, bool lasting) {
-  size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) % (sizeof t->seen / sizeof t->seen[0]);
+  size_t slot = seen_slot(t, s);
   if (lasting && t->seen[slot].s == s) return t->seen[slot].iid;
   uint64_t iid = intern_name_slow(p, t, field, s);
   if (lasting && iid) t->seen[slot].s = s, t->seen[slot].iid = iid;
@@ -488,8 +497,25 @@ static void counter(pf *p, const ex_rec *r) {
   }
 }
 
+/* A goroutine gone (EX_GONE): its tracks' numbers, never given again,
+ * and its P slices' name by address. */
+static void forget(pf *p, const ex_rec *r) {
+  for (int kind = EX_GOROUTINE; kind <= EX_REGIONS; kind++) {
+    uint64_t key = r->id << 4 | (uint64_t)kind;
+    size_t slot = recent_slot(p, key);
+    if (p->recent[slot].key == key) p->recent[slot].n = 0;
+    ctrace__map_del(&p->tracks, key);
+  }
+  if (r->name && p->names.seen[seen_slot(&p->names, r->name)].s == r->name)
+    p->names.seen[seen_slot(&p->names, r->name)].s = NULL;
+}
+
 static void pf_rec(ex_enc *e, const ex_rec *r) {
   pf *p = (pf *)e;
+  if (r->type == EX_GONE) {
+    forget(p, r);
+    return;
+  }
   if (r->type == EX_COUNTER_VALUES && counter_joins(p, r)) return;
   /* Packets go out in the order their times were taken on the clock. */
   pend_flush(p);

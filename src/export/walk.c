@@ -22,6 +22,7 @@
 enum { G_RUNNING, G_RUNNABLE, G_WAITING, G_SYSCALL, G_NSTATES, G_NONE = -1 };
 
 typedef struct gstate {
+  uint64_t id;
   bool described, in_slice, regions_described;
   int8_t state;
   int regions_open;
@@ -46,6 +47,7 @@ typedef struct walk {
   u64cache glast; /* gix's last keys */
   gstate *gs;
   size_t ngs, capgs;
+  u64free gfree; /* the slots of goroutines gone (EX_GONE) */
   u64map prun;  /* p + 1 -> g + 1 running there */
   u64map pdesc; /* Ps described */
   u64map tasks; /* task id -> type << T_SHIFT | T_*, while the task lives */
@@ -115,12 +117,13 @@ static void describe_g(walk *w, uint64_t g, gstate *gs) {
 
 static gstate *gget(walk *w, uint64_t g, uint64_t create_stack) {
   bool fresh;
-  gstate *gs = ctrace__map_slot_cached(&w->glast, &w->gix, NULL, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
+  gstate *gs = ctrace__map_slot_cached(&w->glast, &w->gix, &w->gfree, g, &w->gs, &w->ngs, &w->capgs, sizeof *w->gs, &fresh);
   if (!gs) {
     w->oom = true;
     return NULL;
   }
   if (fresh) {
+    gs->id = g;
     gs->state = G_NONE;
     gs->fn = gs->thread = "";
   }
@@ -278,6 +281,14 @@ static void event(walk *w, const ctrace_event *ev) {
     if (!(gs = gget(w, ev->g, 0))) return;
     gslice(w, ev->g, gs, ev->ts, NULL, G_NONE, 0, 0);
     p_stop(w, ev->p, ev->ts);
+    /* Gone for good, its id not met again (model.h): its tracks and
+     * state are forgotten, so that memory follows the goroutines alive.
+     * Not with regions still open, which end with the trace. */
+    if (ev->type == CTRACE_EV_GoEnd && ev->args[0] != 1 && !gs->regions_open) {
+      put(w, &(ex_rec){.type = EX_GONE, .kind = EX_GOROUTINE, .id = ev->g, .ts = ev->ts, .name = gs->pname});
+      free(gs->pname);
+      ctrace__map_slot_drop(&w->gix, &w->glast, &w->gfree, ev->g, w->gs, sizeof *w->gs);
+    }
     break;
   case CTRACE_EV_GoSched:
   case CTRACE_EV_GoPreempt:
@@ -451,12 +462,12 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
     event(&w, ev);
     if (s->progress && (++nev & 0x3fff) == 0) s->progress(s->progress_arg, ev->ts, s->duration);
   }
-  /* What is still open ends with the trace. */
-  for (size_t i = 0; i < w.gix.cap; i++) {
-    if (!w.gix.used[i]) continue;
-    gstate *gs = &w.gs[w.gix.vals[i] - 1];
-    if (gs->in_slice) end(&w, last, EX_GOROUTINE, w.gix.keys[i]);
-    for (; gs->regions_open > 0; gs->regions_open--) end(&w, last, EX_REGIONS, w.gix.keys[i]);
+  /* What is still open ends with the trace, goroutine by goroutine in the
+   * order of their slots. */
+  for (size_t i = 0; i < w.ngs; i++) {
+    gstate *gs = &w.gs[i];
+    if (gs->in_slice) end(&w, last, EX_GOROUTINE, gs->id);
+    for (; gs->regions_open > 0; gs->regions_open--) end(&w, last, EX_REGIONS, gs->id);
   }
   for (size_t i = 0; i < w.prun.cap; i++)
     if (w.prun.used[i]) p_stop(&w, (int64_t)w.prun.keys[i] - 1, last);
@@ -473,6 +484,7 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   }
   for (size_t i = 0; i < w.ngs; i++) free(w.gs[i].pname);
   free(w.gs);
+  ctrace__free_free(&w.gfree);
   ctrace__map_free(&w.gix);
   ctrace__map_free(&w.prun);
   ctrace__map_free(&w.pdesc);

@@ -120,9 +120,9 @@ static wtrack *tget(win *w, int kind, uint64_t id) {
 
 static void desc_free(wtrack *t);
 
-/* A task ended before the window is forgotten: a trace may have millions.
- * Its track, if a log after its end names it, is described anew (the
- * walk does the same). */
+/* A task ended before the window is forgotten, as a goroutine gone: a
+ * trace may have millions. Its track, if a log after its end names it, is
+ * described anew (the walk does the same). */
 static void release(win *w, wtrack *t) {
   if (w->nfree == w->capfree) {
     size_t cap = w->capfree ? w->capfree * 2 : 64;
@@ -250,9 +250,26 @@ static void before(win *w, wtrack *t, const ex_rec *r) {
   }
 }
 
+/* A goroutine gone (EX_GONE): its tracks forgotten here (it has no slice
+ * open), and by the encoder. */
+static void gone(win *w, const ex_rec *r) {
+  for (int kind = EX_GOROUTINE; kind <= EX_REGIONS; kind++) {
+    const uint64_t *v = ctrace__map_get(&w->ix, r->id << 4 | (uint64_t)kind);
+    if (!v) continue;
+    wtrack *t = &w->t[*v - 1];
+    for (int k = 0; k < t->nopen; k++) free(t->open[k].name), free(t->open[k].cat);
+    release(w, t);
+  }
+  w->in->rec(w->in, r);
+}
+
 static void wn_rec(ex_enc *e, const ex_rec *r) {
   win *w = (win *)e;
   if (w->closed) return;
+  if (r->type == EX_GONE) {
+    gone(w, r);
+    return;
+  }
   if (r->type != EX_TRACK && w->to >= 0 && r->ts > w->to) {
     close_window(w);
     return;
