@@ -41,21 +41,12 @@ trace4=$(bench_go_trace "$go" "$minor" $((4 * mb)))
 
 # ---- timed rounds ------------------------------------------------------------------
 cases="check stats pprof-sync export"
-# cmd_of CASE TRACE: the command of a case, in the array cmd.
-cmd_of() {
-  case $1 in
-  check) cmd=("$ctrace" check "$2") ;;
-  stats) cmd=("$ctrace" stats "$2") ;;
-  pprof-sync) cmd=("$ctrace" pprof -t sync -o "$dir/big.pb" "$2") ;;
-  export) cmd=("$ctrace" export -o "$dir/big.perfetto" "$2") ;;
-  esac
-}
 for c in $cases god gopprof; do rm -f "$dir/big$minor-$c.times" "$dir/big$minor-$c-4x.times"; done
 for r in $(seq 1 "$rounds"); do
   for c in $cases; do
-    cmd_of "$c" "$trace"
+    bench_read_cmd "$c" "$trace"
     bench_measure "big$minor-$c" "$r" "${cmd[@]}"
-    cmd_of "$c" "$trace4"
+    bench_read_cmd "$c" "$trace4"
     bench_measure "big$minor-$c-4x" "$r" "${cmd[@]}"
   done
   if [ "$r" -le "$go_rounds" ]; then
@@ -63,7 +54,7 @@ for r in $(seq 1 "$rounds"); do
     bench_measure "big$minor-gopprof" "$r" "$gotrace" -pprof=sync "$trace"
   fi
 done
-rm -f "$dir/big.pb" "$dir/big.perfetto"
+rm -f "$dir/read.pb" "$dir/read.perfetto"
 for c in $cases; do
   g=god
   [ "$c" = pprof-sync ] && g=gopprof

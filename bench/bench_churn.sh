@@ -28,24 +28,16 @@ trace=$(bench_go_trace "$go" "$minor" "$mb" churn)
 trace4=$(bench_go_trace "$go" "$minor" $((4 * mb)) churn)
 
 cases="check stats pprof-sync export"
-cmd_of() {
-  case $1 in
-  check) cmd=("$ctrace" check "$2") ;;
-  stats) cmd=("$ctrace" stats "$2") ;;
-  pprof-sync) cmd=("$ctrace" pprof -t sync -o "$dir/churn.pb" "$2") ;;
-  export) cmd=("$ctrace" export -o "$dir/churn.perfetto" "$2") ;;
-  esac
-}
 for c in $cases; do rm -f "$dir/churn$minor-$c.times" "$dir/churn$minor-$c-4x.times"; done
 for r in $(seq 1 "$rounds"); do
   for c in $cases; do
-    cmd_of "$c" "$trace"
+    bench_read_cmd "$c" "$trace"
     bench_measure "churn$minor-$c" "$r" "${cmd[@]}"
-    cmd_of "$c" "$trace4"
+    bench_read_cmd "$c" "$trace4"
     bench_measure "churn$minor-$c-4x" "$r" "${cmd[@]}"
   done
 done
-rm -f "$dir/churn.pb" "$dir/churn.perfetto"
+rm -f "$dir/read.pb" "$dir/read.perfetto"
 goroutines() { "$ctrace" check "$1" | sed -n '1s/.* \([0-9]*\) goroutines.*/\1/p'; }
 ng=$(goroutines "$trace") ng4=$(goroutines "$trace4")
 for c in $cases; do

@@ -61,6 +61,18 @@ bench_go_trace() {
   echo "$trace"
 }
 
+# bench_read_cmd CASE TRACE: in the array cmd, the command of one of the
+# cases that read a whole trace (check, stats, pprof-sync, export), its
+# output in dir.
+bench_read_cmd() {
+  case $1 in
+  check) cmd=("$ctrace" check "$2") ;;
+  stats) cmd=("$ctrace" stats "$2") ;;
+  pprof-sync) cmd=("$ctrace" pprof -t sync -o "$dir/read.pb" "$2") ;;
+  export) cmd=("$ctrace" export -o "$dir/read.perfetto" "$2") ;;
+  esac
+}
+
 # bench_measure NAME ROUND CMD...: runs CMD once under GNU time (its output
 # thrown away, its stderr in dir/NAME.err) and appends "wall_s rss_kb
 # cpu_s" to dir/NAME.times; CPU is user + system, which a loaded machine

@@ -366,26 +366,14 @@ static bool tabulate(sctx *c, const gst *g) {
   if (g->state == G_NONE && !g->started) return true;
   const ctrace_goroutine_stats *x = &g->s;
   if (!c->groups_only) {
-    if (c->nrows == c->caprows) {
-      size_t cap = c->caprows ? c->caprows * 2 : 256;
-      void *m = realloc(c->rows, cap * sizeof *c->rows);
-      if (!m) return false;
-      c->rows = m;
-      c->caprows = cap;
-    }
+    if (!ctrace__room(&c->rows, c->nrows, &c->caprows, sizeof *c->rows, 256)) return false;
     c->rows[c->nrows++] = *x;
   }
   size_t k = 0;
   while (k < c->ngroups && (strcmp(c->groups[k].name, x->name) != 0 || strcmp(c->groups[k].thread, x->thread) != 0))
     k++;
   if (k == c->ngroups) {
-    if (c->ngroups == c->capgroups) {
-      size_t cap = c->capgroups ? c->capgroups * 2 : 16;
-      void *m = realloc(c->groups, cap * sizeof *c->groups);
-      if (!m) return false;
-      c->groups = m;
-      c->capgroups = cap;
-    }
+    if (!ctrace__room(&c->groups, c->ngroups, &c->capgroups, sizeof *c->groups, 16)) return false;
     c->groups[k] = (ctrace_group_stats){.name = x->name, .thread = x->thread};
     c->ngroups++;
   }

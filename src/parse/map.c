@@ -64,6 +64,18 @@ void ctrace__map_free(u64map *m) {
   m->cap = m->len = 0;
 }
 
+bool ctrace__room(void *arrp, size_t n, size_t *cap, size_t size, size_t first) {
+  if (n < *cap) return true;
+  char *arr;
+  memcpy(&arr, arrp, sizeof arr); /* the caller's pointer, whatever it points to */
+  size_t c = *cap ? *cap * 2 : first;
+  char *a = realloc(arr, c * size);
+  if (!a) return false;
+  memcpy(arrp, &a, sizeof a);
+  *cap = c;
+  return true;
+}
+
 void *ctrace__map_slot(u64map *m, u64free *f, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
                        bool *fresh) {
   char *arr;
@@ -75,17 +87,11 @@ void *ctrace__map_slot(u64map *m, u64free *f, uint64_t key, void *arrp, size_t *
       *ix = f->ix[--f->n] + 1;
       return arr + (*ix - 1) * size;
     }
-    if (*n == *cap) {
-      size_t c = *cap ? *cap * 2 : 256;
-      char *a = realloc(arr, c * size);
-      if (!a) {
-        ctrace__map_del(m, key);
-        return NULL;
-      }
-      arr = a;
-      *cap = c;
-      memcpy(arrp, &arr, sizeof arr);
+    if (!ctrace__room(arrp, *n, cap, size, 256)) {
+      ctrace__map_del(m, key);
+      return NULL;
     }
+    memcpy(&arr, arrp, sizeof arr);
     memset(arr + *n * size, 0, size);
     *ix = ++*n;
   }
@@ -99,13 +105,7 @@ bool ctrace__map_slot_drop(u64map *m, u64cache *c, u64free *f, uint64_t key, voi
   ctrace__map_del(m, key);
   if (c) ctrace__cache_del(c, key);
   memset((char *)arr + i * size, 0, size);
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 64;
-    size_t *a = realloc(f->ix, cap * sizeof *a);
-    if (!a) return false;
-    f->ix = a;
-    f->cap = cap;
-  }
+  if (!ctrace__room(&f->ix, f->n, &f->cap, sizeof *f->ix, 64)) return false;
   f->ix[f->n++] = i;
   return true;
 }

@@ -80,6 +80,11 @@ static inline void ctrace__cache_del(u64cache *c, uint64_t key) {
   unsigned i = (unsigned)(key ^ key >> 6) & (CTRACE__CACHE_SIZE - 1);
   if (c->key[i] == key) c->val[i] = 0;
 }
+/* Room for one more record (of size bytes) than the n in the array that
+ * arrp points to the pointer of, whose room is *cap: it doubles (first:
+ * its first room). False if out of memory (then it is as it was). */
+bool ctrace__room(void *arrp, size_t n, size_t *cap, size_t size, size_t first);
+
 /* Slots of records taken out (ctrace__map_slot_drop), which new keys
  * take before the array grows: the records of goroutines that ended, in
  * a trace that starts goroutines without end. */
