@@ -112,6 +112,9 @@ typedef struct an_title {
 } an_title;
 /* Takes ev if it is such a log: true if now changed (not at the first). */
 bool ctrace__an_title_note(an_title *t, const ctrace_event *ev);
+/* A trace ctrace wrote has its process's log among its first this many
+ * events (the threads' and goroutines' states come before it). */
+enum { AN_LOG_WITHIN = 100000 };
 
 /* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
 int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,

@@ -10,10 +10,8 @@
 #include "analyse/analyse.h"
 
 /* The log is written as the trace (or, in Go's current format, each
- * generation) starts: among its first events, which
- * are few (the threads' and goroutines' states) before it. Further than
- * this, a trace without one is not read through for it. */
-enum { LOG_WITHIN = 100000 };
+ * generation) starts: among its first events (AN_LOG_WITHIN). Further
+ * than that, a trace without one is not read through for it. */
 
 /* "pid=N ppid=N host=NAME mono_ns=N real_ns=N name=NAME exe=PATH
  * cmdline=ARGS" (src/runtime/identity.c) into p: false if it is not
@@ -97,7 +95,7 @@ int ctrace_process_read(ctrace_reader *r, ctrace_process_info *p) {
   *p = (ctrace_process_info){0};
   ctrace_event ev;
   ctrace__model_rewind(r);
-  for (int k = 0; k < LOG_WITHIN && ctrace__model_next(r, &ev); k++) {
+  for (int k = 0; k < AN_LOG_WITHIN && ctrace__model_next(r, &ev); k++) {
     if (is_log(&ev) && parse_log(ev.sargs[1], ev.ts, p)) break;
   }
   ctrace__model_rewind(r);

@@ -73,9 +73,7 @@ typedef struct sctx {
   size_t nrows, caprows;
   ctrace_group_stats *groups;
   size_t ngroups, capgroups;
-  /* Not a trace ctrace wrote (no ctrace.process log): no thread names, so
-   * a goroutine's names are final once its start function is (side). */
-  bool by_name;
+  uint64_t nev; /* events of the pass so far */
   /* gix's last keys: an event looks its goroutine up several times, and
    * the map's probe, at every look, was a tenth of stats' time. */
   u64cache gcache;
@@ -394,12 +392,13 @@ static bool retire(sctx *c, gst *g) {
 
 /* A goroutine as a side of a wait (ctrace__an_wait_add): its start
  * function where its names are final (it is named for good, in a trace
- * without thread names: one ctrace did not write), so that the waits of
+ * without thread names: one ctrace did not write, which the lack of its
+ * process's log among the first events tells), so that the waits of
  * goroutines that come and go are a record per pair of names, not per
  * pair of goroutines; else its id, named at the end (and then it is kept
  * to the end). bit: the side's bit in *named. */
 static uint64_t side(sctx *c, gst *g, unsigned *named, unsigned bit) {
-  if (c->by_name && g->named && !g->s.thread[0]) {
+  if (c->nev > AN_LOG_WITHIN && !c->title.seen && g->named && !g->s.thread[0]) {
     *named |= bit;
     return (uint64_t)(uintptr_t)g->s.name;
   }
@@ -612,6 +611,7 @@ static bool user_event(sctx *c, const ctrace_event *ev) {
  * out of memory. */
 static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
   c->last = ev->ts;
+  c->nev++;
   if (!ctrace__an_mmu_event(mmu, ev)) return false;
   if (c->t0 < 0 && !(c->preinit && ev->type == CTRACE_EV_GoCreate) && ev->type != CTRACE_EV_GoSysBlock)
     c->t0 = ev->ts;
@@ -689,10 +689,8 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
 int ctrace_stats_build_ex(ctrace_reader *r, const ctrace_trace_info *info, const ctrace_stats_options *opt,
                           ctrace_stats **out, char *err, size_t errlen) {
   *out = NULL;
-  ctrace_process_info proc;
   sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true,
-            .go127 = info->version >= 1025, .groups_only = opt->groups_only != 0,
-            .by_name = !(ctrace_process_read(r, &proc) && proc.known)};
+            .go127 = info->version >= 1025, .groups_only = opt->groups_only != 0};
   ctrace_stats *st = c.st = calloc(1, sizeof *st);
   an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
   int rc = -1;
