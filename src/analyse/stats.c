@@ -669,8 +669,8 @@ static bool collect_goroutines(sctx *c) {
   st->ngroups = c->ngroups;
   c->rows = NULL;
   c->groups = NULL;
-  qsort(st->goroutines, st->ngoroutines, sizeof *st->goroutines, cmp_gid);
-  qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
+  if (st->ngoroutines) qsort(st->goroutines, st->ngoroutines, sizeof *st->goroutines, cmp_gid);
+  if (st->ngroups) qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
 
   for (size_t i = 0; i < c->waits.n; i++) {
     an_wait *w = &c->waits.w[i];
