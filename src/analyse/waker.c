@@ -54,8 +54,17 @@ typedef struct wgo {
   const char *name; /* start function, "" until known */
   bool named;       /* settled (ctrace__an_name_from) */
   bool waiting;
+  bool byid; /* a wait counted at the end names it: kept to the end */
   int64_t since;
 } wgo;
+
+/* A wait that ended before its goroutines' start functions were settled:
+ * counted at the end, under the names they have then. */
+typedef struct wlater {
+  uint64_t woken, waker, stack;
+  int64_t d;
+  bool why;
+} wlater;
 
 typedef struct wctx {
   ctrace_reader *r;
@@ -64,6 +73,10 @@ typedef struct wctx {
   u64map gix; /* g -> index + 1 into gs */
   wgo *gs;
   size_t ngs, capgs;
+  u64free gfree; /* the slots of goroutines gone */
+  wlater *later;
+  size_t nlater, caplater;
+  bool preinit; /* before the trace's first Gomaxprocs */
   u64map stacks; /* waker's stack + 1, 0 for none known -> its number + 1 */
   u64map pairs;  /* woken << 32 | waker label strings -> their number + 1 */
   uint64_t key_woken, key_waker, none, unknown;
@@ -75,7 +88,7 @@ typedef struct wctx {
 
 static wgo *go_of(wctx *c, uint64_t g) {
   bool fresh;
-  wgo *w = ctrace__map_slot(&c->gix, NULL, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  wgo *w = ctrace__map_slot(&c->gix, &c->gfree, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
   if (!w) {
     c->oom = true;
     return NULL;
@@ -89,42 +102,38 @@ static void name_from(wctx *c, uint64_t g, uint64_t stack) {
   if (w) ctrace__an_name_from(c->r, stack, &w->name, &w->named);
 }
 
-/* Pass one: every goroutine's start function as ctrace stats names it
- * (stats.c), so that the labels name the rows of its tables: the outermost
- * frame of its creation's stack or, for one there before the trace
- * (created before the first Gomaxprocs, which Go 1.23 gives a status
- * instead), of the first stack a change of its own state gives it; a
- * thread started by a runtime's start routine, by the user's function
- * the routine calls (ctrace__an_name_from). */
-static void names(wctx *c) {
-  bool preinit = true;
-  ctrace_event ev;
-  ctrace__model_rewind(c->r);
-  while (!c->oom && ctrace__model_next(c->r, &ev)) {
-    switch (ctrace__an_class(ev.type)) {
-    case CTRACE_EV_Gomaxprocs:
-      preinit = false;
-      break;
-    case CTRACE_EV_GoCreate:
-      if (!preinit) name_from(c, ev.args[0], ev.args[1]);
-      break;
-    case CTRACE_EV_GoEnd:
-    case CTRACE_EV_GoStop:
-    case CTRACE_EV_GoSched:
-    case CTRACE_EV_GoPreempt:
-    case CTRACE_EV_GoSysCall:
-    case CTRACE_EV_GoSysExit:
-    case CTRACE_EV_GoBlock: /* and every other block */
-      if (ev.g) name_from(c, ev.g, ev.stack);
-      break;
-    default:
-      /* A start routine's thread, named by any stack of its own. */
-      if (ev.g && ev.stack) {
-        wgo *w = go_of(c, ev.g);
-        if (w && w->name[0]) name_from(c, ev.g, ev.stack);
-      }
-      break;
+/* Every goroutine's start function as ctrace stats names it (stats.c), so
+ * that the labels name the rows of its tables: the outermost frame of its
+ * creation's stack or, for one there before the trace (created before the
+ * first Gomaxprocs, which Go 1.23 gives a status instead), of the first
+ * stack a change of its own state gives it; a thread started by a
+ * runtime's start routine, by the user's function the routine calls
+ * (ctrace__an_name_from). Learned as the pass goes: a name once settled
+ * does not change. */
+static void name_event(wctx *c, const ctrace_event *ev) {
+  switch (ctrace__an_class(ev->type)) {
+  case CTRACE_EV_Gomaxprocs:
+    c->preinit = false;
+    break;
+  case CTRACE_EV_GoCreate:
+    if (!c->preinit) name_from(c, ev->args[0], ev->args[1]);
+    break;
+  case CTRACE_EV_GoEnd:
+  case CTRACE_EV_GoStop:
+  case CTRACE_EV_GoSched:
+  case CTRACE_EV_GoPreempt:
+  case CTRACE_EV_GoSysCall:
+  case CTRACE_EV_GoSysExit:
+  case CTRACE_EV_GoBlock: /* and every other block */
+    if (ev->g) name_from(c, ev->g, ev->stack);
+    break;
+  default:
+    /* A start routine's thread, named by any stack of its own. */
+    if (ev->g && ev->stack) {
+      wgo *w = go_of(c, ev->g);
+      if (w && w->name[0]) name_from(c, ev->g, ev->stack);
     }
+    break;
   }
 }
 
@@ -132,15 +141,13 @@ static uint64_t label(wctx *c, const char *name) {
   return name[0] ? ctrace__prof_string(c->p, name) : c->unknown;
 }
 
-/* Adds the wait of woken that the GoUnblock ev ends: time d. */
-static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
-  uint64_t waker = ctrace__an_waker_of(ev);
-  const wgo *wk = NULL;
-  if (waker && !(wk = go_of(c, waker))) return;
-  uint64_t ls[2] = {label(c, woken->name), wk ? label(c, wk->name) : c->none};
-  /* A wait that says why it ended by itself keeps its unblock's frame. */
-  bool why = !wk && ctrace__an_why(c->r, ev);
-  uint64_t sn = ctrace__an_number(&c->stacks, wk || why ? ev->stack + 1 : 0);
+/* Adds a wait of d ns of the goroutine named woken, ended by the one named
+ * waker (NULL: none known) at stack (the unblock's); why: with no waker,
+ * the unblock says why it ended by itself, and keeps its frame. */
+static void add(wctx *c, uint64_t stack, bool why, const char *woken, const char *waker, int64_t d) {
+  const bool wk = waker != NULL;
+  uint64_t ls[2] = {label(c, woken), wk ? label(c, waker) : c->none};
+  uint64_t sn = ctrace__an_number(&c->stacks, wk || why ? stack + 1 : 0);
   uint64_t pn = ctrace__an_number(&c->pairs, ls[0] << 32 | ls[1]);
   if (!sn || !pn) {
     c->oom = true;
@@ -153,7 +160,7 @@ static void add(wctx *c, const ctrace_event *ev, const wgo *woken, int64_t d) {
     s = &c->p->samples[*ix - 1];
   } else {
     const ctrace_frame *fr = NULL;
-    size_t n = wk || why ? ctrace__model_stack(c->r, ev->stack, &fr) : 0;
+    size_t n = wk || why ? ctrace__model_stack(c->r, stack, &fr) : 0;
     if (n > c->caplocs || c->caplocs == 0) {
       size_t cap = n ? n : 1;
       void *m = realloc(c->locs, cap * sizeof *c->locs);
@@ -180,22 +187,42 @@ oom:
   c->oom = true;
 }
 
+/* The wait of goroutine woken that the GoUnblock ev ends: time d. Counted
+ * now where both start functions are settled, else at the end (later). */
+static void wait_ended(wctx *c, const ctrace_event *ev, uint64_t woken, int64_t d) {
+  uint64_t waker = ctrace__an_waker_of(ev);
+  wgo *wk = waker ? go_of(c, waker) : NULL, *w = go_of(c, woken); /* wk first: go_of may move gs */
+  if (!w || (waker && !wk)) return;
+  bool why = !wk && ctrace__an_why(c->r, ev);
+  if (w->named && (!wk || wk->named)) {
+    add(c, ev->stack, why, w->name, wk ? wk->name : NULL, d);
+    return;
+  }
+  w->byid = true;
+  if (wk) wk->byid = true;
+  if (!ctrace__room(&c->later, c->nlater, &c->caplater, sizeof *c->later, 64)) {
+    c->oom = true;
+    return;
+  }
+  c->later[c->nlater++] = (wlater){woken, waker, ev->stack, d, why};
+}
+
 int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
                      size_t errlen) {
-  wctx c = {.r = r, .f = f, .p = p};
+  wctx c = {.r = r, .f = f, .p = p, .preinit = true};
   c.key_woken = ctrace__prof_string(p, "woken");
   c.key_waker = ctrace__prof_string(p, "waker");
   c.none = ctrace__prof_string(p, "none");
   c.unknown = ctrace__prof_string(p, "(unknown)");
   c.no_waker_loc = ctrace__prof_synthetic(p, "[no waker known]");
   c.no_stack_loc = ctrace__prof_synthetic(p, "[no stack]");
-  names(&c);
   ctrace__model_rewind(r);
   ctrace_event ev;
   wgo *w;
   int64_t last = 0;
   while (!c.oom && !p->oom && ctrace__model_next(r, &ev)) {
     last = ev.ts;
+    name_event(&c, &ev);
     switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_GoBlock: /* and every other block, sleeps too */
     case CTRACE_EV_GoWaiting:
@@ -208,14 +235,23 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
       if ((w = go_of(&c, ev.args[0])) && w->waiting) {
         w->waiting = false;
         int64_t d = ctrace__an_overlap(f, ev.args[0], w->since, ev.ts);
-        /* go_of in add may move gs: pass a copy. */
-        wgo woken = *w;
-        if (d > 0) add(&c, &ev, &woken, d);
+        if (d > 0) wait_ended(&c, &ev, ev.args[0], d);
       }
       break;
     default:
       break;
     }
+    /* Gone for good, its id not met again (model.h): forgotten, unless a
+     * wait counted at the end names it. */
+    if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1 && (w = go_of(&c, ev.g)) && !w->byid)
+      ctrace__map_slot_drop(&c.gix, NULL, &c.gfree, ev.g, c.gs, sizeof *c.gs);
+  }
+  for (size_t i = 0; i < c.nlater && !c.oom && !p->oom; i++) {
+    const wlater *l = &c.later[i];
+    const char *waker = NULL; /* both kept (byid): no go_of moves gs here */
+    if (l->waker && (w = go_of(&c, l->waker))) waker = w->name;
+    if ((l->waker && !waker) || !(w = go_of(&c, l->woken))) continue;
+    add(&c, l->stack, l->why, w->name, waker, l->d);
   }
   p->duration_ns = last;
   int rc = 0;
@@ -226,7 +262,9 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
   ctrace__map_free(&c.gix);
   ctrace__map_free(&c.stacks);
   ctrace__map_free(&c.pairs);
+  ctrace__free_free(&c.gfree);
   free(c.gs);
+  free(c.later);
   free(c.locs);
   return rc;
 }
