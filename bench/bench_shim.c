@@ -19,6 +19,10 @@
  *              socket (a server's), and a read of them at the other end:
  *              the probes (an fstat, a 1-byte RWF_NOWAIT read of the file,
  *              an fcntl of the socket) and two GoSysCall
+ *   fcntl-getfl fcntl(F_GETFL): a command the wrapper passes on unrecorded
+ *   fcntl-lock fcntl(F_SETLKW) of a free record lock, then its unlock: the
+ *              F_SETLK try takes it, one GoSysCall; the unlock's F_SETLKW
+ *              the same
  *   futex-wake FUTEX_WAKE through syscall() with nobody waiting (Rust's
  *              and libstdc++'s unlock and notify): one look-up
  *   futex-eagain FUTEX_WAIT through syscall() on a word that no longer
@@ -150,6 +154,19 @@ int main(int argc, char **argv) {
   }
   t1 = now_ns();
   printf("shim case=sendfile ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+
+  t0 = now_ns();
+  for (long i = 0; i < m; i++)
+    if (fcntl(fd, F_GETFL) < 0) return 1;
+  t1 = now_ns();
+  printf("shim case=fcntl-getfl ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
+  struct flock lk = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1}, un = lk;
+  un.l_type = F_UNLCK;
+  t0 = now_ns();
+  for (long i = 0; i < m; i++)
+    if (fcntl(fd, F_SETLKW, &lk) != 0 || fcntl(fd, F_SETLKW, &un) != 0) return 1;
+  t1 = now_ns();
+  printf("shim case=fcntl-lock ns_per_op=%.1f\n", (double)(t1 - t0) / (double)m);
   fclose(f);
 
   static uint32_t word = 1;
