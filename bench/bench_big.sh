@@ -40,22 +40,15 @@ trace=$(bench_go_trace "$go" "$minor" "$mb")
 trace4=$(bench_go_trace "$go" "$minor" $((4 * mb)))
 
 # ---- timed rounds ------------------------------------------------------------------
-cases="check stats pprof-sync export"
-for c in $cases god gopprof; do rm -f "$dir/big$minor-$c.times" "$dir/big$minor-$c-4x.times"; done
+for c in $bench_read_cases god gopprof; do rm -f "$dir/big$minor-$c.times" "$dir/big$minor-$c-4x.times"; done
 for r in $(seq 1 "$rounds"); do
-  for c in $cases; do
-    bench_read_cmd "$c" "$trace"
-    bench_measure "big$minor-$c" "$r" "${cmd[@]}"
-    bench_read_cmd "$c" "$trace4"
-    bench_measure "big$minor-$c-4x" "$r" "${cmd[@]}"
-  done
+  bench_read_round "big$minor" "$r" "$trace" "$trace4"
   if [ "$r" -le "$go_rounds" ]; then
     bench_measure "big$minor-god" "$r" "$gotrace" "$god" "$trace"
     bench_measure "big$minor-gopprof" "$r" "$gotrace" -pprof=sync "$trace"
   fi
 done
-rm -f "$dir/read.pb" "$dir/read.perfetto"
-for c in $cases; do
+for c in $bench_read_cases; do
   g=god
   [ "$c" = pprof-sync ] && g=gopprof
   f=$dir/big$minor-$c.times f4=$dir/big$minor-$c-4x.times gf=$dir/big$minor-$g.times

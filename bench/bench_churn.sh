@@ -27,20 +27,11 @@ mb=${BENCH_CHURN_MB:-20}
 trace=$(bench_go_trace "$go" "$minor" "$mb" churn)
 trace4=$(bench_go_trace "$go" "$minor" $((4 * mb)) churn)
 
-cases="check stats pprof-sync export"
-for c in $cases; do rm -f "$dir/churn$minor-$c.times" "$dir/churn$minor-$c-4x.times"; done
-for r in $(seq 1 "$rounds"); do
-  for c in $cases; do
-    bench_read_cmd "$c" "$trace"
-    bench_measure "churn$minor-$c" "$r" "${cmd[@]}"
-    bench_read_cmd "$c" "$trace4"
-    bench_measure "churn$minor-$c-4x" "$r" "${cmd[@]}"
-  done
-done
-rm -f "$dir/read.pb" "$dir/read.perfetto"
+for c in $bench_read_cases; do rm -f "$dir/churn$minor-$c.times" "$dir/churn$minor-$c-4x.times"; done
+for r in $(seq 1 "$rounds"); do bench_read_round "churn$minor" "$r" "$trace" "$trace4"; done
 goroutines() { "$ctrace" check "$1" | sed -n '1s/.* \([0-9]*\) goroutines.*/\1/p'; }
 ng=$(goroutines "$trace") ng4=$(goroutines "$trace4")
-for c in $cases; do
+for c in $bench_read_cases; do
   f=$dir/churn$minor-$c.times f4=$dir/churn$minor-$c-4x.times
   awk -v name="$c" -v w="$(bench_median 1 "$f")" -v r="$(bench_median 2 "$f")" -v cpu="$(bench_median 3 "$f")" \
       -v w4="$(bench_median 1 "$f4")" -v r4="$(bench_median 2 "$f4")" -v cpu4="$(bench_median 3 "$f4")" \

@@ -61,9 +61,25 @@ bench_go_trace() {
   echo "$trace"
 }
 
+# The cases that read a whole trace (bench_read_cmd).
+bench_read_cases="check stats pprof-sync export"
+
+# bench_read_round PREFIX ROUND TRACE TRACE4: a round of those cases, each
+# on TRACE and on TRACE4 (four times as long), measured as PREFIX-CASE and
+# PREFIX-CASE-4x (their outputs removed at the end).
+bench_read_round() {
+  local c
+  for c in $bench_read_cases; do
+    bench_read_cmd "$c" "$3"
+    bench_measure "$1-$c" "$2" "${cmd[@]}"
+    bench_read_cmd "$c" "$4"
+    bench_measure "$1-$c-4x" "$2" "${cmd[@]}"
+  done
+  rm -f "$dir/read.pb" "$dir/read.perfetto"
+}
+
 # bench_read_cmd CASE TRACE: in the array cmd, the command of one of the
-# cases that read a whole trace (check, stats, pprof-sync, export), its
-# output in dir.
+# cases that read a whole trace, its output in dir.
 bench_read_cmd() {
   case $1 in
   check) cmd=("$ctrace" check "$2") ;;

@@ -528,14 +528,6 @@ static int go123_profile(ctx *c) {
 
 /* ---- go 1.25+ traces: Go 1.27's rules ------------------------------------------- */
 
-/* Go 1.27's makeComputePprofFunc no longer skips the transitions without a
- * stack: every goroutine transition into the profile's state (for one of
- * its reasons) begins an interval, the goroutine's next transition into
- * another state ends it (a start ends a sched interval, a syscall's end a
- * syscall one), and an interval whose first transition had no stack is
- * counted under the empty stack. The adapter passes the transitions on as
- * CTRACE__MODEL_Transition, and nothing else but the Syncs: the
- * lifetimes are learned from them too (life_transition). */
 /* One transition of go127_profile's. */
 static int transition127(ctx *c, pstate *s, const ctrace_event *ev, uint64_t state) {
   static const int ts_of[] = {[2] = TS_RUNNABLE, [4] = TS_WAITING, [5] = TS_SYSCALL};
@@ -552,6 +544,14 @@ static int transition127(ctx *c, pstate *s, const ctrace_event *ev, uint64_t sta
   return linked(c, pe, ev->ts);
 }
 
+/* Go 1.27's makeComputePprofFunc no longer skips the transitions without a
+ * stack: every goroutine transition into the profile's state (for one of
+ * its reasons) begins an interval, the goroutine's next transition into
+ * another state ends it (a start ends a sched interval, a syscall's end a
+ * syscall one), and an interval whose first transition had no stack is
+ * counted under the empty stack. The adapter passes the transitions on as
+ * CTRACE__MODEL_Transition, and nothing else but the Syncs: the
+ * lifetimes are learned from them too (life_transition). */
 static int go127_profile(ctx *c) {
   static const int state_of[] = {[CTRACE_PROFILE_NET] = 4, /* Go's GoState: waiting */
                                  [CTRACE_PROFILE_SYNC] = 4,

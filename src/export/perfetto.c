@@ -506,8 +506,10 @@ static void forget(pf *p, const ex_rec *r) {
     if (p->recent[slot].key == key) p->recent[slot].n = 0;
     ctrace__map_del(&p->tracks, key);
   }
-  if (r->name && p->names.seen[seen_slot(&p->names, r->name)].s == r->name)
-    p->names.seen[seen_slot(&p->names, r->name)].s = NULL;
+  if (r->name) {
+    size_t slot = seen_slot(&p->names, r->name);
+    if (p->names.seen[slot].s == r->name) p->names.seen[slot].s = NULL;
+  }
 }
 
 static void pf_rec(ex_enc *e, const ex_rec *r) {

@@ -47,7 +47,7 @@ typedef struct win {
   u64map ix; /* track key -> index + 1 */
   wtrack *t;
   size_t n, cap;
-  size_t *free, nfree, capfree; /* slots of released tracks */
+  u64free freed; /* slots of released tracks */
   u64map flows; /* flows begun in the window */
   /* The counter groups' last values (before the window) and series. */
   int64_t cv[EX_C_COUNT][8];
@@ -87,35 +87,17 @@ static char *dup0(win *w, const char *s) {
  * Slots of released tracks are used again. */
 static wtrack *tget(win *w, int kind, uint64_t id) {
   bool fresh;
-  uint64_t *v = ctrace__map_put(&w->ix, id << 4 | (uint64_t)kind, &fresh);
-  if (!v) {
+  wtrack *t = ctrace__map_slot(&w->ix, &w->freed, id << 4 | (uint64_t)kind, &w->t, &w->n, &w->cap, sizeof *w->t,
+                               &fresh);
+  if (!t) {
     w->e.oom = true;
     return NULL;
   }
   if (fresh) {
-    size_t i;
-    if (w->nfree) {
-      i = w->free[--w->nfree];
-    } else {
-      if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 64;
-        wtrack *t = realloc(w->t, cap * sizeof *t);
-        if (!t) {
-          ctrace__map_del(&w->ix, id << 4 | (uint64_t)kind);
-          w->e.oom = true;
-          return NULL;
-        }
-        w->t = t;
-        w->cap = cap;
-      }
-      i = w->n++;
-    }
-    *v = i + 1;
-    memset(&w->t[i], 0, sizeof w->t[i]);
-    w->t[i].kind = (uint8_t)kind;
-    w->t[i].id = id;
+    t->kind = (uint8_t)kind;
+    t->id = id;
   }
-  return &w->t[*v - 1];
+  return t;
 }
 
 static void desc_free(wtrack *t);
@@ -124,19 +106,11 @@ static void desc_free(wtrack *t);
  * trace may have millions. Its track, if a log after its end names it, is
  * described anew (the walk does the same). */
 static void release(win *w, wtrack *t) {
-  if (w->nfree == w->capfree) {
-    size_t cap = w->capfree ? w->capfree * 2 : 64;
-    size_t *f = realloc(w->free, cap * sizeof *f);
-    if (!f) return; /* kept, then */
-    w->free = f;
-    w->capfree = cap;
-  }
-  ctrace__map_del(&w->ix, t->id << 4 | (uint64_t)t->kind);
   free(t->open);
   free(t->task_type);
   desc_free(t);
-  memset(t, 0, sizeof *t); /* kind 0: no track */
-  w->free[w->nfree++] = (size_t)(t - w->t);
+  /* Zeroed, kind 0: no track. */
+  ctrace__map_slot_drop(&w->ix, NULL, &w->freed, t->id << 4 | (uint64_t)t->kind, w->t, sizeof *w->t);
 }
 
 static void desc_free(wtrack *t) {
@@ -325,10 +299,9 @@ static void wn_free_tracks(win *w) {
     desc_free(t);
   }
   free(w->t);
-  free(w->free);
+  ctrace__free_free(&w->freed);
   w->t = NULL;
-  w->free = NULL;
-  w->n = w->cap = w->nfree = w->capfree = 0;
+  w->n = w->cap = 0;
   ctrace__map_free(&w->ix);
   ctrace__map_free(&w->flows);
   memset(w->cn, 0, sizeof w->cn);
