@@ -315,6 +315,18 @@ static void model_pass(ctrace_reader *r) {
          (unsigned long long)n[0]);
 }
 
+/* The rows ctrace_stats_build_ex hands out one at a time. */
+struct rowsum {
+  size_t n;
+  uint64_t ids;
+};
+
+static void rowsum_add(const ctrace_goroutine_stats *g, void *arg) {
+  struct rowsum *s = arg;
+  s->n++;
+  s->ids += g->id * 31 + (uint64_t)g->t.total;
+}
+
 /* What every ctrace command that analyses a trace does with one check
  * accepted: its statistics, each profile (built and encoded), and both
  * exports. Each must end, with 0 or an error code and a message: a trace
@@ -328,6 +340,18 @@ static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
   int rc = ctrace_stats_build(r, info, &st, msg, sizeof msg);
   if (rc != 0 && rc != CTRACE_ENOMEM) FAIL("stats of a checked trace: %d", rc);
   if (rc != 0 && !memchr(msg, 0, sizeof msg)) FAIL("stats: message not NUL-terminated");
+  /* The rows one at a time (csv and json's way) are the rows kept. */
+  struct rowsum rs = {0};
+  ctrace_stats_options so = {.groups_only = 1, .row = rowsum_add, .row_arg = &rs};
+  ctrace_stats *st1 = NULL;
+  int rc1 = ctrace_stats_build_ex(r, info, &so, &st1, msg, sizeof msg);
+  if (rc == 0 && rc1 == 0) {
+    uint64_t ids = 0;
+    for (size_t i = 0; i < st->ngoroutines; i++) ids += st->goroutines[i].id * 31 + (uint64_t)st->goroutines[i].t.total;
+    if (rs.n != st->ngoroutines || rs.ids != ids || st1->ngoroutines != 0)
+      FAIL("stats: %zu rows one at a time, %zu kept", rs.n, st->ngoroutines);
+  }
+  ctrace_stats_free(st1);
   ctrace_stats_free(st);
   static const ctrace_profile_kind kinds[] = {CTRACE_PROFILE_NET,   CTRACE_PROFILE_SYNC, CTRACE_PROFILE_SYSCALL,
                                               CTRACE_PROFILE_SCHED, CTRACE_PROFILE_WALL, CTRACE_PROFILE_CPU,
@@ -340,6 +364,18 @@ static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
     if (rc != 0 && rc != CTRACE_ENOMEM && rc != CTRACE_EINVAL)
       FAIL("profile %d of a checked trace: %d", (int)kinds[k], rc);
     if (rc != 0 && !memchr(msg, 0, sizeof msg)) FAIL("profile %d: message not NUL-terminated", (int)kinds[k]);
+    /* Written as built: it fails as the build does. */
+    char *w = NULL;
+    size_t wlen = 0;
+    FILE *fp = open_memstream(&w, &wlen);
+    if (fp) {
+      int wrc = ctrace_profile_write(r, &o, fp, msg, sizeof msg);
+      fclose(fp);
+      if (wrc != rc && wrc != CTRACE_ENOMEM && rc != CTRACE_ENOMEM)
+        FAIL("profile %d: written as built %d, built %d", (int)kinds[k], wrc, rc);
+      for (size_t i = 0; i < wlen; i++) sink += (unsigned char)w[i];
+      free(w);
+    }
     if (rc != 0) continue;
     unsigned char *pb = NULL;
     size_t len = 0;

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctrace/parse.h"
 
@@ -65,6 +66,17 @@ size_t ctrace_profile_samples(const ctrace_profile *p);
 int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t *len);
 
 void ctrace_profile_free(ctrace_profile *p);
+
+/* Builds the profile as ctrace_profile_build does and writes it to out as
+ * ctrace_profile_encode would, but as it goes: a sample that can no longer
+ * change is written then and forgotten (-t wall: a goroutine's samples,
+ * once it has ended for good), so that memory follows the goroutines alive
+ * at once, not all those the trace ever had. Samples may come in another
+ * order than ctrace_profile_encode's (pprof reads them in any). Whatever
+ * the return, out may hold part of a profile. 0, or a negative code as
+ * ctrace_profile_build's, or CTRACE_EIO when writing to out failed. */
+int ctrace_profile_write(ctrace_reader *r, const ctrace_profile_options *opt, FILE *out, char *err,
+                         size_t errlen);
 
 /* ---- statistics (ctrace stats) ------------------------------------------- */
 
@@ -194,9 +206,15 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
 /* The same, without the rows of goroutines when groups_only is not 0
  * (ngoroutines 0): then memory follows the goroutines alive at once, not
  * all those a trace ever had (a Go program may start a million a second).
- * ctrace_stats_build is this with groups_only 0. */
+ * Those rows can still be had, one at a time: row, when not NULL, is
+ * called with each goroutine's as it is settled, while the statistics are
+ * built: a goroutine that has ended for good at once, in the order they
+ * end; the others at the end of the trace, by id. The row and its strings
+ * are valid during the call. ctrace_stats_build is this with all 0. */
 typedef struct ctrace_stats_options {
   int groups_only;
+  void (*row)(const ctrace_goroutine_stats *g, void *arg);
+  void *row_arg;
 } ctrace_stats_options;
 int ctrace_stats_build_ex(ctrace_reader *r, const ctrace_trace_info *info, const ctrace_stats_options *opt,
                           ctrace_stats **out, char *err, size_t errlen);

@@ -54,26 +54,26 @@ typedef struct an_interval {
 } an_interval;
 
 /* The filter: per goroutine, sorted non-overlapping intervals of time to
- * keep. all: no filter (every goroutine, all of its time). */
+ * keep. all: no filter (every goroutine, all of its time). ids_only: the
+ * goroutines a --goroutine filter keeps, by id alone (members), for a
+ * profile that learns their lifetimes in its own pass. */
 typedef struct an_filter {
-  bool all;
+  bool all, ids_only;
   u64map index; /* g -> index + 1 into per */
   struct an_gintervals {
     an_interval *iv;
     size_t n, cap;
   } *per;
   size_t nper, capper;
+  u64set members;
   int64_t trace_end; /* the last event's time */
 } an_filter;
 
-/* Reads the trace through (from its start) if opt asks for a filter. 0, or
- * -1 with err set. */
-int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
+/* Reads the trace through (from its start) if opt asks for a filter;
+ * ids_only: a name filter's goroutines by id alone (above), where no
+ * region filter is asked for. 0, or -1 with err set. */
+int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, bool ids_only, an_filter *f,
                             char *err, size_t errlen);
-/* Every goroutine, from its first start (0 if it never ran) to its end
- * (or the trace's): what Go 1.23's `go tool trace -pprof` clips its
- * profiles to (pprofMatchingGoroutines with no name). */
-int ctrace__an_filter_lifetimes(ctrace_reader *r, an_filter *f, char *err, size_t errlen);
 /* Nanoseconds of [begin, end) that goroutine g spends inside the filter's
  * intervals: Go's pprofOverlappingDuration. */
 int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end);

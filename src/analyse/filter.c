@@ -114,15 +114,24 @@ typedef struct open_region {
   bool open;
 } open_region;
 
-/* every: all goroutines, each its whole lifetime (gname and rname NULL). */
-static int build(ctrace_reader *r, const char *gname, const char *rname, bool every, an_filter *f,
+/* A goroutine's whole lifetime into f, if its name is the one kept: its
+ * id alone where the profile learns lifetimes itself (ids_only). */
+static bool keep(an_filter *f, uint64_t g, const gdesc *d, const char *gname, int64_t last) {
+  if (strcmp(d->name, gname) != 0) return true;
+  if (f->ids_only) return ctrace__set_add(&f->members, g);
+  return add(f, g, d->start, d->end >= 0 ? d->end : last);
+}
+
+static int build(ctrace_reader *r, const char *gname, const char *rname, bool ids_only, an_filter *f,
                  char *err, size_t errlen) {
   memset(f, 0, sizeof *f);
-  if (!gname && !rname && !every) {
+  if (!gname && !rname) {
     f->all = true;
     return 0;
   }
+  f->ids_only = ids_only && !rname;
   u64map gix = {0};
+  u64free gfree = {0};
   gdesc *gs = NULL;
   size_t ngs = 0, capgs = 0;
   open_region *regs = NULL;
@@ -146,25 +155,11 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
               ev.type == CTRACE_EV_GoStartLabel || ev.type == CTRACE_EV_GoEnd ||
               ev.type == CTRACE_EV_GoStop || (v122 && ev.tstack))) {
       bool fresh;
-      uint64_t *ix = ctrace__map_put(&gix, g, &fresh);
-      if (!ix) {
+      if (!(d = ctrace__map_slot(&gix, &gfree, g, &gs, &ngs, &capgs, sizeof *gs, &fresh))) {
         oom = true;
         break;
       }
-      if (fresh) {
-        if (ngs == capgs) {
-          capgs = capgs ? capgs * 2 : 64;
-          void *n = realloc(gs, capgs * sizeof *gs);
-          if (!n) {
-            oom = true;
-            break;
-          }
-          gs = n;
-        }
-        gs[ngs] = (gdesc){"", false, 0, -1};
-        *ix = ++ngs;
-      }
-      d = &gs[*ix - 1];
+      if (fresh) *d = (gdesc){"", false, 0, -1};
     }
     if (d && v122) /* a creation's tstack is args[1] (the model, src/parse/model.c) */
       ctrace__an_name_from(r, ev.type == CTRACE_EV_GoCreate ? ev.args[1] : ev.tstack, &d->name, &d->named);
@@ -192,6 +187,14 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
           regs[i].open = false;
           if (!add(f, ev.g, regs[i].begin, ev.ts)) oom = true;
         }
+      /* Gone for good (args[0] 1: a C thread's goroutine, whose id comes
+       * back, model.h): all the filter needs of it is known; it is
+       * forgotten, so that memory follows the goroutines alive. Where
+       * both filters apply, the end sorts the regions by name. */
+      if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1 && !(gname && rname)) {
+        if (!rname && !keep(f, ev.g, d, gname, last)) oom = true;
+        ctrace__map_slot_drop(&gix, NULL, &gfree, ev.g, gs, sizeof *gs);
+      }
       break;
     case CTRACE_EV_UserRegion: {
       if (!rname || strcmp(ev.sargs[0] ? ev.sargs[0] : "", rname) != 0) break;
@@ -233,19 +236,14 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool ev
       if (!add(f, regs[i].g, regs[i].begin, end)) goto oom;
     }
 
-  if (!rname) { /* goroutines only: each whole lifetime */
-    for (size_t i = 0; i < gix.cap; i++) {
-      if (!gix.used[i]) continue;
-      const gdesc *d = &gs[gix.vals[i] - 1];
-      if (!every && strcmp(d->name, gname) != 0) continue;
-      if (!add(f, gix.keys[i], d->start, d->end >= 0 ? d->end : last)) goto oom;
-    }
-  }
-  if (f->nper == 0) {
+  if (!rname) /* goroutines only: each whole lifetime */
+    for (size_t i = 0; i < gix.cap; i++)
+      if (gix.used[i] && !keep(f, gix.keys[i], &gs[gix.vals[i] - 1], gname, last)) goto oom;
+  if (f->nper == 0 && f->members.len == 0) {
     if (rname && !gname)
       snprintf(err, errlen, "no region of type %s in the trace", rname);
     else
-      snprintf(err, errlen, "failed to find matching goroutines for name: %s", every ? "" : gname);
+      snprintf(err, errlen, "failed to find matching goroutines for name: %s", gname);
     rc = CTRACE_EINVAL;
     goto out;
   }
@@ -276,6 +274,7 @@ oom:
   rc = CTRACE_ENOMEM;
 out:
   ctrace__map_free(&gix);
+  ctrace__free_free(&gfree);
   free(gs);
   free(regs);
   if (rc) ctrace__an_filter_free(f);
@@ -303,14 +302,11 @@ void ctrace__an_filter_free(an_filter *f) {
   for (size_t i = 0; i < f->nper; i++) free(f->per[i].iv);
   free(f->per);
   ctrace__map_free(&f->index);
+  ctrace__set_free(&f->members);
   memset(f, 0, sizeof *f);
 }
 
-int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, an_filter *f,
+int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, bool ids_only, an_filter *f,
                             char *err, size_t errlen) {
-  return build(r, opt->goroutine, opt->region, false, f, err, errlen);
-}
-
-int ctrace__an_filter_lifetimes(ctrace_reader *r, an_filter *f, char *err, size_t errlen) {
-  return build(r, NULL, NULL, true, f, err, errlen);
+  return build(r, opt->goroutine, opt->region, ids_only, f, err, errlen);
 }

@@ -97,6 +97,7 @@ typedef struct lives {
   life *l;
   size_t n, cap;
   u64free freed; /* the slots of goroutines that ended */
+  const u64set *only; /* a --goroutine filter's goroutines (filter.c), or NULL: all */
   size_t members;
   int64_t last; /* the last event's time */
 } lives;
@@ -168,7 +169,7 @@ static life *life_of(lives *l, uint64_t g) {
 
 static life *life_member(lives *l, uint64_t g) {
   life *x = life_of(l, g);
-  if (x && !x->member) {
+  if (x && !x->member && (!l->only || ctrace__set_has(l->only, g))) {
     l->members++;
     x->member = true;
   }
@@ -262,6 +263,7 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
   if (n == 0 && !c->go127) return 0; /* Go 1.27 counts it under the empty stack */
   int64_t d;
   if (c->online) {
+    if (c->online->only && !ctrace__set_has(c->online->only, pe->g)) return 0;
     uint64_t *ix = ctrace__map_get(&c->online->index, pe->g);
     life *x = ix ? &c->online->l[*ix - 1] : NULL;
     if (!x || x->start == 0 || (x->end >= 0 && ts > x->end)) {
@@ -580,26 +582,30 @@ static int go127_profile(ctx *c) {
   return rc;
 }
 
-int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
-                         ctrace_profile **out, char *err, size_t errlen) {
+/* The profile, kept in *out, or written to stream as it is built. */
+static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stream, ctrace_profile **out,
+                 char *err, size_t errlen) {
   *out = NULL;
   an_filter f;
   /* Go 1.23's command line clips even an unfiltered profile to each
    * goroutine's lifetime (its pprofMatchingGoroutines with no name). */
   bool go123 = ctrace_reader_version(r) >= 1022 && opt->kind <= CTRACE_PROFILE_SCHED;
-  /* Those lifetimes are learned in the profile's pass (lives, above). */
-  bool online = go123 && !opt->goroutine && !opt->region;
+  /* Those lifetimes are learned in the profile's pass (lives, above); a
+   * --goroutine filter's pass gives the goroutines it keeps by id alone,
+   * not their lifetimes, so that its memory follows the goroutines alive. */
+  bool online = go123 && !opt->region;
   lives lv = {0};
-  ctrace_profile_options none = {.kind = opt->kind};
-  int frc = ctrace__an_filter_build(r, online ? &none : opt, &f, err, errlen);
+  int frc = ctrace__an_filter_build(r, opt, online, &f, err, errlen);
   if (frc) return frc;
+  if (f.ids_only) lv.only = &f.members;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
                       : opt->kind == CTRACE_PROFILE_CPU
                           ? ctrace__prof_new("samples", "count", "cpu", "nanoseconds")
                           : ctrace__prof_new("contentions", "count", "delay", "nanoseconds");
   int rc = CTRACE_ENOMEM;
-  if (!p) {
+  if (!p || (stream && !ctrace__prof_stream(p, stream))) {
+    ctrace_profile_free(p);
     snprintf(err, errlen, "out of memory");
     goto out;
   }
@@ -616,7 +622,7 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
     if (rc == 0 && online) rc = linked_deferred(&c);
     if (rc == 0 && online && lv.members == 0 && !p->oom) {
       /* filter.c's words, for a trace with no goroutine to keep. */
-      snprintf(err, errlen, "failed to find matching goroutines for name: ");
+      snprintf(err, errlen, "failed to find matching goroutines for name: %s", opt->goroutine ? opt->goroutine : "");
       free(c.locs);
       ctrace__map_free(&c.last);
       ctrace_profile_free(p);
@@ -640,5 +646,21 @@ int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt,
 out:
   lives_free(&lv);
   ctrace__an_filter_free(&f);
+  return rc;
+}
+
+int ctrace_profile_build(ctrace_reader *r, const ctrace_profile_options *opt, ctrace_profile **out,
+                         char *err, size_t errlen) {
+  return build(r, opt, NULL, out, err, errlen);
+}
+
+int ctrace_profile_write(ctrace_reader *r, const ctrace_profile_options *opt, FILE *out, char *err,
+                         size_t errlen) {
+  ctrace_profile *p;
+  int rc = build(r, opt, out, &p, err, errlen);
+  if (rc) return rc;
+  if ((rc = ctrace__prof_finish(p)) != 0)
+    snprintf(err, errlen, "%s", rc == CTRACE_EIO ? strerror(p->ioerr) : "out of memory");
+  ctrace_profile_free(p);
   return rc;
 }

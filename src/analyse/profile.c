@@ -5,6 +5,7 @@
  * varints, packed varints and length-delimited submessages, and a protobuf
  * library would bring a code generator and a runtime for that. zlib writes
  * the gzip framing (deflateInit2 with 16 added to windowBits). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -133,21 +134,50 @@ uint64_t ctrace__prof_synthetic(ctrace_profile *p, const char *name) {
   return new_loc(p, &p->synth_ids, s, 0, func_id(p, s, 0), 0);
 }
 
+/* A new sample's slot: a retired one's, else one more. */
+static prof_sample *new_sample(ctrace_profile *p, uint64_t key, size_t run, size_t n) {
+  size_t i;
+  if (p->free_samples.n) {
+    i = p->free_samples.ix[--p->free_samples.n];
+  } else {
+    if (!RESERVE(p, samples, capsamples, p->nsamples + 1)) return NULL;
+    i = p->nsamples++;
+  }
+  p->samples[i] = (prof_sample){.locs = run, .nlocs = n, .key = key, .live = true};
+  return &p->samples[i];
+}
+
 prof_sample *ctrace__prof_sample(ctrace_profile *p, uint64_t key, const uint64_t *locs, size_t n) {
   bool fresh;
   uint64_t *ix = ctrace__map_put(&p->sample_ids, key, &fresh);
   if (!ix) goto oom;
   if (!fresh) return &p->samples[*ix - 1];
-  if (!RESERVE(p, samples, capsamples, p->nsamples + 1) ||
-      !RESERVE(p, locpool, cappool, p->npool + n)) {
+  prof_sample *s;
+  if (!RESERVE(p, locpool, cappool, p->npool + n) || !(s = new_sample(p, key, p->npool, n))) {
     ctrace__map_del(&p->sample_ids, key);
     goto oom;
   }
   if (n) memcpy(p->locpool + p->npool, locs, n * sizeof *locs);
-  p->samples[p->nsamples] = (prof_sample){.locs = p->npool, .nlocs = n};
   p->npool += n;
-  *ix = ++p->nsamples;
-  return &p->samples[p->nsamples - 1];
+  *ix = (uint64_t)(s - p->samples) + 1;
+  return s;
+oom:
+  p->oom = true;
+  return NULL;
+}
+
+prof_sample *ctrace__prof_sample_run(ctrace_profile *p, uint64_t key, size_t run, size_t n) {
+  bool fresh;
+  uint64_t *ix = ctrace__map_put(&p->sample_ids, key, &fresh);
+  if (!ix) goto oom;
+  if (!fresh) return &p->samples[*ix - 1];
+  prof_sample *s = new_sample(p, key, run, n);
+  if (!s) {
+    ctrace__map_del(&p->sample_ids, key);
+    goto oom;
+  }
+  *ix = (uint64_t)(s - p->samples) + 1;
+  return s;
 oom:
   p->oom = true;
   return NULL;
@@ -167,7 +197,7 @@ bool ctrace__prof_relocate(ctrace_profile *p, prof_sample *s, const uint64_t *lo
   return true;
 }
 
-size_t ctrace_profile_samples(const ctrace_profile *p) { return p->nsamples; }
+size_t ctrace_profile_samples(const ctrace_profile *p) { return p->nsamples - p->free_samples.n; }
 
 void ctrace_profile_free(ctrace_profile *p) {
   if (!p) return;
@@ -182,6 +212,13 @@ void ctrace_profile_free(ctrace_profile *p) {
   ctrace__map_free(&p->loc_ids);
   ctrace__map_free(&p->synth_ids);
   ctrace__map_free(&p->sample_ids);
+  ctrace__free_free(&p->free_samples);
+  if (p->z) deflateEnd(p->z);
+  free(p->z);
+  free(p->pending.b);
+  free(p->scratch.sub.b);
+  free(p->scratch.sub2.b);
+  free(p->scratch.packed.b);
   free(p);
 }
 
@@ -200,60 +237,68 @@ enum {
   FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
 };
 
-static void encode(const ctrace_profile *p, pbuf *w) {
-  pbuf sub = {0}, sub2 = {0}, packed = {0};
+static void encode_types(const ctrace_profile *p, pbuf *w, prof_scratch *x) {
   for (int i = 0; i < 2; i++) {
-    pb_uint_nz(&sub, VALUETYPE_TYPE, p->sample_type[i][0]);
-    pb_uint_nz(&sub, VALUETYPE_UNIT, p->sample_type[i][1]);
-    pb_msg(w, PROFILE_SAMPLE_TYPE, &sub);
+    pb_uint_nz(&x->sub, VALUETYPE_TYPE, p->sample_type[i][0]);
+    pb_uint_nz(&x->sub, VALUETYPE_UNIT, p->sample_type[i][1]);
+    pb_msg(w, PROFILE_SAMPLE_TYPE, &x->sub);
   }
-  for (size_t i = 0; i < p->nsamples; i++) {
-    const prof_sample *s = &p->samples[i];
-    for (size_t j = 0; j < s->nlocs; j++) pb_varint(&packed, p->locpool[s->locs + j]);
-    if (packed.len) pb_msg(&sub, SAMPLE_LOCATION_ID, &packed);
-    for (int j = 0; j < 2; j++) pb_varint(&packed, (uint64_t)s->value[j]);
-    pb_msg(&sub, SAMPLE_VALUE, &packed);
-    for (int j = 0; j < 2; j++) {
-      if (!s->label_key[j]) continue;
-      pb_uint_nz(&sub2, LABEL_KEY, s->label_key[j]);
-      pb_uint_nz(&sub2, LABEL_STR, s->label_str[j]);
-      pb_msg(&sub, SAMPLE_LABEL, &sub2);
-    }
-    if (s->num_key) {
-      pb_uint_nz(&sub2, LABEL_KEY, s->num_key);
-      pb_uint(&sub2, LABEL_NUM, (uint64_t)s->num); /* 0 is a value here */
-      pb_msg(&sub, SAMPLE_LABEL, &sub2);
-    }
-    pb_msg(w, PROFILE_SAMPLE, &sub);
+}
+
+static void encode_sample(const ctrace_profile *p, const prof_sample *s, pbuf *w, prof_scratch *x) {
+  for (size_t j = 0; j < s->nlocs; j++) pb_varint(&x->packed, p->locpool[s->locs + j]);
+  if (x->packed.len) pb_msg(&x->sub, SAMPLE_LOCATION_ID, &x->packed);
+  for (int j = 0; j < 2; j++) pb_varint(&x->packed, (uint64_t)s->value[j]);
+  pb_msg(&x->sub, SAMPLE_VALUE, &x->packed);
+  for (int j = 0; j < 2; j++) {
+    if (!s->label_key[j]) continue;
+    pb_uint_nz(&x->sub2, LABEL_KEY, s->label_key[j]);
+    pb_uint_nz(&x->sub2, LABEL_STR, s->label_str[j]);
+    pb_msg(&x->sub, SAMPLE_LABEL, &x->sub2);
   }
+  if (s->num_key) {
+    pb_uint_nz(&x->sub2, LABEL_KEY, s->num_key);
+    pb_uint(&x->sub2, LABEL_NUM, (uint64_t)s->num); /* 0 is a value here */
+    pb_msg(&x->sub, SAMPLE_LABEL, &x->sub2);
+  }
+  pb_msg(w, PROFILE_SAMPLE, &x->sub);
+}
+
+/* The profile, but its sample types when a stream has them already. */
+static void encode(const ctrace_profile *p, pbuf *w, bool types) {
+  prof_scratch x = {0};
+  pbuf *sub = &x.sub, *sub2 = &x.sub2;
+  if (types) encode_types(p, w, &x);
+  for (size_t i = 0; i < p->nsamples; i++)
+    if (p->samples[i].live) encode_sample(p, &p->samples[i], w, &x);
   for (size_t i = 0; i < p->nlocs; i++) {
     const prof_loc *l = &p->locs[i];
-    pb_uint_nz(&sub, LOCATION_ID, i + 1);
-    pb_uint_nz(&sub, LOCATION_ADDRESS, l->addr);
-    pb_uint_nz(&sub2, LINE_FUNCTION_ID, l->func);
-    pb_uint_nz(&sub2, LINE_LINE, l->line);
-    pb_msg(&sub, LOCATION_LINE, &sub2);
-    pb_msg(w, PROFILE_LOCATION, &sub);
+    pb_uint_nz(sub, LOCATION_ID, i + 1);
+    pb_uint_nz(sub, LOCATION_ADDRESS, l->addr);
+    pb_uint_nz(sub2, LINE_FUNCTION_ID, l->func);
+    pb_uint_nz(sub2, LINE_LINE, l->line);
+    pb_msg(sub, LOCATION_LINE, sub2);
+    pb_msg(w, PROFILE_LOCATION, sub);
   }
   for (size_t i = 0; i < p->nfuncs; i++) {
     const prof_func *f = &p->funcs[i];
-    pb_uint_nz(&sub, FUNCTION_ID, i + 1);
-    pb_uint_nz(&sub, FUNCTION_NAME, f->name);
-    pb_uint_nz(&sub, FUNCTION_SYSTEM_NAME, f->name);
-    pb_uint_nz(&sub, FUNCTION_FILENAME, f->file);
-    pb_msg(w, PROFILE_FUNCTION, &sub);
+    pb_uint_nz(sub, FUNCTION_ID, i + 1);
+    pb_uint_nz(sub, FUNCTION_NAME, f->name);
+    pb_uint_nz(sub, FUNCTION_SYSTEM_NAME, f->name);
+    pb_uint_nz(sub, FUNCTION_FILENAME, f->file);
+    pb_msg(w, PROFILE_FUNCTION, sub);
   }
   for (size_t i = 0; i < p->nstrs; i++) pb_bytes(w, PROFILE_STRING_TABLE, p->strs[i], strlen(p->strs[i]));
   pb_uint_nz(w, PROFILE_DURATION_NANOS, (uint64_t)p->duration_ns);
-  pb_uint_nz(&sub, VALUETYPE_TYPE, p->period_type[0]);
-  pb_uint_nz(&sub, VALUETYPE_UNIT, p->period_type[1]);
-  pb_msg(w, PROFILE_PERIOD_TYPE, &sub);
+  pb_uint_nz(sub, VALUETYPE_TYPE, p->period_type[0]);
+  pb_uint_nz(sub, VALUETYPE_UNIT, p->period_type[1]);
+  pb_msg(w, PROFILE_PERIOD_TYPE, sub);
   pb_uint_nz(w, PROFILE_PERIOD, (uint64_t)p->period);
   pb_uint_nz(w, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_type);
-  if (sub.oom || sub2.oom || packed.oom) w->oom = true;
-  free(sub.b);
-  free(sub2.b);
-  free(packed.b);
+  if (x.sub.oom || x.sub2.oom || x.packed.oom) w->oom = true;
+  free(x.sub.b);
+  free(x.sub2.b);
+  free(x.packed.b);
 }
 
 int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t *len) {
@@ -261,7 +306,7 @@ int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t 
   *len = 0;
   if (p->oom) return CTRACE_ENOMEM;
   pbuf raw = {0};
-  encode(p, &raw);
+  encode(p, &raw, true);
   if (raw.oom) {
     free(raw.b);
     return CTRACE_ENOMEM;
@@ -291,4 +336,62 @@ int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t 
   deflateEnd(&z);
   free(raw.b);
   return rc;
+}
+
+/* ---- written as built ------------------------------------------------------- */
+
+/* What was encoded goes through deflate to out once there is this much. */
+enum { PENDING_MAX = 256 << 10 };
+
+static void deflate_out(ctrace_profile *p, int flush) {
+  unsigned char buf[64 << 10];
+  z_stream *z = p->z;
+  z->next_in = p->pending.b ? p->pending.b : (unsigned char *)"";
+  z->avail_in = (uInt)p->pending.len;
+  int rc;
+  do {
+    z->next_out = buf;
+    z->avail_out = sizeof buf;
+    rc = deflate(z, flush);
+    size_t n = sizeof buf - z->avail_out;
+    if (n && fwrite(buf, 1, n, p->out) != n && !p->ioerr) p->ioerr = errno ? errno : EIO;
+  } while (z->avail_out == 0 || (flush == Z_FINISH && rc == Z_OK));
+  p->pending.len = 0;
+}
+
+bool ctrace__prof_stream(ctrace_profile *p, FILE *out) {
+  if (!(p->z = calloc(1, sizeof *p->z))) return false;
+  if (deflateInit2(p->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    free(p->z);
+    p->z = NULL;
+    return false;
+  }
+  p->out = out;
+  prof_scratch x = {0};
+  encode_types(p, &p->pending, &x);
+  free(x.sub.b);
+  return !x.sub.oom && !p->pending.oom;
+}
+
+void ctrace__prof_retire(ctrace_profile *p, size_t ix) {
+  prof_sample *s = &p->samples[ix];
+  if (p->z) {
+    prof_scratch *x = &p->scratch;
+    encode_sample(p, s, &p->pending, x);
+    if (x->sub.oom || x->sub2.oom || x->packed.oom || p->pending.oom) p->oom = true;
+    if (p->pending.len >= PENDING_MAX) deflate_out(p, Z_NO_FLUSH);
+  }
+  ctrace__map_del(&p->sample_ids, s->key);
+  *s = (prof_sample){0};
+  if (ctrace__room(&p->free_samples.ix, p->free_samples.n, &p->free_samples.cap, sizeof *p->free_samples.ix, 64))
+    p->free_samples.ix[p->free_samples.n++] = ix;
+}
+
+int ctrace__prof_finish(ctrace_profile *p) {
+  if (p->oom) return CTRACE_ENOMEM;
+  encode(p, &p->pending, false);
+  if (p->pending.oom) return CTRACE_ENOMEM;
+  deflate_out(p, Z_FINISH);
+  if (fflush(p->out) != 0 && !p->ioerr) p->ioerr = errno ? errno : EIO;
+  return p->ioerr ? CTRACE_EIO : 0;
 }

@@ -69,6 +69,7 @@ typedef struct sctx {
   /* Goroutines that ended for good, retired (retire): their rows (none
    * with groups_only) and the groups they were added to. */
   bool groups_only;
+  const ctrace_stats_options *opt;
   ctrace_goroutine_stats *rows;
   size_t nrows, caprows;
   ctrace_group_stats *groups;
@@ -358,12 +359,16 @@ static void settle(gst *g, int64_t last) {
   t->unknown = t->total > known ? t->total - known : 0;
 }
 
-/* A settled goroutine into the table: its row (but with groups_only) and
- * its group's sums; none for one that never existed for Go 1.23. */
-static bool tabulate(sctx *c, const gst *g) {
+/* A settled goroutine into the table: its row (but with groups_only; to
+ * the row callback at once, unless at the end, where they are sorted
+ * first) and its group's sums; none for one that never existed for Go
+ * 1.23. */
+static bool tabulate(sctx *c, const gst *g, bool end) {
   if (g->state == G_NONE && !g->started) return true;
   const ctrace_goroutine_stats *x = &g->s;
-  if (!c->groups_only) {
+  if (c->opt->row && !end) {
+    c->opt->row(x, c->opt->row_arg);
+  } else if (!c->groups_only || c->opt->row) { /* the row callback's, sorted at the end */
     if (!ctrace__room(&c->rows, c->nrows, &c->caprows, sizeof *c->rows, 256)) return false;
     c->rows[c->nrows++] = *x;
   }
@@ -385,7 +390,7 @@ static bool tabulate(sctx *c, const gst *g) {
  * goroutines alive, not all those a trace ever had. */
 static bool retire(sctx *c, gst *g) {
   settle(g, c->last);
-  if (!tabulate(c, g)) return false;
+  if (!tabulate(c, g, false)) return false;
   ctrace__map_slot_drop(&c->gix, &c->gcache, &c->gfree, g->s.id, c->gs, sizeof *c->gs);
   return true;
 }
@@ -661,15 +666,19 @@ static bool collect_goroutines(sctx *c) {
   ctrace_stats *st = c->st;
   for (size_t i = 0; i < c->ngs; i++) {
     settle(&c->gs[i], c->last);
-    if (!tabulate(c, &c->gs[i])) return false;
+    if (!tabulate(c, &c->gs[i], true)) return false;
   }
-  st->goroutines = c->rows;
-  st->ngoroutines = c->nrows;
+  if (c->nrows) qsort(c->rows, c->nrows, sizeof *c->rows, cmp_gid);
+  if (c->opt->row)
+    for (size_t i = 0; i < c->nrows; i++) c->opt->row(&c->rows[i], c->opt->row_arg);
+  if (!c->groups_only) {
+    st->goroutines = c->rows;
+    st->ngoroutines = c->nrows;
+    c->rows = NULL;
+  }
   st->groups = c->groups;
   st->ngroups = c->ngroups;
-  c->rows = NULL;
   c->groups = NULL;
-  if (st->ngoroutines) qsort(st->goroutines, st->ngoroutines, sizeof *st->goroutines, cmp_gid);
   if (st->ngroups) qsort(st->groups, st->ngroups, sizeof *st->groups, cmp_group);
 
   for (size_t i = 0; i < c->waits.n; i++) {
@@ -690,7 +699,7 @@ int ctrace_stats_build_ex(ctrace_reader *r, const ctrace_trace_info *info, const
                           ctrace_stats **out, char *err, size_t errlen) {
   *out = NULL;
   sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true,
-            .go127 = info->version >= 1025, .groups_only = opt->groups_only != 0};
+            .go127 = info->version >= 1025, .groups_only = opt->groups_only != 0, .opt = opt};
   ctrace_stats *st = c.st = calloc(1, sizeof *st);
   an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
   int rc = -1;

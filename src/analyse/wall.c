@@ -48,7 +48,14 @@ typedef struct gwall {
   int64_t since;
   uint64_t stack;     /* stack of the current state (see above) */
   uint64_t sys_stack; /* the last GoSysCall's, for a call that blocks */
+  size_t samples;     /* its samples: index + 1 of the first, chained by next */
 } gwall;
+
+/* A (stack, state)'s locations in the profile's pool, which the samples of
+ * every goroutine with that pair share. */
+typedef struct wrun {
+  size_t off, n;
+} wrun;
 
 typedef struct wctx {
   ctrace_reader *r;
@@ -57,7 +64,11 @@ typedef struct wctx {
   u64map gix; /* g -> index + 1 into gs */
   gwall *gs;
   size_t ngs, capgs;
+  u64free freed; /* the slots of goroutines gone (streaming) */
+  bool stream;   /* the profile is written as built: forget what has ended */
   u64map combo; /* stack << 8 | state -> its number (ctrace__an_number) */
+  wrun *runs;   /* by combo number - 1 */
+  size_t capruns;
   uint64_t state_loc[S_MAX];
   uint64_t key_state, key_g, state_str[S_MAX];
   const char *reason[S_MAX]; /* a state past S_COUNT: its reason (the adapter's string) */
@@ -69,13 +80,13 @@ typedef struct wctx {
 
 static gwall *get(wctx *c, uint64_t g, int64_t since, uint64_t stack) {
   bool fresh;
-  gwall *gw = ctrace__map_slot(&c->gix, NULL, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
+  gwall *gw = ctrace__map_slot(&c->gix, &c->freed, g, &c->gs, &c->ngs, &c->capgs, sizeof *c->gs, &fresh);
   if (!gw) {
     c->oom = true;
     return NULL;
   }
   /* First seen other than at its creation: there since the trace began. */
-  if (fresh) *gw = (gwall){g, S_RUNNABLE, false, since, stack, 0};
+  if (fresh) *gw = (gwall){g, S_RUNNABLE, false, since, stack, 0, 0};
   return gw;
 }
 
@@ -96,28 +107,61 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
   if (ix) {
     s = &c->p->samples[*ix - 1];
   } else {
-    const ctrace_frame *fr;
-    size_t n = ctrace__model_stack(c->r, stack, &fr);
-    if (n + 1 > c->caplocs) {
-      void *m = realloc(c->locs, (n + 1) * sizeof *c->locs);
+    if (combo > c->capruns) {
+      size_t cap = c->capruns ? c->capruns * 2 : 256;
+      while (cap < combo) cap *= 2;
+      wrun *m = realloc(c->runs, cap * sizeof *m);
       if (!m) goto oom;
-      c->locs = m;
-      c->caplocs = n + 1;
+      memset(m + c->capruns, 0, (cap - c->capruns) * sizeof *m);
+      c->runs = m;
+      c->capruns = cap;
     }
-    c->locs[0] = c->state_loc[gw->state];
-    for (size_t i = 0; i < n; i++)
-      c->locs[i + 1] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
-    if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n + 1))) goto oom;
+    wrun *run = &c->runs[combo - 1];
+    if (run->n) { /* the state's frame, at least */
+      s = ctrace__prof_sample_run(c->p, key, run->off, run->n);
+    } else {
+      const ctrace_frame *fr;
+      size_t n = ctrace__model_stack(c->r, stack, &fr);
+      if (n + 1 > c->caplocs) {
+        void *m = realloc(c->locs, (n + 1) * sizeof *c->locs);
+        if (!m) goto oom;
+        c->locs = m;
+        c->caplocs = n + 1;
+      }
+      c->locs[0] = c->state_loc[gw->state];
+      for (size_t i = 0; i < n; i++)
+        c->locs[i + 1] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+      if (c->p->oom) goto oom;
+      if ((s = ctrace__prof_sample(c->p, key, c->locs, n + 1))) *run = (wrun){s->locs, s->nlocs};
+    }
+    if (!s) goto oom;
     s->label_key[0] = c->key_state;
     s->label_str[0] = c->state_str[gw->state];
     s->num_key = c->key_g;
     s->num = (int64_t)gw->g;
+    s->next = gw->samples;
+    gw->samples = (size_t)(s - c->p->samples) + 1;
   }
   s->value[0]++;
   s->value[1] += d;
   return;
 oom:
   c->oom = true;
+}
+
+/* gw has ended for good (its id never comes back): when the profile is
+ * written as built, its samples are final; they go out, and it is
+ * forgotten, so that memory follows the goroutines alive. */
+static void gone(wctx *c, gwall *gw) {
+  if (!c->stream) return;
+  for (size_t i = gw->samples; i;) {
+    size_t next = c->p->samples[i - 1].next;
+    ctrace__prof_retire(c->p, i - 1);
+    i = next;
+  }
+  size_t at = (size_t)(gw - c->gs);
+  ctrace__map_slot_drop(&c->gix, NULL, &c->freed, gw->g, c->gs, sizeof *c->gs);
+  c->gs[at].dead = true; /* zeroed: not closed again at the end */
 }
 
 static void enter(gwall *gw, uint8_t state, uint64_t stack) {
@@ -166,7 +210,7 @@ static int wait_state(wctx *c, const ctrace_event *ev) {
 
 int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
                     size_t errlen) {
-  wctx c = {.r = r, .f = f, .p = p};
+  wctx c = {.r = r, .f = f, .p = p, .stream = p->z != NULL};
   p->default_type = p->sample_type[1][0];
   c.key_state = ctrace__prof_string(p, "state");
   c.key_g = ctrace__prof_string(p, "goroutine");
@@ -200,6 +244,8 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
       if ((gw = get(&c, ev.g, 0, 0))) {
         close_at(&c, gw, ev.ts, ev.stack);
         gw->dead = true;
+        /* args[0] 1: a C thread's goroutine, whose id comes back (model.h). */
+        if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1) gone(&c, gw);
       }
       break;
     case CTRACE_EV_GoSched:
@@ -254,6 +300,8 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
   }
   ctrace__map_free(&c.gix);
   ctrace__map_free(&c.combo);
+  ctrace__free_free(&c.freed);
+  free(c.runs);
   free(c.gs);
   free(c.locs);
   return rc;

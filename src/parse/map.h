@@ -147,6 +147,11 @@ static inline bool ctrace__set_add(u64set *s, uint64_t id) {
   }
   return true;
 }
+/* Whether id was added. */
+static inline bool ctrace__set_has(const u64set *s, uint64_t id) {
+  const uint64_t *ix = ctrace__map_get(&s->chunks, id >> 12);
+  return ix && (s->bits[(*ix - 1) * 64 + ((id >> 6) & 63)] >> (id & 63) & 1);
+}
 void ctrace__set_free(u64set *s);
 
 #endif

@@ -63,28 +63,18 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
   return argv[++*i];
 }
 
-static int write_file(const char *path, const unsigned char *d, size_t n) {
-  if (!path) {
-    if (fwrite(d, 1, n, stdout) == n && fflush(stdout) == 0) return 0;
-    fprintf(stderr, "ctrace pprof: stdout: %s\n", strerror(errno));
-    return -1;
-  }
-  /* No half profile under its name (ctrace__tool_out_open). */
-  ctrace__tool_out o;
-  int fd = ctrace__tool_out_open(&o, path), e = fd < 0 ? errno : 0;
-  for (size_t done = 0; !e && done < n;) {
-    ssize_t k = write(fd, d + done, n - done);
-    if (k < 0 && errno != EINTR) e = errno;
-    if (k > 0) done += (size_t)k;
-  }
-  if (fd >= 0) {
-    int c = ctrace__tool_out_close(&o, !e);
-    if (!e) e = c;
-  }
-  if (e) fprintf(stderr, "ctrace pprof: %s: %s\n", path, strerror(e));
-  return e ? -1 : 0;
+/* Copies the spooled profile f to fd. 0 or an errno value. */
+static int copy_out(FILE *f, int fd) {
+  char buf[64 << 10];
+  if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0) return errno;
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+    for (size_t done = 0; done < n;) {
+      ssize_t k = write(fd, buf + done, n - done);
+      if (k < 0 && errno != EINTR) return errno;
+      if (k > 0) done += (size_t)k;
+    }
+  return ferror(f) ? EIO : 0;
 }
-
 int ctrace__cmd_pprof(int argc, char **argv) {
   ctrace_profile_options opt = {.kind = CTRACE_PROFILE_WALL};
   const char *type = NULL, *out = NULL, *trace = NULL, *v;
@@ -149,24 +139,41 @@ int ctrace__cmd_pprof(int argc, char **argv) {
   bool progress;
   ctrace_reader *r = ctrace__tool_open_unchecked(trace, &info, &progress);
   if (!r) return 1;
+  /* The profile is written as it is built, and memory stays flat (-t
+   * wall), but nothing shows under its name, or on standard output, before
+   * the trace is read through and found good: it goes to the file beside
+   * -o FILE (ctrace__tool_out), or else to a spool copied out once good. */
+  ctrace__tool_out o = {.fd = -1};
+  int fd = out ? ctrace__tool_out_open(&o, out) : 1;
+  FILE *f = fd < 0 ? NULL : o.tmp ? fdopen(fd, "wb") : tmpfile();
+  if (!f) {
+    fprintf(stderr, "ctrace pprof: %s: %s\n", out ? out : "spool", strerror(errno));
+    if (o.tmp) ctrace__tool_out_close(&o, false);
+    ctrace_reader_close(r);
+    return 1;
+  }
   char err[256];
-  ctrace_profile *p;
   int rc = 1;
-  int failed = ctrace_profile_build(r, &opt, &p, err, sizeof err);
+  int failed = ctrace_profile_write(r, &opt, f, err, sizeof err);
   if (!ctrace__tool_checked(trace, r, &info, progress)) {
-    if (!failed) ctrace_profile_free(p);
   } else if (failed) {
-    fprintf(stderr, "ctrace pprof: %s: %s\n", trace, err);
+    fprintf(stderr, "ctrace pprof: %s: %s\n", failed == CTRACE_EIO && out ? out : trace, err);
   } else {
-    unsigned char *d;
-    size_t n;
-    if (ctrace_profile_encode(p, &d, &n)) {
-      fprintf(stderr, "ctrace pprof: out of memory\n");
-    } else {
-      rc = write_file(out, d, n) ? 1 : 0;
-      free(d);
+    int e = o.tmp ? 0 : copy_out(f, fd);
+    if (e) fprintf(stderr, "ctrace pprof: %s: %s\n", out ? out : "stdout", strerror(e));
+    rc = e ? 1 : 0;
+  }
+  if (fclose(f) != 0 && o.tmp && rc == 0) {
+    fprintf(stderr, "ctrace pprof: %s: %s\n", out, strerror(errno));
+    rc = 1;
+  }
+  if (o.tmp) o.fd = -1; /* fclose closed it */
+  if (out) {
+    int e = ctrace__tool_out_close(&o, rc == 0);
+    if (e && rc == 0) {
+      fprintf(stderr, "ctrace pprof: %s: %s\n", out, strerror(e));
+      rc = 1;
     }
-    ctrace_profile_free(p);
   }
   ctrace_reader_close(r);
   return rc;

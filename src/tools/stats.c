@@ -70,11 +70,72 @@ static void reason_cols(void) {
   }
 }
 
-static void csv_times(const ctrace_gtimes *t) {
-  printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, t->total, t->exec,
-         t->sched_wait, t->syscall, t->syscall_block);
-  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) printf(",%" PRId64, t->block[k]);
-  printf(",%" PRId64, t->unknown);
+static void csv_times(FILE *f, const ctrace_gtimes *t) {
+  fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, t->total, t->exec,
+          t->sched_wait, t->syscall, t->syscall_block);
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) fprintf(f, ",%" PRId64, t->block[k]);
+  fprintf(f, ",%" PRId64, t->unknown);
+}
+
+static void jtimes(FILE *f, const ctrace_gtimes *t) {
+  fprintf(f, "\"total_ns\": %" PRId64 ", \"exec_ns\": %" PRId64 ", \"sched_wait_ns\": %" PRId64
+          ", \"syscall_ns\": %" PRId64 ", \"syscall_block_ns\": %" PRId64 ", \"block_ns\": {",
+          t->total, t->exec, t->sched_wait, t->syscall, t->syscall_block);
+  const char *sep = "";
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
+    if (!t->block[k]) continue;
+    fprintf(f, "%s", sep);
+    qstr(f, ctrace_block_reason_names[k], JSON);
+    fprintf(f, ": %" PRId64, t->block[k]);
+    sep = ", ";
+  }
+  fprintf(f, "}, \"other_ns\": %" PRId64, t->unknown);
+}
+
+/* The goroutines' rows of csv and json: written to a spool as the
+ * analysis settles each goroutine (at its end, or the trace's), then
+ * copied out in their place, after the groups, so that memory does not
+ * follow the goroutines a trace ever had (ctrace_stats_options.row). */
+typedef struct rows {
+  enum fmt fm;
+  FILE *spool;
+  uint64_t n;
+} rows;
+
+static void row(const ctrace_goroutine_stats *g, void *arg) {
+  rows *r = arg;
+  FILE *f = r->spool;
+  if (r->fm == CSV) {
+    fprintf(f, "%" PRIu64 ",", g->id);
+    qstr(f, g->name, CSV);
+    fprintf(f, ",%" PRId64 ",%" PRId64, g->creation, g->end);
+    csv_times(f, &g->t);
+    fputc(',', f);
+    qstr(f, g->thread, CSV);
+    fputc('\n', f);
+  } else {
+    fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"start_function\": ", r->n ? "," : "", g->id);
+    qstr(f, g->name, JSON);
+    fprintf(f, ", \"thread\": ");
+    qstr(f, g->thread, JSON);
+    fprintf(f, ", \"creation_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", ", g->creation, g->end);
+    jtimes(f, &g->t);
+    fputc('}', f);
+  }
+  r->n++;
+}
+
+/* The spooled rows to standard output: false (and said why) if the spool
+ * could not be written or read back. */
+static bool rows_out(rows *r) {
+  char buf[64 << 10];
+  bool ok = fflush(r->spool) == 0 && !ferror(r->spool) && fseek(r->spool, 0, SEEK_SET) == 0;
+  for (size_t n; ok && (n = fread(buf, 1, sizeof buf, r->spool)) > 0;) fwrite(buf, 1, n, stdout);
+  if (!ok || ferror(r->spool)) {
+    fprintf(stderr, "ctrace stats: the goroutines' rows, spooled in $TMPDIR: %s\n", strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 static const char *gname(const char *n) { return n[0] ? n : "(unknown)"; }
@@ -209,7 +270,7 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
   }
 }
 
-static void csv(const ctrace_stats *s, const ctrace_process_info *p) {
+static bool csv(const ctrace_stats *s, const ctrace_process_info *p, rows *rows) {
   const ctrace_trace_info *in = &s->info;
   /* One table per section, separated by blank lines, each with its header.
    * The summary's wall-clock start and process come after the counts (new
@@ -246,7 +307,7 @@ static void csv(const ctrace_stats *s, const ctrace_process_info *p) {
     const ctrace_group_stats *g = &s->groups[i];
     qstr(stdout, g->name, CSV);
     printf(",%" PRIu64, g->count);
-    csv_times(&g->t);
+    csv_times(stdout, &g->t);
     printf(",");
     qstr(stdout, g->thread, CSV);
     printf("\n");
@@ -255,16 +316,7 @@ static void csv(const ctrace_stats *s, const ctrace_process_info *p) {
          "syscall_block_ns");
   reason_cols();
   printf(",other_ns,thread\n");
-  for (size_t i = 0; i < s->ngoroutines; i++) {
-    const ctrace_goroutine_stats *g = &s->goroutines[i];
-    printf("%" PRIu64 ",", g->id);
-    qstr(stdout, g->name, CSV);
-    printf(",%" PRId64 ",%" PRId64, g->creation, g->end);
-    csv_times(&g->t);
-    printf(",");
-    qstr(stdout, g->thread, CSV);
-    printf("\n");
-  }
+  if (!rows_out(rows)) return false;
   printf("\nkind,type,count,open,p50_ns,p90_ns,p99_ns,max_ns\n");
   for (int w = 0; w < 2; w++) {
     const ctrace_latency_stats *l = w ? s->regions : s->tasks;
@@ -302,24 +354,10 @@ static void csv(const ctrace_stats *s, const ctrace_process_info *p) {
     qstr(stdout, w->waker_thread, CSV);
     printf("\n");
   }
+  return true;
 }
 
-static void jtimes(const ctrace_gtimes *t) {
-  printf("\"total_ns\": %" PRId64 ", \"exec_ns\": %" PRId64 ", \"sched_wait_ns\": %" PRId64
-         ", \"syscall_ns\": %" PRId64 ", \"syscall_block_ns\": %" PRId64 ", \"block_ns\": {",
-         t->total, t->exec, t->sched_wait, t->syscall, t->syscall_block);
-  const char *sep = "";
-  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
-    if (!t->block[k]) continue;
-    printf("%s", sep);
-    qstr(stdout, ctrace_block_reason_names[k], JSON);
-    printf(": %" PRId64, t->block[k]);
-    sep = ", ";
-  }
-  printf("}, \"other_ns\": %" PRId64, t->unknown);
-}
-
-static void json(const ctrace_stats *s, const ctrace_process_info *p) {
+static bool json(const ctrace_stats *s, const ctrace_process_info *p, rows *rows) {
   const ctrace_trace_info *in = &s->info;
   printf("{\n");
   if (p->start_real_ns) {
@@ -350,20 +388,11 @@ static void json(const ctrace_stats *s, const ctrace_process_info *p) {
     printf(", \"thread\": ");
     qstr(stdout, s->groups[i].thread, JSON);
     printf(", \"count\": %" PRIu64 ", ", s->groups[i].count);
-    jtimes(&s->groups[i].t);
+    jtimes(stdout, &s->groups[i].t);
     printf("}");
   }
   printf("\n  ],\n  \"goroutines\": [");
-  for (size_t i = 0; i < s->ngoroutines; i++) {
-    const ctrace_goroutine_stats *g = &s->goroutines[i];
-    printf("%s\n    {\"id\": %" PRIu64 ", \"start_function\": ", i ? "," : "", g->id);
-    qstr(stdout, g->name, JSON);
-    printf(", \"thread\": ");
-    qstr(stdout, g->thread, JSON);
-    printf(", \"creation_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", ", g->creation, g->end);
-    jtimes(&g->t);
-    printf("}");
-  }
+  if (!rows_out(rows)) return false;
   printf("\n  ],\n");
   for (int w = 0; w < 2; w++) {
     const ctrace_latency_stats *l = w ? s->regions : s->tasks;
@@ -411,6 +440,7 @@ static void json(const ctrace_stats *s, const ctrace_process_info *p) {
     printf("}");
   }
   printf("\n  ]\n}\n");
+  return true;
 }
 
 int ctrace__cmd_stats(int argc, char **argv) {
@@ -450,8 +480,15 @@ int ctrace__cmd_stats(int argc, char **argv) {
   int rc = 0;
   ctrace_process_info proc;
   ctrace_process_read(r, &proc);
-  /* The table shows groups only: no row kept of every goroutine. */
-  ctrace_stats_options opt = {.groups_only = fm == TABLE};
+  /* The table shows groups only; csv and json spool the goroutines' rows
+   * as they come. None is kept. */
+  rows rows = {.fm = fm};
+  if (fm != TABLE && !(rows.spool = tmpfile())) {
+    fprintf(stderr, "ctrace stats: a spool for the goroutines' rows in $TMPDIR: %s\n", strerror(errno));
+    ctrace_reader_close(r);
+    return 1;
+  }
+  ctrace_stats_options opt = {.groups_only = 1, .row = fm == TABLE ? NULL : row, .row_arg = &rows};
   int failed = ctrace_stats_build_ex(r, &info, &opt, &s, err, sizeof err);
   if (!ctrace__tool_checked(trace, r, &info, progress)) {
     if (!failed) ctrace_stats_free(s);
@@ -464,14 +501,14 @@ int ctrace__cmd_stats(int argc, char **argv) {
      * retitled itself (a worker nginx or PostgreSQL forked). */
     if (proc.known && s->cmdline[0]) snprintf(proc.cmdline, sizeof proc.cmdline, "%s", s->cmdline);
     if (fm == TABLE) table(s, &proc);
-    else if (fm == CSV) csv(s, &proc);
-    else json(s, &proc);
+    else if (!(fm == CSV ? csv(s, &proc, &rows) : json(s, &proc, &rows))) rc = 1;
     if (fflush(stdout) || ferror(stdout)) {
       perror("ctrace stats: stdout");
       rc = 1;
     }
     ctrace_stats_free(s);
   }
+  if (rows.spool) fclose(rows.spool);
   ctrace_reader_close(r);
   return rc;
 }

@@ -8,15 +8,18 @@
 # as a server starts one a request) writes a trace of 3 MB and one of 12
 # MB with Go 1.23 and with Go 1.27: as many goroutines alive at once,
 # four times as many in all (some 500 thousand). On each, under GNU time:
-# ctrace check, stats (its table), pprof -t sync, -t sched and -t waker,
-# and export (Perfetto and JSON). The longer trace's peak resident memory may be at
-# most 1.25 times the shorter's, plus 1 MB (the reader counts goroutines a
-# bit each: 64 KB for 500 thousand); each kept a record of every goroutine
-# (stats a wait record of every pair) and took 3.7 times as much. And the
-# table that keeps no goroutine's row (ctrace_stats_build_ex's groups_only,
-# which retires goroutines as they end) shows the groups the csv shows,
-# which keeps every row. Not under the sanitizers: ASan's quarantine keeps
-# what is freed, and its shadow grows with it.
+# ctrace check, stats (its table, csv and json), pprof -t sync, -t sched,
+# -t waker, -t wall and -t sync --goroutine (the filter's pass kept every
+# goroutine), and export (Perfetto and JSON). The longer trace's
+# peak resident memory may be at most 1.25 times the shorter's, plus 1 MB
+# (the reader counts goroutines a bit each: 64 KB for 500 thousand); each
+# kept a record of every goroutine (stats a wait record of every pair, csv
+# and json every row, -t wall every goroutine's samples) and took 3.5 to 4
+# times as much. And the table that keeps no goroutine's row
+# (ctrace_stats_build_ex's groups_only, which retires goroutines as they
+# end) shows the groups the csv shows, which prints every row. Not under
+# the sanitizers: ASan's quarantine keeps what is freed, and its shadow
+# grows with it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 shared_go_work=1
@@ -51,7 +54,9 @@ for minor in 23 27; do
     n1=$("$ctrace" check "$run/c1.trace" | sed -n '1s/.* \([0-9]*\) goroutines.*/\1/p')
     n4=$("$ctrace" check "$run/c4.trace" | sed -n '1s/.* \([0-9]*\) goroutines.*/\1/p')
     [ "${n4:-0}" -ge $((3 * ${n1:-1})) ] || fail "go1.$minor" "the longer trace has $n4 goroutines, the shorter $n1"
-    for cmd in "check" "stats" "pprof -t sync -o $run/p.pb" "pprof -t sched -o $run/p.pb" "pprof -t waker -o $run/p.pb" \
+    for cmd in "check" "stats" "stats --format=csv" "stats --format=json" "pprof -t sync -o $run/p.pb" \
+        "pprof -t sched -o $run/p.pb" "pprof -t waker -o $run/p.pb" "pprof -t wall -o $run/p.pb" \
+        "pprof -t sync --goroutine=main.main.func1 -o $run/p.pb" \
         "export -o $run/x.pftrace" "export -f json -o $run/x.json"; do
         # shellcheck disable=SC2086 # the command's words
         r1=$(rss_kb "$ctrace" $cmd "$run/c1.trace")

@@ -1,9 +1,11 @@
 /* test_set: the reader's count of distinct ids (u64set, src/parse/map.h),
  * which counts a trace's goroutines, Ps and threads, against a count by
- * sorting: ids dense from 1 as Go numbers goroutines, each added several
+ * sorting, and its membership (ctrace__set_has, which the profiles'
+ * --goroutine filter asks) against a search of the ids added: ids dense from 1 as Go numbers goroutines, each added several
  * times and out of order; ids spread over all 64 bits (a chunk each);
  * and the ids at the ends, 0 and 2^64 - 2, and around a chunk's bounds.
  * Exit status 0 if every count agrees. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,19 @@ static int check(const char *what, uint64_t *v, size_t n) {
     }
   size_t want = distinct(v, n), got = s.len;
   size_t chunks = s.nchunks;
+  /* Membership: each id added is in; its neighbours are in only if added
+   * too (v is sorted now). */
+  for (size_t i = 0; i < n; i++)
+    for (uint64_t d = 0; d < 3; d++) {
+      uint64_t x = v[i] + d - 1;
+      bool added = bsearch(&x, v, n, sizeof *v, cmp) != NULL;
+      if (ctrace__set_has(&s, x) != added) {
+        fprintf(stderr, "test_set: %s: id %llu %s, but the set says otherwise\n", what, (unsigned long long)x,
+                added ? "added" : "not added");
+        ctrace__set_free(&s);
+        return 1;
+      }
+    }
   ctrace__set_free(&s);
   if (got != want) {
     fprintf(stderr, "test_set: %s: %zu distinct ids counted, %zu added\n", what, got, want);
