@@ -224,6 +224,11 @@ void ctrace_profile_free(ctrace_profile *p) {
 
 /* ---- protobuf ------------------------------------------------------------------ */
 
+/* zlib's level 3, not its default 6 (Go's): -t wall of a trace of 0.9
+ * million goroutines is 11.8 MB at 3 against 11.0 MB at 6, and takes 1.0 s
+ * against 1.9 s, most of that deflate's (level 1: 13.2 MB, 0.96 s). */
+enum { GZIP_LEVEL = 3 };
+
 /* profile.proto field numbers. */
 enum {
   PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
@@ -313,7 +318,7 @@ int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t 
   }
   z_stream z;
   memset(&z, 0, sizeof z);
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     free(raw.b);
     return CTRACE_ENOMEM;
   }
@@ -361,7 +366,7 @@ static void deflate_out(ctrace_profile *p, int flush) {
 
 bool ctrace__prof_stream(ctrace_profile *p, FILE *out) {
   if (!(p->z = calloc(1, sizeof *p->z))) return false;
-  if (deflateInit2(p->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(p->z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     free(p->z);
     p->z = NULL;
     return false;

@@ -102,26 +102,116 @@ typedef struct rows {
   uint64_t n;
 } rows;
 
+/* A row is built in memory and written at once: a churning server's trace
+ * has millions, and stdio's formatting and locking a call took half of
+ * csv's time. Flushed to f when full (a name may be long). */
+typedef struct line {
+  FILE *f;
+  size_t n;
+  char b[8192];
+} line;
+
+static void l_put(line *l, const char *s, size_t n) {
+  if (l->n + n > sizeof l->b) {
+    fwrite(l->b, 1, l->n, l->f);
+    l->n = 0;
+    if (n > sizeof l->b) {
+      fwrite(s, 1, n, l->f);
+      return;
+    }
+  }
+  memcpy(l->b + l->n, s, n);
+  l->n += n;
+}
+
+static void l_str(line *l, const char *s) { l_put(l, s, strlen(s)); }
+
+static void l_int(line *l, int64_t v) {
+  char t[24], *p = t + sizeof t;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do *--p = (char)('0' + u % 10);
+  while (u /= 10);
+  if (v < 0) *--p = '-';
+  l_put(l, p, (size_t)(t + sizeof t - p));
+}
+
+/* qstr's quoting, into l. */
+static void l_q(line *l, const char *s, enum fmt fm) {
+  l_put(l, "\"", 1);
+  for (const char *run = s;; s++) {
+    unsigned char ch = (unsigned char)*s;
+    bool esc = fm == CSV ? ch == '"' : ch == '"' || ch == '\\' || (ch && ch < 0x20);
+    if (ch && !esc) continue;
+    l_put(l, run, (size_t)(s - run));
+    if (!ch) break;
+    char e[8];
+    if (fm == CSV) l_put(l, "\"\"", 2);
+    else if (ch >= 0x20) l_put(l, e, (size_t)snprintf(e, sizeof e, "\\%c", ch));
+    else l_put(l, e, (size_t)snprintf(e, sizeof e, "\\u%04x", ch));
+    run = s + 1;
+  }
+  l_put(l, "\"", 1);
+}
+
 static void row(const ctrace_goroutine_stats *g, void *arg) {
   rows *r = arg;
-  FILE *f = r->spool;
-  if (r->fm == CSV) {
-    fprintf(f, "%" PRIu64 ",", g->id);
-    qstr(f, g->name, CSV);
-    fprintf(f, ",%" PRId64 ",%" PRId64, g->creation, g->end);
-    csv_times(f, &g->t);
-    fputc(',', f);
-    qstr(f, g->thread, CSV);
-    fputc('\n', f);
-  } else {
-    fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"start_function\": ", r->n ? "," : "", g->id);
-    qstr(f, g->name, JSON);
-    fprintf(f, ", \"thread\": ");
-    qstr(f, g->thread, JSON);
-    fprintf(f, ", \"creation_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", ", g->creation, g->end);
-    jtimes(f, &g->t);
-    fputc('}', f);
+  line l = {.f = r->spool};
+  const ctrace_gtimes *t = &g->t;
+  int64_t times[] = {t->total, t->exec, t->sched_wait, t->syscall, t->syscall_block};
+  if (r->fm == CSV) { /* csv's columns, as csv_times writes them */
+    l_int(&l, (int64_t)g->id);
+    l_put(&l, ",", 1);
+    l_q(&l, g->name, CSV);
+    l_put(&l, ",", 1);
+    l_int(&l, g->creation);
+    l_put(&l, ",", 1);
+    l_int(&l, g->end);
+    for (size_t k = 0; k < sizeof times / sizeof *times; k++) {
+      l_put(&l, ",", 1);
+      l_int(&l, times[k]);
+    }
+    for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
+      l_put(&l, ",", 1);
+      l_int(&l, t->block[k]);
+    }
+    l_put(&l, ",", 1);
+    l_int(&l, t->unknown);
+    l_put(&l, ",", 1);
+    l_q(&l, g->thread, CSV);
+    l_put(&l, "\n", 1);
+  } else { /* json's fields, as jtimes writes them */
+    static const char *const names[] = {"total_ns", "exec_ns", "sched_wait_ns", "syscall_ns", "syscall_block_ns"};
+    l_str(&l, r->n ? ",\n    {\"id\": " : "\n    {\"id\": ");
+    l_int(&l, (int64_t)g->id);
+    l_str(&l, ", \"start_function\": ");
+    l_q(&l, g->name, JSON);
+    l_str(&l, ", \"thread\": ");
+    l_q(&l, g->thread, JSON);
+    l_str(&l, ", \"creation_ns\": ");
+    l_int(&l, g->creation);
+    l_str(&l, ", \"end_ns\": ");
+    l_int(&l, g->end);
+    for (size_t k = 0; k < sizeof times / sizeof *times; k++) {
+      l_str(&l, ", \"");
+      l_str(&l, names[k]);
+      l_str(&l, "\": ");
+      l_int(&l, times[k]);
+    }
+    l_str(&l, ", \"block_ns\": {");
+    const char *sep = "";
+    for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
+      if (!t->block[k]) continue;
+      l_str(&l, sep);
+      l_q(&l, ctrace_block_reason_names[k], JSON);
+      l_str(&l, ": ");
+      l_int(&l, t->block[k]);
+      sep = ", ";
+    }
+    l_str(&l, "}, \"other_ns\": ");
+    l_int(&l, t->unknown);
+    l_put(&l, "}", 1);
   }
+  fwrite(l.b, 1, l.n, l.f);
   r->n++;
 }
 
