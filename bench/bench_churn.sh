@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench_churn.sh: memory and time of the commands that read a whole trace
 # (check, stats, pprof -t sync, export; and stats --format=csv, pprof -t
-# wall and pprof -t sync --goroutine, which write or filter a row, a sample
-# or an interval a goroutine) on a trace of a program that starts
+# wall, pprof -t sync --goroutine and --region, which write or filter a
+# row, a sample or an interval a goroutine) on a trace of a program that starts
 # goroutines without end (bench/gotrace_churn.go.in: a server's goroutine
 # a request), and on one four times as long: as many goroutines alive at
 # once, four times as many in all. Issue 30 wants every command's memory
@@ -28,7 +28,7 @@ esac
 mb=${BENCH_CHURN_MB:-20}
 trace=$(bench_go_trace "$go" "$minor" "$mb" churn)
 trace4=$(bench_go_trace "$go" "$minor" $((4 * mb)) churn)
-bench_read_cases="$bench_read_cases stats-csv pprof-wall pprof-sync-goroutine"
+bench_read_cases="$bench_read_cases stats-csv pprof-wall pprof-sync-goroutine pprof-sync-region"
 
 for c in $bench_read_cases; do rm -f "$dir/churn$minor-$c.times" "$dir/churn$minor-$c-4x.times"; done
 for r in $(seq 1 "$rounds"); do bench_read_round "churn$minor" "$r" "$trace" "$trace4"; done

@@ -87,11 +87,12 @@ bench_read_cmd() {
   pprof-sync) cmd=("$ctrace" pprof -t sync -o "$dir/read.pb" "$2") ;;
   export) cmd=("$ctrace" export -o "$dir/read.perfetto" "$2") ;;
   # bench_churn.sh's own: those that write a row or a sample a goroutine,
-  # and a filter by name (gotrace_churn's goroutines are main.main.func1
-  # and func2).
+  # and filters (gotrace_churn's goroutines are main.main.func1 and func2;
+  # each receiver waits in a region "recv").
   stats-csv) cmd=("$ctrace" stats --format=csv "$2") ;;
   pprof-wall) cmd=("$ctrace" pprof -t wall -o "$dir/read.pb" "$2") ;;
   pprof-sync-goroutine) cmd=("$ctrace" pprof -t sync --goroutine=main.main.func1 -o "$dir/read.pb" "$2") ;;
+  pprof-sync-region) cmd=("$ctrace" pprof -t sync --region=recv -o "$dir/read.pb" "$2") ;;
   esac
 }
 

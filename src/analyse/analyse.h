@@ -54,11 +54,15 @@ typedef struct an_interval {
 } an_interval;
 
 /* The filter: per goroutine, sorted non-overlapping intervals of time to
- * keep. all: no filter (every goroutine, all of its time). ids_only: the
- * goroutines a --goroutine filter keeps, by id alone (members), for a
- * profile that learns their lifetimes in its own pass. */
+ * keep. all: no filter (every goroutine, all of its time). ids_only: for
+ * a profile that learns the goroutines' lifetimes and regions in its own
+ * pass, no intervals: the goroutines a --goroutine filter keeps, by id
+ * (members), and for --region the goroutines in a region begun before the
+ * trace (before: g -> how many of its ends have no begin). */
 typedef struct an_filter {
   bool all, ids_only;
+  uint64_t regions; /* of --region's type, begun or ended */
+  u64map before;
   u64map index; /* g -> index + 1 into per */
   struct an_gintervals {
     an_interval *iv;
@@ -70,8 +74,7 @@ typedef struct an_filter {
 } an_filter;
 
 /* Reads the trace through (from its start) if opt asks for a filter;
- * ids_only: a name filter's goroutines by id alone (above), where no
- * region filter is asked for. 0, or -1 with err set. */
+ * ids_only: no intervals (above). 0, or -1 with err set. */
 int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, bool ids_only, an_filter *f,
                             char *err, size_t errlen);
 /* Nanoseconds of [begin, end) that goroutine g spends inside the filter's

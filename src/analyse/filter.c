@@ -117,7 +117,7 @@ typedef struct open_region {
 /* A goroutine's whole lifetime into f, if its name is the one kept: its
  * id alone where the profile learns lifetimes itself (ids_only). */
 static bool keep(an_filter *f, uint64_t g, const gdesc *d, const char *gname, int64_t last) {
-  if (strcmp(d->name, gname) != 0) return true;
+  if (!gname || strcmp(d->name, gname) != 0) return true;
   if (f->ids_only) return ctrace__set_add(&f->members, g);
   return add(f, g, d->start, d->end >= 0 ? d->end : last);
 }
@@ -129,7 +129,7 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool id
     f->all = true;
     return 0;
   }
-  f->ids_only = ids_only && !rname;
+  f->ids_only = ids_only;
   u64map gix = {0};
   u64free gfree = {0};
   gdesc *gs = NULL;
@@ -185,19 +185,21 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool id
       for (size_t i = 0; i < nregs; i++)
         if (regs[i].open && regs[i].g == ev.g) {
           regs[i].open = false;
-          if (!add(f, ev.g, regs[i].begin, ev.ts)) oom = true;
+          if (!f->ids_only && !add(f, ev.g, regs[i].begin, ev.ts)) oom = true;
         }
       /* Gone for good (args[0] 1: a C thread's goroutine, whose id comes
        * back, model.h): all the filter needs of it is known; it is
        * forgotten, so that memory follows the goroutines alive. Where
-       * both filters apply, the end sorts the regions by name. */
-      if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1 && !(gname && rname)) {
-        if (!rname && !keep(f, ev.g, d, gname, last)) oom = true;
+       * both filters apply with intervals, the end sorts the regions by
+       * name. */
+      if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1 && (f->ids_only || !(gname && rname))) {
+        if ((f->ids_only || !rname) && !keep(f, ev.g, d, gname, last)) oom = true;
         ctrace__map_slot_drop(&gix, NULL, &gfree, ev.g, gs, sizeof *gs);
       }
       break;
     case CTRACE_EV_UserRegion: {
       if (!rname || strcmp(ev.sargs[0] ? ev.sargs[0] : "", rname) != 0) break;
+      f->regions++;
       if (ev.args[1] == 0) { /* start */
         if (nregs == capregs) {
           capregs = capregs ? capregs * 2 : 16;
@@ -211,13 +213,22 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool id
         regs[nregs++] = (open_region){ev.seq, ev.g, ev.ts, true};
       } else {
         int64_t begin = 0; /* begun before the trace */
+        bool found = false;
         for (size_t i = nregs; ev.link != CTRACE_NO_LINK && i-- > 0;)
           if (regs[i].seq == ev.link) {
             begin = regs[i].begin;
             regs[i].open = false;
+            found = true;
             break;
           }
-        if (!add(f, ev.g, begin, ev.ts)) oom = true;
+        if (!f->ids_only) {
+          if (!add(f, ev.g, begin, ev.ts)) oom = true;
+        } else if (!found) { /* the profile counts g in a region from the trace's start */
+          bool fresh;
+          uint64_t *n = ctrace__map_put(&f->before, ev.g, &fresh);
+          if (!n) oom = true;
+          else *n = fresh ? 1 : *n + 1;
+        }
       }
       /* Keep the list of open regions short. */
       while (nregs && !regs[nregs - 1].open) nregs--;
@@ -229,17 +240,17 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool id
   }
   if (oom) goto oom;
   f->trace_end = last;
-  for (size_t i = 0; i < nregs; i++)
+  for (size_t i = 0; i < nregs && !f->ids_only; i++)
     if (regs[i].open) {
       uint64_t *ix = ctrace__map_get(&gix, regs[i].g);
       int64_t end = ix && gs[*ix - 1].end >= 0 ? gs[*ix - 1].end : last;
       if (!add(f, regs[i].g, regs[i].begin, end)) goto oom;
     }
 
-  if (!rname) /* goroutines only: each whole lifetime */
+  if (!rname || f->ids_only) /* goroutines only: each whole lifetime, or their ids */
     for (size_t i = 0; i < gix.cap; i++)
       if (gix.used[i] && !keep(f, gix.keys[i], &gs[gix.vals[i] - 1], gname, last)) goto oom;
-  if (f->nper == 0 && f->members.len == 0) {
+  if (f->ids_only ? (rname ? f->regions == 0 : f->members.len == 0) : f->nper == 0) {
     if (rname && !gname)
       snprintf(err, errlen, "no region of type %s in the trace", rname);
     else
@@ -302,6 +313,7 @@ void ctrace__an_filter_free(an_filter *f) {
   for (size_t i = 0; i < f->nper; i++) free(f->per[i].iv);
   free(f->per);
   ctrace__map_free(&f->index);
+  ctrace__map_free(&f->before);
   ctrace__set_free(&f->members);
   memset(f, 0, sizeof *f);
 }

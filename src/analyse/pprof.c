@@ -25,6 +25,7 @@ typedef struct pending {
   bool valid;
   int64_t ts;
   uint64_t stack, g; /* g: the goroutine the event is on (Go's ev.G) */
+  int64_t in_region; /* --region: its goroutine's time in regions up to ts */
 } pending;
 
 typedef struct pstate {
@@ -89,6 +90,9 @@ typedef struct life {
   bool member;        /* one filter.c keeps: seen as it sees goroutines */
   deferred *d;        /* intervals kept aside */
   size_t nd, capd;
+  /* --region: regions of the type open, and the time spent in them up to
+   * mark (region_at). */
+  int64_t depth, in_region, mark;
 } life;
 
 typedef struct lives {
@@ -98,6 +102,8 @@ typedef struct lives {
   size_t n, cap;
   u64free freed; /* the slots of goroutines that ended */
   const u64set *only; /* a --goroutine filter's goroutines (filter.c), or NULL: all */
+  const char *region;   /* --region's type, or NULL */
+  const u64map *before; /* filter.c's: g -> its regions begun before the trace */
   size_t members;
   int64_t last; /* the last event's time */
 } lives;
@@ -163,8 +169,56 @@ static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
 static life *life_of(lives *l, uint64_t g) {
   bool fresh;
   life *x = ctrace__map_slot_cached(&l->recent, &l->index, &l->freed, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
-  if (x && fresh) x->end = -1;
+  if (x && fresh) {
+    x->end = -1;
+    const uint64_t *n = l->region ? ctrace__map_get(l->before, g) : NULL;
+    x->depth = n ? (int64_t)*n : 0; /* in those since the trace's start */
+  }
   return x;
+}
+
+/* --region, in the profile's own pass: Go's filter (pprofMatchingRegions)
+ * keeps the outermost regions of the type, from their begins (the trace's
+ * start for one begun before it) to their ends (or their goroutine's, or
+ * the trace's), and counts an interval's overlap with them. Regions of one
+ * goroutine nest, so that is the time the goroutine spends with one open
+ * at least: region_at gives it from the trace's start to ts, and an
+ * interval counts its difference between its two ends. A region begun
+ * before the trace has an end alone; filter.c's pass counts those
+ * (before). */
+static int64_t region_at(const life *x, int64_t ts) {
+  return x->in_region + (x->depth > 0 ? ts - x->mark : 0);
+}
+
+/* x's regions open become depth at ts. */
+static void region_to(life *x, int64_t ts, int64_t depth) {
+  x->in_region = region_at(x, ts);
+  x->mark = ts;
+  x->depth = depth < 0 ? 0 : depth; /* an end after its goroutine's ended them */
+}
+
+/* What a region's begin or end, or a goroutine's end, changes (filter.c's
+ * events). False if out of memory. */
+static bool region_observe(lives *l, const ctrace_event *ev) {
+  life *x;
+  if (ev->type == CTRACE_EV_UserRegion) {
+    if (!ev->g || strcmp(ev->sargs[0] ? ev->sargs[0] : "", l->region) != 0) return true;
+    if (!(x = life_of(l, ev->g))) return false;
+    region_to(x, ev->ts, x->depth + (ev->args[1] == 0 ? 1 : -1));
+  } else if ((ev->type == CTRACE_EV_GoEnd || ev->type == CTRACE_EV_GoStop) && ev->g) {
+    /* Regions still open end with their goroutine. */
+    if (!(x = life_of(l, ev->g))) return false;
+    region_to(x, ev->ts, 0);
+  }
+  return true;
+}
+
+/* The time pe's goroutine has spent in regions up to ts, for an interval
+ * that begins there; 0 without --region. */
+static int64_t region_mark(ctx *c, uint64_t g, int64_t ts) {
+  if (!c->online || !c->online->region) return 0;
+  life *x = life_of(c->online, g);
+  return x ? region_at(x, ts) : 0;
 }
 
 static life *life_member(lives *l, uint64_t g) {
@@ -193,6 +247,7 @@ static void life_start(life *x, int64_t ts) {
  * events). */
 static bool life_observe(lives *l, const ctrace_event *ev) {
   l->last = ev->ts;
+  if (l->region && !region_observe(l, ev)) return false;
   uint64_t g = ev->g;
   if (ev->type == CTRACE_EV_GoCreate || ev->type == CTRACE__MODEL_GoStatusStack) g = ev->args[0];
   if (!g || !(ev->type == CTRACE_EV_GoCreate || ev->type == CTRACE_EV_GoStart ||
@@ -223,14 +278,17 @@ static bool life_observe(lives *l, const ctrace_event *ev) {
 static bool life_transition(lives *l, const ctrace_event *ev) {
   enum { NOTEXIST = 1, RUNNING = 3, WAITING = 4 }; /* Go's GoState (model.h) */
   l->last = ev->ts;
+  if (l->region && ev->type == CTRACE_EV_UserRegion) return region_observe(l, ev);
   uint64_t g = ev->args[0], to = ev->args[2];
   if (ev->type != CTRACE__MODEL_Transition || !g || ev->args[1] == to) return true;
   life *x = life_member(l, g);
   if (!x) return false;
-  if (to == RUNNING)
+  if (to == RUNNING) {
     life_start(x, ev->ts);
-  else if (to == NOTEXIST || (to == WAITING && ev->sargs_len[0] == 7 && memcmp(ev->sargs[0], "forever", 7) == 0))
+  } else if (to == NOTEXIST || (to == WAITING && ev->sargs_len[0] == 7 && memcmp(ev->sargs[0], "forever", 7) == 0)) {
     x->end = ev->ts;
+    if (l->region) region_to(x, ev->ts, 0); /* its regions end with it (GoEnd, GoStop) */
+  }
   return true;
 }
 
@@ -264,6 +322,11 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
   int64_t d;
   if (c->online) {
     if (c->online->only && !ctrace__set_has(c->online->only, pe->g)) return 0;
+    if (c->online->region) { /* regions alone: no lifetime clips the interval */
+      life *x = life_of(c->online, pe->g);
+      if (!x) return -1;
+      return count(c, pe, fr, n, region_at(x, ts) - pe->in_region);
+    }
     uint64_t *ix = ctrace__map_get(&c->online->index, pe->g);
     life *x = ix ? &c->online->l[*ix - 1] : NULL;
     if (!x || x->start == 0 || (x->end >= 0 && ts > x->end)) {
@@ -358,7 +421,7 @@ static int go_profile(ctx *c) {
     case CTRACE_EV_GoUnblock: /* the goroutine made runnable waits to start */
       if (!(pe = pend_of(&s, ev.args[0]))) goto oom;
       if (ev.type == CTRACE_EV_GoUnblock && pe->valid) rc = linked(c, pe, ev.ts);
-      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
+      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g, 0};
       break;
     case CTRACE_EV_GoStart:
     case CTRACE_EV_GoStartLabel:
@@ -369,7 +432,7 @@ static int go_profile(ctx *c) {
     case CTRACE_EV_GoSysExit:
       if (!(pe = pend_of(&s, ev.g))) goto oom;
       if (pe->valid && pe->type == CTRACE_EV_GoSysCall) rc = linked(c, pe, ev.ts);
-      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
+      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g, 0};
       break;
     case CTRACE_EV_GoSched:
     case CTRACE_EV_GoPreempt:
@@ -378,7 +441,7 @@ static int go_profile(ctx *c) {
     case CTRACE_EV_GoWaiting:
     case CTRACE_EV_GoInSyscall:
       if (!(pe = pend_of(&s, ev.g))) goto oom;
-      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g};
+      *pe = (pending){ev.type, true, ev.ts, ev.stack, ev.g, 0};
       break;
     case CTRACE_EV_GoEnd:
       if (ev.args[0] != 1 && gone(c, &s, ev.g) < 0) goto oom; /* 1: its id comes back (model.h) */
@@ -517,7 +580,8 @@ static int go123_profile(ctx *c) {
       break;
     }
     if (!pe->valid) { /* not tracked: begin if this is the state we want */
-      if (tracked(c->kind, &t)) *pe = (pending){ev->type, true, ev->ts, t.stack, t.g};
+      if (tracked(c->kind, &t))
+        *pe = (pending){ev->type, true, ev->ts, t.stack, t.g, region_mark(c, t.g, ev->ts)};
       continue;
     }
     if (t.state == state) continue; /* the same state again: nothing ends */
@@ -538,7 +602,8 @@ static int transition127(ctx *c, pstate *s, const ctrace_event *ev, uint64_t sta
   if (!pe->valid) {
     transition t = {ev->args[0], ev->stack, ev->args[2] == state ? ts_of[state] : TS_OTHER,
                     ev->sargs[0] ? ev->sargs[0] : ""};
-    if (t.state != TS_OTHER && tracked(c->kind, &t)) *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g};
+    if (t.state != TS_OTHER && tracked(c->kind, &t))
+      *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g, region_mark(c, t.g, ev->ts)};
     return 0;
   }
   if (ev->args[2] == state) return 0;
@@ -593,11 +658,15 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
   /* Those lifetimes are learned in the profile's pass (lives, above); a
    * --goroutine filter's pass gives the goroutines it keeps by id alone,
    * not their lifetimes, so that its memory follows the goroutines alive. */
-  bool online = go123 && !opt->region;
+  bool online = go123;
   lives lv = {0};
   int frc = ctrace__an_filter_build(r, opt, online, &f, err, errlen);
   if (frc) return frc;
-  if (f.ids_only) lv.only = &f.members;
+  if (f.ids_only && opt->goroutine) lv.only = &f.members;
+  if (f.ids_only && opt->region) {
+    lv.region = opt->region;
+    lv.before = &f.before;
+  }
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
                       : opt->kind == CTRACE_PROFILE_CPU
@@ -620,7 +689,7 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
              .go127 = go123 && ctrace_reader_version(r) >= 1025};
     rc = c.go127 ? go127_profile(&c) : go123 ? go123_profile(&c) : go_profile(&c);
     if (rc == 0 && online) rc = linked_deferred(&c);
-    if (rc == 0 && online && lv.members == 0 && !p->oom) {
+    if (rc == 0 && online && !lv.region && lv.members == 0 && !p->oom) {
       /* filter.c's words, for a trace with no goroutine to keep. */
       snprintf(err, errlen, "failed to find matching goroutines for name: %s", opt->goroutine ? opt->goroutine : "");
       free(c.locs);

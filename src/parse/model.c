@@ -67,7 +67,8 @@ typedef struct model {
   int qhead, qlen;
   uint64_t seq;
   bool started;
-  u64map reg_ix; /* g -> index + 1 into regs */
+  u64map reg_ix; /* g -> index + 1 into regs: goroutines with a region open */
+  u64free reg_free; /* the slots of those with none open any more */
   an_regions *regs;
   size_t nregs, capregs;
   bool oom;
@@ -204,6 +205,7 @@ static void model_free(void *p) {
   for (size_t i = 0; i < a->nregs; i++) free(a->regs[i].seq);
   free(a->regs);
   ctrace__map_free(&a->reg_ix);
+  ctrace__free_free(&a->reg_free);
   free(a);
 }
 
@@ -230,6 +232,7 @@ static void pass_reset(model *a) {
   a->regs = NULL;
   a->nregs = a->capregs = 0;
   ctrace__map_free(&a->reg_ix);
+  ctrace__free_free(&a->reg_free);
 }
 
 void ctrace__model_transitions(ctrace_reader *r, bool on) {
@@ -325,7 +328,7 @@ static void status_stack(model *a, const ctrace_event *ev) {
 
 static an_regions *regions_of(model *a, uint64_t g) {
   bool fresh;
-  an_regions *rs = ctrace__map_slot(&a->reg_ix, NULL, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
+  an_regions *rs = ctrace__map_slot(&a->reg_ix, &a->reg_free, g, &a->regs, &a->nregs, &a->capregs, sizeof *a->regs, &fresh);
   if (!rs) a->oom = true;
   return rs;
 }
@@ -627,6 +630,10 @@ static void region_link(model *a, ctrace_event *e, uint64_t g, bool begin) {
     rs->seq[rs->n++] = e->seq;
   } else if (rs->n) {
     e->link = rs->seq[--rs->n];
+    if (rs->n == 0) { /* none open: forgotten, as the goroutine may be gone soon for good */
+      free(rs->seq);
+      if (!ctrace__map_slot_drop(&a->reg_ix, NULL, &a->reg_free, g, a->regs, sizeof *a->regs)) a->oom = true;
+    }
   }
 }
 
@@ -679,9 +686,11 @@ static void convert(model *a, const ctrace_event *ev) {
     emit(a, ev, CTRACE_EV_Gomaxprocs, 0);
   }
   if (a->transitions) {
-    /* Nothing but the transitions and the Syncs (model.h). */
+    /* Nothing but the transitions, the Syncs and the regions (model.h). */
     transition(a, ev);
-    if (ev->type != CTRACE_EV122_Sync) return;
+    if (ev->type != CTRACE_EV122_Sync && ev->type != CTRACE_EV122_UserRegionBegin &&
+        ev->type != CTRACE_EV122_UserRegionEnd)
+      return;
   }
   switch (ev->type) {
   case CTRACE_EV122_Sync: {

@@ -34,7 +34,8 @@
  *     reads it as a transition with a stack);
  *   - CTRACE__MODEL_Transition (format 1, go 1.25+ traces), for each
  *     goroutine state transition, instead of the classic events once
- *     asked for by ctrace__model_transitions;
+ *     asked for by ctrace__model_transitions (but the Syncs and the
+ *     regions, which a profile filtered by region reads);
  *   - CTRACE_EV122_Sync (format 1) passes at each generation's end (go
  *     1.22, 1.23; at each one's start and the trace's end for go 1.25+), and
  *     CTRACE__MODEL_GoLabel and CTRACE__MODEL_RangeActive (format 1) for what
