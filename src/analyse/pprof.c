@@ -655,12 +655,13 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
   /* Go 1.23's command line clips even an unfiltered profile to each
    * goroutine's lifetime (its pprofMatchingGoroutines with no name). */
   bool go123 = ctrace_reader_version(r) >= 1022 && opt->kind <= CTRACE_PROFILE_SCHED;
-  /* Those lifetimes are learned in the profile's pass (lives, above); a
-   * --goroutine filter's pass gives the goroutines it keeps by id alone,
-   * not their lifetimes, so that its memory follows the goroutines alive. */
-  bool online = go123;
+  /* Those lifetimes, and the time in --region's regions, are learned in
+   * the profile's pass (lives, above); the filter's pass gives no
+   * intervals then, only the goroutines --goroutine keeps, by id, and
+   * those in a region begun before the trace, so that its memory follows
+   * the goroutines alive. */
   lives lv = {0};
-  int frc = ctrace__an_filter_build(r, opt, online, &f, err, errlen);
+  int frc = ctrace__an_filter_build(r, opt, go123, &f, err, errlen);
   if (frc) return frc;
   if (f.ids_only && opt->goroutine) lv.only = &f.members;
   if (f.ids_only && opt->region) {
@@ -685,11 +686,11 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
   } else if (opt->kind == CTRACE_PROFILE_WAKER) {
     rc = ctrace__an_waker(r, &f, p, err, errlen);
   } else {
-    ctx c = {.r = r, .kind = opt->kind, .f = &f, .online = online ? &lv : NULL, .p = p, .go123 = go123,
+    ctx c = {.r = r, .kind = opt->kind, .f = &f, .online = go123 ? &lv : NULL, .p = p, .go123 = go123,
              .go127 = go123 && ctrace_reader_version(r) >= 1025};
     rc = c.go127 ? go127_profile(&c) : go123 ? go123_profile(&c) : go_profile(&c);
-    if (rc == 0 && online) rc = linked_deferred(&c);
-    if (rc == 0 && online && !lv.region && lv.members == 0 && !p->oom) {
+    if (rc == 0 && go123) rc = linked_deferred(&c);
+    if (rc == 0 && go123 && !lv.region && lv.members == 0 && !p->oom) {
       /* filter.c's words, for a trace with no goroutine to keep. */
       snprintf(err, errlen, "failed to find matching goroutines for name: %s", opt->goroutine ? opt->goroutine : "");
       free(c.locs);

@@ -75,6 +75,7 @@ static int copy_out(FILE *f, int fd) {
     }
   return ferror(f) ? EIO : 0;
 }
+
 int ctrace__cmd_pprof(int argc, char **argv) {
   ctrace_profile_options opt = {.kind = CTRACE_PROFILE_WALL};
   const char *type = NULL, *out = NULL, *trace = NULL, *v;
@@ -146,35 +147,28 @@ int ctrace__cmd_pprof(int argc, char **argv) {
   ctrace__tool_out o = {.fd = -1};
   int fd = out ? ctrace__tool_out_open(&o, out) : 1;
   FILE *f = fd < 0 ? NULL : o.tmp ? fdopen(fd, "wb") : tmpfile();
+  const char *where = o.tmp ? out : "a spool in /tmp";
   if (!f) {
-    fprintf(stderr, "ctrace pprof: %s: %s\n", out ? out : "spool", strerror(errno));
-    if (o.tmp) ctrace__tool_out_close(&o, false);
+    fprintf(stderr, "ctrace pprof: %s: %s\n", fd < 0 ? out : where, strerror(errno));
+    if (fd >= 0) ctrace__tool_out_close(&o, false);
     ctrace_reader_close(r);
     return 1;
   }
   char err[256];
-  int rc = 1;
   int failed = ctrace_profile_write(r, &opt, f, err, sizeof err);
-  if (!ctrace__tool_checked(trace, r, &info, progress)) {
-  } else if (failed) {
-    fprintf(stderr, "ctrace pprof: %s: %s\n", failed == CTRACE_EIO && out ? out : trace, err);
-  } else {
-    int e = o.tmp ? 0 : copy_out(f, fd);
-    if (e) fprintf(stderr, "ctrace pprof: %s: %s\n", out ? out : "stdout", strerror(e));
-    rc = e ? 1 : 0;
-  }
-  if (fclose(f) != 0 && o.tmp && rc == 0) {
-    fprintf(stderr, "ctrace pprof: %s: %s\n", out, strerror(errno));
-    rc = 1;
-  }
+  bool good = ctrace__tool_checked(trace, r, &info, progress);
+  if (good && failed) fprintf(stderr, "ctrace pprof: %s: %s\n", failed == CTRACE_EIO ? where : trace, err);
+  bool ok = good && !failed;
+  int e = ok && !o.tmp ? copy_out(f, fd) : 0; /* the spool, to -o's device or stdout */
+  if (fclose(f) != 0 && ok && o.tmp && !e) e = errno;
   if (o.tmp) o.fd = -1; /* fclose closed it */
+  ok = ok && !e;
   if (out) {
-    int e = ctrace__tool_out_close(&o, rc == 0);
-    if (e && rc == 0) {
-      fprintf(stderr, "ctrace pprof: %s: %s\n", out, strerror(e));
-      rc = 1;
-    }
+    int c = ctrace__tool_out_close(&o, ok);
+    if (ok && c) ok = false, e = c;
   }
+  if (e) fprintf(stderr, "ctrace pprof: %s: %s\n", out ? out : "stdout", strerror(e));
+  int rc = ok ? 0 : 1;
   ctrace_reader_close(r);
   return rc;
 }

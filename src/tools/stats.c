@@ -70,26 +70,11 @@ static void reason_cols(void) {
   }
 }
 
-static void csv_times(FILE *f, const ctrace_gtimes *t) {
-  fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, t->total, t->exec,
-          t->sched_wait, t->syscall, t->syscall_block);
-  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) fprintf(f, ",%" PRId64, t->block[k]);
-  fprintf(f, ",%" PRId64, t->unknown);
-}
-
-static void jtimes(FILE *f, const ctrace_gtimes *t) {
-  fprintf(f, "\"total_ns\": %" PRId64 ", \"exec_ns\": %" PRId64 ", \"sched_wait_ns\": %" PRId64
-          ", \"syscall_ns\": %" PRId64 ", \"syscall_block_ns\": %" PRId64 ", \"block_ns\": {",
-          t->total, t->exec, t->sched_wait, t->syscall, t->syscall_block);
-  const char *sep = "";
-  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
-    if (!t->block[k]) continue;
-    fprintf(f, "%s", sep);
-    qstr(f, ctrace_block_reason_names[k], JSON);
-    fprintf(f, ": %" PRId64, t->block[k]);
-    sep = ", ";
-  }
-  fprintf(f, "}, \"other_ns\": %" PRId64, t->unknown);
+static void csv_times(const ctrace_gtimes *t) {
+  printf(",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, t->total, t->exec,
+         t->sched_wait, t->syscall, t->syscall_block);
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) printf(",%" PRId64, t->block[k]);
+  printf(",%" PRId64, t->unknown);
 }
 
 /* The goroutines' rows of csv and json: written to a spool as the
@@ -222,7 +207,7 @@ static bool rows_out(rows *r) {
   bool ok = fflush(r->spool) == 0 && !ferror(r->spool) && fseek(r->spool, 0, SEEK_SET) == 0;
   for (size_t n; ok && (n = fread(buf, 1, sizeof buf, r->spool)) > 0;) fwrite(buf, 1, n, stdout);
   if (!ok || ferror(r->spool)) {
-    fprintf(stderr, "ctrace stats: the goroutines' rows, spooled in $TMPDIR: %s\n", strerror(errno));
+    fprintf(stderr, "ctrace stats: the goroutines' rows, spooled in /tmp: %s\n", strerror(errno));
     return false;
   }
   return true;
@@ -397,7 +382,7 @@ static bool csv(const ctrace_stats *s, const ctrace_process_info *p, rows *rows)
     const ctrace_group_stats *g = &s->groups[i];
     qstr(stdout, g->name, CSV);
     printf(",%" PRIu64, g->count);
-    csv_times(stdout, &g->t);
+    csv_times(&g->t);
     printf(",");
     qstr(stdout, g->thread, CSV);
     printf("\n");
@@ -447,6 +432,21 @@ static bool csv(const ctrace_stats *s, const ctrace_process_info *p, rows *rows)
   return true;
 }
 
+static void jtimes(const ctrace_gtimes *t) {
+  printf("\"total_ns\": %" PRId64 ", \"exec_ns\": %" PRId64 ", \"sched_wait_ns\": %" PRId64
+         ", \"syscall_ns\": %" PRId64 ", \"syscall_block_ns\": %" PRId64 ", \"block_ns\": {",
+         t->total, t->exec, t->sched_wait, t->syscall, t->syscall_block);
+  const char *sep = "";
+  for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) {
+    if (!t->block[k]) continue;
+    printf("%s", sep);
+    qstr(stdout, ctrace_block_reason_names[k], JSON);
+    printf(": %" PRId64, t->block[k]);
+    sep = ", ";
+  }
+  printf("}, \"other_ns\": %" PRId64, t->unknown);
+}
+
 static bool json(const ctrace_stats *s, const ctrace_process_info *p, rows *rows) {
   const ctrace_trace_info *in = &s->info;
   printf("{\n");
@@ -478,7 +478,7 @@ static bool json(const ctrace_stats *s, const ctrace_process_info *p, rows *rows
     printf(", \"thread\": ");
     qstr(stdout, s->groups[i].thread, JSON);
     printf(", \"count\": %" PRIu64 ", ", s->groups[i].count);
-    jtimes(stdout, &s->groups[i].t);
+    jtimes(&s->groups[i].t);
     printf("}");
   }
   printf("\n  ],\n  \"goroutines\": [");
@@ -574,7 +574,7 @@ int ctrace__cmd_stats(int argc, char **argv) {
    * as they come. None is kept. */
   rows rows = {.fm = fm};
   if (fm != TABLE && !(rows.spool = tmpfile())) {
-    fprintf(stderr, "ctrace stats: a spool for the goroutines' rows in $TMPDIR: %s\n", strerror(errno));
+    fprintf(stderr, "ctrace stats: a spool for the goroutines' rows in /tmp: %s\n", strerror(errno));
     ctrace_reader_close(r);
     return 1;
   }

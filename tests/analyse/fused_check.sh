@@ -7,7 +7,8 @@
 # 1.22+ trace: their analysis's pass is the check (src/parse/reader.c). For
 # each TRACE (good, cut short, or one Go refuses), each must say on stderr
 # what `ctrace check` says there (the same error, or the same cut warning),
-# fail when it fails, and then write nothing. These run with the second
+# fail when it fails, and then write nothing: pprof -t wall, which writes
+# its profile as it builds it (to a spool for standard output), too. These run with the second
 # thread that reads ahead (src/parse/ahead.c, the default on two CPUs,
 # forced here by CTRACE_READ_AHEAD=1), and it changes nothing: stats, the
 # profile and the export are the same byte for byte without it
@@ -45,11 +46,14 @@ for t in "$@"; do
     rm -f "$o/sync.pb"
     "$ctrace" pprof -t sync -o "$o/sync.pb" "$t" >/dev/null 2>"$o/pprof.err"
     pok=$?
+    # -t wall writes as it builds, to a spool for standard output.
+    "$ctrace" pprof -t wall "$t" >"$o/wall.out" 2>"$o/wall.err"
+    wok=$?
     rm -f "$o/x.pftrace"
     "$ctrace" export -o "$o/x.pftrace" "$t" >/dev/null 2>"$o/export.err"
     xst=$?
-    for c in stats pprof export; do
-        own "$o/$c.err" $c >"$o/$c.got"
+    for c in stats pprof wall export; do
+        own "$o/$c.err" "${c/wall/pprof}" >"$o/$c.got"
         cmp -s "$o/want.err" "$o/$c.got" ||
             fail "$name" "ctrace $c says '$(head -c 300 "$o/$c.got")', check '$(head -c 300 "$o/want.err")'"
     done
@@ -60,6 +64,8 @@ for t in "$@"; do
         [ "$pok" -ne 0 ] || fail "$name" "ctrace pprof succeeds where check fails"
         [ ! -s "$o/stats.out" ] || fail "$name" "ctrace stats wrote a table for a trace check refuses"
         [ ! -e "$o/sync.pb" ] || fail "$name" "ctrace pprof wrote a profile of a trace check refuses"
+        [ "$wok" -ne 0 ] && [ ! -s "$o/wall.out" ] ||
+            fail "$name" "ctrace pprof -t wall wrote a profile of a trace check refuses"
         continue
     fi
     "$ctrace" export "$t" >"$o/x.std" 2>/dev/null
@@ -72,6 +78,10 @@ for t in "$@"; do
     if [ "$pok" -eq 0 ]; then
         CTRACE_READ_AHEAD=0 "$ctrace" pprof -t sync -o "$o/sync0.pb" "$t" 2>/dev/null
         cmp -s "$o/sync.pb" "$o/sync0.pb" || fail "$name" "ctrace pprof differs with CTRACE_READ_AHEAD=0"
+    fi
+    if [ "$wok" -eq 0 ]; then
+        CTRACE_READ_AHEAD=0 "$ctrace" pprof -t wall "$t" >"$o/wall0.out" 2>/dev/null
+        cmp -s "$o/wall.out" "$o/wall0.out" || fail "$name" "ctrace pprof -t wall differs with CTRACE_READ_AHEAD=0"
     fi
 done
 [ "$nbad" -gt 0 ] || fail all "no trace that check refuses: nothing checked of the errors"

@@ -3,7 +3,8 @@
 #
 # Usage: tests/tools/out_files.sh CTRACE EX_THREADS DIR
 #
-# ctrace pprof, export and check --salvage write a regular file whole or
+# ctrace pprof (-t wall writes its profile as it is built), export and
+# check --salvage write a regular file whole or
 # not at all, beside its name and renamed over it, with the mode a plain
 # create gives under the umask, and leave nothing beside it. Any other
 # OUT (a FIFO here, and a symlink to one: /dev/null is the same case, not
@@ -26,6 +27,7 @@ umask 022
 # NAME|ARGS, OUT where @OUT@ stands.
 cmds=(
     "pprof|pprof -t sync -o @OUT@ $trace"
+    "pprof-wall|pprof -t wall -o @OUT@ $trace"
     "export|export -o @OUT@ $trace"
     "salvage|check --salvage -o @OUT@ $trace"
 )
