@@ -61,6 +61,8 @@ typedef struct an_interval {
  * trace (before: g -> how many of its ends have no begin). */
 typedef struct an_filter {
   bool all, ids_only;
+  bool by_name;       /* --goroutine */
+  const char *region; /* --region's type, or NULL */
   uint64_t regions; /* of --region's type, begun or ended */
   u64map before;
   u64map index; /* g -> index + 1 into per */
@@ -77,6 +79,38 @@ typedef struct an_filter {
  * ids_only: no intervals (above). 0, or -1 with err set. */
 int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, bool ids_only, an_filter *f,
                             char *err, size_t errlen);
+/* --region in a profile's own pass (an_filter.ids_only): Go's filter
+ * (pprofMatchingRegions) keeps the outermost regions of the type, from
+ * their begins (the trace's start for one begun before it) to their ends
+ * (or their goroutine's, or the trace's), and counts an interval's overlap
+ * with them. A goroutine's regions nest, so that is the time it spends
+ * with one open at least: an_inregion_at gives it from the trace's start
+ * to ts, and an interval counts its difference between its two ends. */
+typedef struct an_inregion {
+  int64_t depth; /* regions of the type open (from before: those begun before the trace) */
+  int64_t in, mark; /* time in them up to mark */
+} an_inregion;
+
+static inline int64_t ctrace__an_inregion_at(const an_inregion *x, int64_t ts) {
+  return x->in + (x->depth > 0 ? ts - x->mark : 0);
+}
+
+/* x's regions open become depth at ts. */
+static inline void ctrace__an_inregion_to(an_inregion *x, int64_t ts, int64_t depth) {
+  x->in = ctrace__an_inregion_at(x, ts);
+  x->mark = ts;
+  x->depth = depth < 0 ? 0 : depth; /* an end after its goroutine's ended them */
+}
+
+/* What ev changes of its goroutine's regions of type region, if x is its
+ * record: a begin or an end of one, or the goroutine's end (GoEnd, GoStop),
+ * which ends those still open. */
+void ctrace__an_inregion_observe(an_inregion *x, const ctrace_event *ev, const char *region);
+/* Whether ev is an event ctrace__an_inregion_observe reads. */
+bool ctrace__an_inregion_event(const ctrace_event *ev, const char *region);
+/* The regions of goroutine g begun before the trace (filter.c's before). */
+int64_t ctrace__an_inregion_before(const an_filter *f, uint64_t g);
+
 /* Nanoseconds of [begin, end) that goroutine g spends inside the filter's
  * intervals: Go's pprofOverlappingDuration. */
 int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end);

@@ -130,6 +130,8 @@ static int build(ctrace_reader *r, const char *gname, const char *rname, bool id
     return 0;
   }
   f->ids_only = ids_only;
+  f->by_name = gname != NULL;
+  f->region = rname;
   u64map gix = {0};
   u64free gfree = {0};
   gdesc *gs = NULL;
@@ -321,4 +323,21 @@ void ctrace__an_filter_free(an_filter *f) {
 int ctrace__an_filter_build(ctrace_reader *r, const ctrace_profile_options *opt, bool ids_only, an_filter *f,
                             char *err, size_t errlen) {
   return build(r, opt->goroutine, opt->region, ids_only, f, err, errlen);
+}
+
+bool ctrace__an_inregion_event(const ctrace_event *ev, const char *region) {
+  if (!ev->g) return false;
+  if (ev->type == CTRACE_EV_UserRegion) return strcmp(ev->sargs[0] ? ev->sargs[0] : "", region) == 0;
+  return ev->type == CTRACE_EV_GoEnd || ev->type == CTRACE_EV_GoStop;
+}
+
+void ctrace__an_inregion_observe(an_inregion *x, const ctrace_event *ev, const char *region) {
+  if (!ctrace__an_inregion_event(ev, region)) return;
+  int64_t depth = ev->type != CTRACE_EV_UserRegion ? 0 : x->depth + (ev->args[1] == 0 ? 1 : -1);
+  ctrace__an_inregion_to(x, ev->ts, depth);
+}
+
+int64_t ctrace__an_inregion_before(const an_filter *f, uint64_t g) {
+  const uint64_t *n = ctrace__map_get(&f->before, g);
+  return n ? (int64_t)*n : 0;
 }

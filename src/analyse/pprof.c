@@ -25,7 +25,7 @@ typedef struct pending {
   bool valid;
   int64_t ts;
   uint64_t stack, g; /* g: the goroutine the event is on (Go's ev.G) */
-  int64_t in_region; /* --region: its goroutine's time in regions up to ts */
+  int64_t in_region; /* --region: its goroutine's time in regions up to ts (an_inregion) */
 } pending;
 
 typedef struct pstate {
@@ -90,9 +90,7 @@ typedef struct life {
   bool member;        /* one filter.c keeps: seen as it sees goroutines */
   deferred *d;        /* intervals kept aside */
   size_t nd, capd;
-  /* --region: regions of the type open, and the time spent in them up to
-   * mark (region_at). */
-  int64_t depth, in_region, mark;
+  an_inregion reg; /* --region */
 } life;
 
 typedef struct lives {
@@ -102,8 +100,8 @@ typedef struct lives {
   size_t n, cap;
   u64free freed; /* the slots of goroutines that ended */
   const u64set *only; /* a --goroutine filter's goroutines (filter.c), or NULL: all */
-  const char *region;   /* --region's type, or NULL */
-  const u64map *before; /* filter.c's: g -> its regions begun before the trace */
+  const char *region; /* --region's type, or NULL */
+  const an_filter *f; /* filter.c's pass, for the regions begun before the trace */
   size_t members;
   int64_t last; /* the last event's time */
 } lives;
@@ -171,45 +169,18 @@ static life *life_of(lives *l, uint64_t g) {
   life *x = ctrace__map_slot_cached(&l->recent, &l->index, &l->freed, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
   if (x && fresh) {
     x->end = -1;
-    const uint64_t *n = l->region ? ctrace__map_get(l->before, g) : NULL;
-    x->depth = n ? (int64_t)*n : 0; /* in those since the trace's start */
+    if (l->region) x->reg.depth = ctrace__an_inregion_before(l->f, g); /* open since the trace's start */
   }
   return x;
 }
 
-/* --region, in the profile's own pass: Go's filter (pprofMatchingRegions)
- * keeps the outermost regions of the type, from their begins (the trace's
- * start for one begun before it) to their ends (or their goroutine's, or
- * the trace's), and counts an interval's overlap with them. Regions of one
- * goroutine nest, so that is the time the goroutine spends with one open
- * at least: region_at gives it from the trace's start to ts, and an
- * interval counts its difference between its two ends. A region begun
- * before the trace has an end alone; filter.c's pass counts those
- * (before). */
-static int64_t region_at(const life *x, int64_t ts) {
-  return x->in_region + (x->depth > 0 ? ts - x->mark : 0);
-}
-
-/* x's regions open become depth at ts. */
-static void region_to(life *x, int64_t ts, int64_t depth) {
-  x->in_region = region_at(x, ts);
-  x->mark = ts;
-  x->depth = depth < 0 ? 0 : depth; /* an end after its goroutine's ended them */
-}
-
-/* What a region's begin or end, or a goroutine's end, changes (filter.c's
- * events). False if out of memory. */
+/* --region (an_inregion): a region's begin or end, or a goroutine's end.
+ * False if out of memory. */
 static bool region_observe(lives *l, const ctrace_event *ev) {
-  life *x;
-  if (ev->type == CTRACE_EV_UserRegion) {
-    if (!ev->g || strcmp(ev->sargs[0] ? ev->sargs[0] : "", l->region) != 0) return true;
-    if (!(x = life_of(l, ev->g))) return false;
-    region_to(x, ev->ts, x->depth + (ev->args[1] == 0 ? 1 : -1));
-  } else if ((ev->type == CTRACE_EV_GoEnd || ev->type == CTRACE_EV_GoStop) && ev->g) {
-    /* Regions still open end with their goroutine. */
-    if (!(x = life_of(l, ev->g))) return false;
-    region_to(x, ev->ts, 0);
-  }
+  if (!ctrace__an_inregion_event(ev, l->region)) return true;
+  life *x = life_of(l, ev->g);
+  if (!x) return false;
+  ctrace__an_inregion_observe(&x->reg, ev, l->region);
   return true;
 }
 
@@ -218,7 +189,7 @@ static bool region_observe(lives *l, const ctrace_event *ev) {
 static int64_t region_mark(ctx *c, uint64_t g, int64_t ts) {
   if (!c->online || !c->online->region) return 0;
   life *x = life_of(c->online, g);
-  return x ? region_at(x, ts) : 0;
+  return x ? ctrace__an_inregion_at(&x->reg, ts) : 0;
 }
 
 static life *life_member(lives *l, uint64_t g) {
@@ -287,7 +258,7 @@ static bool life_transition(lives *l, const ctrace_event *ev) {
     life_start(x, ev->ts);
   } else if (to == NOTEXIST || (to == WAITING && ev->sargs_len[0] == 7 && memcmp(ev->sargs[0], "forever", 7) == 0)) {
     x->end = ev->ts;
-    if (l->region) region_to(x, ev->ts, 0); /* its regions end with it (GoEnd, GoStop) */
+    if (l->region) ctrace__an_inregion_to(&x->reg, ev->ts, 0); /* its regions end with it (GoEnd, GoStop) */
   }
   return true;
 }
@@ -325,7 +296,7 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
     if (c->online->region) { /* regions alone: no lifetime clips the interval */
       life *x = life_of(c->online, pe->g);
       if (!x) return -1;
-      return count(c, pe, fr, n, region_at(x, ts) - pe->in_region);
+      return count(c, pe, fr, n, ctrace__an_inregion_at(&x->reg, ts) - pe->in_region);
     }
     uint64_t *ix = ctrace__map_get(&c->online->index, pe->g);
     life *x = ix ? &c->online->l[*ix - 1] : NULL;
@@ -661,12 +632,15 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
    * those in a region begun before the trace, so that its memory follows
    * the goroutines alive. */
   lives lv = {0};
-  int frc = ctrace__an_filter_build(r, opt, go123, &f, err, errlen);
+  /* -t wall learns them in its pass too (close_at), on a Go 1.22+ trace,
+   * whose times only grow (a classic trace's may wrap). */
+  bool v122 = ctrace_reader_version(r) >= 1022;
+  int frc = ctrace__an_filter_build(r, opt, go123 || (v122 && opt->kind == CTRACE_PROFILE_WALL), &f, err, errlen);
   if (frc) return frc;
   if (f.ids_only && opt->goroutine) lv.only = &f.members;
   if (f.ids_only && opt->region) {
     lv.region = opt->region;
-    lv.before = &f.before;
+    lv.f = &f;
   }
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")

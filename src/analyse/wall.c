@@ -49,7 +49,17 @@ typedef struct gwall {
   uint64_t stack;     /* stack of the current state (see above) */
   uint64_t sys_stack; /* the last GoSysCall's, for a call that blocks */
   size_t samples;     /* its samples: index + 1 of the first, chained by next */
+  bool started;       /* it has started (GoStart) */
+  an_inregion reg;    /* --region, learned in the pass (close_at) */
+  int64_t since_reg;  /* reg's time at since */
+  struct wdeferred {  /* intervals kept aside before its first start (defer_iv) */
+    uint64_t stack;
+    uint8_t state;
+    int64_t d;
+  } *def;
+  size_t ndef, capdef;
 } gwall;
+typedef struct wdeferred wdeferred;
 
 /* A (stack, state)'s locations in the profile's pool, which the samples of
  * every goroutine with that pair share. */
@@ -86,20 +96,19 @@ static gwall *get(wctx *c, uint64_t g, int64_t since, uint64_t stack) {
     return NULL;
   }
   /* First seen other than at its creation: there since the trace began. */
-  if (fresh) *gw = (gwall){g, S_RUNNABLE, false, since, stack, 0, 0};
+  if (fresh) {
+    *gw = (gwall){.g = g, .state = S_RUNNABLE, .since = since, .stack = stack};
+    if (c->f->ids_only && c->f->region) {
+      gw->reg.depth = ctrace__an_inregion_before(c->f, g); /* open since the trace's start */
+      gw->since_reg = ctrace__an_inregion_at(&gw->reg, since);
+    }
+  }
   return gw;
 }
 
-/* Ends gw's current interval at ts; end_stack is the stack of the event
- * that ends it, 0 if it has none. */
-static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
-  if (gw->dead) return;
-  uint64_t stack = gw->stack;
-  if (gw->state == S_RUNNING && end_stack) stack = end_stack;
-  int64_t d = ctrace__an_overlap(c->f, gw->g, gw->since, ts);
-  gw->since = ts;
-  if (d <= 0) return;
-  uint64_t combo = ctrace__an_number(&c->combo, stack << 8 | gw->state);
+/* Adds an interval of d ns in state under stack to gw's sample. */
+static void add(wctx *c, gwall *gw, uint64_t stack, uint8_t state, int64_t d) {
+  uint64_t combo = ctrace__an_number(&c->combo, stack << 8 | state);
   if (!combo) goto oom;
   uint64_t key = combo << 32 | (uint64_t)(gw - c->gs);
   uint64_t *ix = ctrace__map_get(&c->p->sample_ids, key);
@@ -128,7 +137,7 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
         c->locs = m;
         c->caplocs = n + 1;
       }
-      c->locs[0] = c->state_loc[gw->state];
+      c->locs[0] = c->state_loc[state];
       for (size_t i = 0; i < n; i++)
         c->locs[i + 1] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
       if (c->p->oom) goto oom;
@@ -136,7 +145,7 @@ static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
     }
     if (!s) goto oom;
     s->label_key[0] = c->key_state;
-    s->label_str[0] = c->state_str[gw->state];
+    s->label_str[0] = c->state_str[state];
     s->num_key = c->key_g;
     s->num = (int64_t)gw->g;
     s->next = gw->samples;
@@ -149,6 +158,62 @@ oom:
   c->oom = true;
 }
 
+/* Where the filter's pass gave no intervals (an_filter.ids_only), the
+ * pass answers ctrace__an_overlap itself: with --region, by gw's time in
+ * regions of the type; else, for a goroutine --goroutine keeps, Go clips
+ * to its lifetime, from its first start (the trace's start if it never
+ * starts) to its end or the trace's. An interval here ends at each start:
+ * one after the first start counts whole; one before it is kept aside
+ * (defer_iv), to count nothing if the goroutine starts, whole if it never
+ * does (a few at most: a goroutine changes state without running only by
+ * being woken). */
+static void defer_iv(wctx *c, gwall *gw, uint64_t stack, int64_t d) {
+  if (gw->ndef == gw->capdef) {
+    size_t cap = gw->capdef ? gw->capdef * 2 : 2;
+    void *m = realloc(gw->def, cap * sizeof *gw->def);
+    if (!m) {
+      c->oom = true;
+      return;
+    }
+    gw->def = m;
+    gw->capdef = cap;
+  }
+  gw->def[gw->ndef++] = (wdeferred){stack, gw->state, d};
+}
+
+/* Ends gw's current interval at ts; end_stack is the stack of the event
+ * that ends it, 0 if it has none. */
+static void close_at(wctx *c, gwall *gw, int64_t ts, uint64_t end_stack) {
+  if (gw->dead) return;
+  uint64_t stack = gw->stack;
+  if (gw->state == S_RUNNING && end_stack) stack = end_stack;
+  const an_filter *f = c->f;
+  int64_t d;
+  if (!f->ids_only) {
+    d = ctrace__an_overlap(f, gw->g, gw->since, ts);
+  } else if (f->by_name && !ctrace__set_has(&f->members, gw->g)) {
+    d = 0;
+  } else if (f->region) {
+    d = ctrace__an_inregion_at(&gw->reg, ts) - gw->since_reg;
+    gw->since_reg = ctrace__an_inregion_at(&gw->reg, ts);
+  } else if (!gw->started) {
+    if (ts > gw->since) defer_iv(c, gw, stack, ts - gw->since);
+    d = 0;
+  } else {
+    d = ts - gw->since;
+  }
+  gw->since = ts;
+  if (d > 0) add(c, gw, stack, gw->state, d);
+}
+
+/* gw starts: what was kept aside counts nothing (above). */
+static void start(gwall *gw) {
+  gw->started = true;
+  free(gw->def);
+  gw->def = NULL;
+  gw->ndef = gw->capdef = 0;
+}
+
 /* gw has ended for good (its id never comes back): when the profile is
  * written as built, its samples are final; they go out, and it is
  * forgotten, so that memory follows the goroutines alive. */
@@ -159,6 +224,7 @@ static void gone(wctx *c, gwall *gw) {
     ctrace__prof_retire(c->p, i - 1);
     i = next;
   }
+  free(gw->def);
   size_t at = (size_t)(gw - c->gs);
   ctrace__map_slot_drop(&c->gix, NULL, &c->freed, gw->g, c->gs, sizeof *c->gs);
   c->gs[at].dead = true; /* zeroed: not closed again at the end */
@@ -228,6 +294,7 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
       /* A new goroutine waits to run, at its start function. */
       if ((gw = get(&c, ev.args[0], ev.ts, ev.args[1]))) {
         gw->since = ev.ts;
+        gw->since_reg = ctrace__an_inregion_at(&gw->reg, ev.ts);
         gw->dead = false;
         enter(gw, S_RUNNABLE, ev.args[1]);
       }
@@ -237,7 +304,12 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
       if ((gw = get(&c, ev.g, 0, 0))) {
         close_at(&c, gw, ev.ts, 0);
         enter(gw, S_RUNNING, 0);
+        start(gw);
       }
+      break;
+    case CTRACE_EV_UserRegion: /* --region: the pass learns the regions (live_overlap) */
+      if (f->ids_only && f->region && ctrace__an_inregion_event(&ev, f->region) && (gw = get(&c, ev.g, 0, 0)))
+        ctrace__an_inregion_observe(&gw->reg, &ev, f->region);
       break;
     case CTRACE_EV_GoEnd:
     case CTRACE_EV_GoStop:
@@ -291,7 +363,13 @@ int ctrace__an_wall(ctrace_reader *r, const an_filter *f, ctrace_profile *p, cha
       break;
     }
   }
-  for (size_t i = 0; i < c.ngs && !c.oom; i++) close_at(&c, &c.gs[i], last, 0);
+  for (size_t i = 0; i < c.ngs && !c.oom; i++) {
+    gwall *gw = &c.gs[i];
+    close_at(&c, gw, last, 0);
+    /* Never started: its lifetime is the trace's, all it was kept aside. */
+    for (size_t k = 0; k < gw->ndef && !c.oom; k++) add(&c, gw, gw->def[k].stack, gw->def[k].state, gw->def[k].d);
+    free(gw->def);
+  }
   p->duration_ns = last;
   int rc = 0;
   if (c.oom || p->oom) {
