@@ -168,15 +168,9 @@ oom:
  * does (a few at most: a goroutine changes state without running only by
  * being woken). */
 static void defer_iv(wctx *c, gwall *gw, uint64_t stack, int64_t d) {
-  if (gw->ndef == gw->capdef) {
-    size_t cap = gw->capdef ? gw->capdef * 2 : 2;
-    void *m = realloc(gw->def, cap * sizeof *gw->def);
-    if (!m) {
-      c->oom = true;
-      return;
-    }
-    gw->def = m;
-    gw->capdef = cap;
+  if (!ctrace__room(&gw->def, gw->ndef, &gw->capdef, sizeof *gw->def, 2)) {
+    c->oom = true;
+    return;
   }
   gw->def[gw->ndef++] = (wdeferred){stack, gw->state, d};
 }
