@@ -116,8 +116,10 @@ int ctrace_start_file(const char *path, const ctrace_options *opts);
 typedef struct ctrace_flight_options {
   uint64_t min_age_ms;         /* keep at least the last this many ms of
                                   events; 0: 10 s */
-  size_t max_bytes;            /* memory for them, at least 1 MiB; 0: 64 MiB.
-                                  It wins over min_age_ms (see
+  size_t max_bytes;            /* memory for them, at least 1 MiB; 0: 64 MiB:
+                                  their bytes, in whole pages, not the
+                                  buffers they were written in. It wins
+                                  over min_age_ms (see
                                   ctrace_flight_stats.dropped_young) */
   const ctrace_options *trace; /* NULL: defaults; format 0 or GO122 */
   const char *crash_path;      /* if set: on SIGSEGV, SIGBUS, SIGILL, SIGFPE

@@ -11,7 +11,9 @@
  * and while the kept bytes pass max_bytes: the cap wins, and each
  * generation it drops younger than min_age is counted. Generations are
  * cut at a quarter of max_bytes (or the reader's usual 16 MiB), so that
- * the cap can keep a few whole.
+ * the cap can keep a few whole. A buffer handed out mostly empty is kept
+ * as a copy of its bytes (shrink), so that the cap counts events, not
+ * the slack of buffers cut short.
  *
  * A snapshot first ends the generation being written, so that it holds
  * events up to the call, waits until that generation is kept, then
@@ -25,6 +27,7 @@
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,10 +38,6 @@ typedef struct kept {
   size_t bytes;
   ctrace__buf *first, *last;
 } kept;
-
-/* Generations kept at most: more than a 64 MiB cap's quarters, or 10 s of
- * 1 s generations, ever need. */
-#define MAX_KEPT 1024
 
 /* One recorder at a time, as one trace: static, so that a snapshot or
  * stats call racing with the stop never meets freed memory. */
@@ -52,7 +51,8 @@ static struct flight {
   pthread_mutex_t mu; /* what follows */
   pthread_cond_t cv;  /* a generation is kept, or the trace ended */
   bool on;            /* between a start and the end of its stop */
-  kept ring[MAX_KEPT];
+  kept *ring;         /* mapped at the start (ring_bytes) */
+  size_t ring_len;
   size_t head, n; /* oldest kept, how many */
   size_t bytes;   /* kept, and of the generation being handed out */
   uint64_t last_gen;
@@ -70,10 +70,59 @@ static struct flight {
 /* One snapshot at a time; held by the stop, too, while it frees. */
 static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* Generations the ring holds: a kept one holds a page at least, so the
+ * cap's worth, bounded for a cap of gigabytes (past that many, the
+ * oldest goes, counted if young). */
+static size_t ring_bytes(size_t max_bytes) {
+  size_t len = max_bytes / page_size() + 2;
+  if (len > (1u << 16)) len = 1u << 16;
+  return len * sizeof(kept);
+}
+
+/* A buffer handed out with most of it empty (a generation's end cuts
+ * every thread's buffer short, a quiet thread's holds a few events, and
+ * the tables come in batches of their own) goes back to the pool, its
+ * batches appended to the generation's last copy if they fit, or copied
+ * to whole pages of their own: 1 ms generations of a few events would
+ * otherwise hold six 64 KiB buffers each, and the default cap keep a
+ * fifth of a second of them, not min_age. NULL: b's bytes joined
+ * cur->last. The copies are the recorder thread's work, off the events'
+ * path; mmap, as for buffers, keeps the traced program's allocator out. */
+static ctrace__buf *shrink(kept *cur, ctrace__buf *b) {
+  size_t used = (size_t)(b->pos - (uint8_t *)b), page = page_size();
+  size_t size = (used + page - 1) & ~(page - 1);
+  if (size > b->size / 2) return b;
+  ctrace__buf *last = cur->last;
+  size_t n = (size_t)(b->pos - b->data);
+  if (last && last->size != ctrace__cfg.buffer_size && (size_t)(last->end - last->pos) >= n) {
+    memcpy(last->pos, b->data, n);
+    last->pos += n;
+    ctrace__buf_put(b);
+    return NULL;
+  }
+  void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return b;
+  ctrace__buf *s = m;
+  memcpy(s, b, used);
+  s->pos = s->data + (b->pos - b->data);
+  s->end = (uint8_t *)s + size;
+  s->lenpos = NULL;
+  s->size = size;
+  ctrace__buf_put(b);
+  return s;
+}
+
+/* The pool takes buffers of its own size back; shrink's copies are
+ * unmapped. */
 static void put_list(ctrace__buf *b) {
   while (b) {
     ctrace__buf *next = b->link;
-    ctrace__buf_put(b);
+    if (b->size == ctrace__cfg.buffer_size)
+      ctrace__buf_put(b);
+    else
+      munmap(b, b->size);
     b = next;
   }
 }
@@ -83,7 +132,7 @@ static void drop_oldest(void) {
   kept *k = &fl.ring[fl.head];
   put_list(k->first);
   fl.bytes -= k->bytes;
-  fl.head = (fl.head + 1) % MAX_KEPT;
+  fl.head = (fl.head + 1) % fl.ring_len;
   fl.n--;
 }
 
@@ -103,16 +152,25 @@ static void trim(uint64_t now, uint64_t keep) {
   }
 }
 
+/* Under fl.mu: the ring is full (a snapshot's wait holds the trim back,
+ * or the cap is in gigabytes): the oldest goes, counted if young. */
+static void make_room(uint64_t now) {
+  if (fl.n < fl.ring_len) return;
+  if (fl.ring[fl.head].info.ended_ns + fl.min_age_ns > now) fl.dropped_young++;
+  drop_oldest();
+}
+
 /* Under fl.mu: keeps cur, the generation info tells of. A snapshot
  * waiting for it trims for its own time, which came before. */
 static void keep(kept *cur, const ctrace__gen_info *info) {
   fl.last_gen = info->gen;
   if (!cur->first) return; /* a generation left out (end_generation) */
-  if (fl.n == MAX_KEPT) drop_oldest();
+  uint64_t now = ctrace__mono_ns();
+  make_room(now);
   cur->info = *info;
-  fl.ring[(fl.head + fl.n) % MAX_KEPT] = *cur;
+  fl.ring[(fl.head + fl.n) % fl.ring_len] = *cur;
   fl.n++;
-  if (!fl.snap_ns) trim(ctrace__mono_ns(), UINT64_MAX);
+  if (!fl.snap_ns) trim(now, UINT64_MAX);
 }
 
 static void *flight_main(void *arg) {
@@ -125,6 +183,8 @@ static void *flight_main(void *arg) {
     ctrace__gen_info info;
     int r = ctrace__read_flight(&b, &info);
     if (r == 0) break;
+    /* Before the lock a snapshot's write holds: cur is this thread's. */
+    if (r == 1 && !(b = shrink(cur, b))) continue;
     pthread_mutex_lock(&fl.mu);
     if (r == 1) {
       b->link = NULL;
@@ -205,6 +265,8 @@ static int flight_join(ctrace__sink *s) {
   pthread_mutex_lock(&write_mu);
   pthread_mutex_lock(&fl.mu);
   while (fl.n) drop_oldest();
+  munmap(fl.ring, ring_bytes(fl.max_bytes));
+  fl.ring = NULL;
   fl.on = false;
   pthread_mutex_unlock(&fl.mu);
   pthread_mutex_unlock(&write_mu);
@@ -221,6 +283,7 @@ static void flight_fork_child(ctrace__sink *s) {
   pthread_mutex_init(&write_mu, NULL);
   fl.on = fl.running = fl.paused = false;
   fl.n = fl.head = fl.bytes = 0;
+  fl.ring = NULL;
   fl.cur = (kept){0};
 }
 
@@ -233,6 +296,8 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
   o.format = CTRACE_FORMAT_GO122;
   if (!fo.max_bytes) fo.max_bytes = CTRACE_FLIGHT_DEFAULT_MAX_BYTES;
   if (fo.max_bytes < (1u << 20)) return CTRACE_EINVAL;
+  void *ring = mmap(NULL, ring_bytes(fo.max_bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring == MAP_FAILED) return CTRACE_ENOMEM;
   /* What is queued for the recorder's thread while it ends a generation
    * is memory too: past a quarter of the cap (at least the 1 MiB
    * ctrace_start takes), tracing pauses (a gap, ctrace_stats.capped). */
@@ -250,6 +315,8 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
                              .holds = true};
     fl.min_age_ns = (fo.min_age_ms ? fo.min_age_ms : CTRACE_FLIGHT_DEFAULT_MIN_AGE_MS) * 1000000ull;
     fl.max_bytes = fo.max_bytes;
+    fl.ring = ring;
+    fl.ring_len = ring_bytes(fo.max_bytes) / sizeof(kept);
     fl.head = fl.n = fl.bytes = 0;
     fl.last_gen = fl.snap_ns = 0;
     fl.ended = fl.abort = fl.paused = false;
@@ -257,7 +324,10 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
   }
   pthread_mutex_unlock(&fl.mu);
   pthread_mutex_unlock(&write_mu);
-  if (busy) return CTRACE_EBUSY;
+  if (busy) {
+    munmap(ring, ring_bytes(fo.max_bytes));
+    return CTRACE_EBUSY;
+  }
   int err = CTRACE_ENOMEM;
   sem_init(&fl.gate, 0, 0);
   /* The thread exists before tracing starts, so a started trace always
@@ -276,6 +346,8 @@ int ctrace_flight_start(const ctrace_flight_options *opts) {
   }
   sem_destroy(&fl.gate);
   pthread_mutex_lock(&fl.mu);
+  munmap(fl.ring, ring_bytes(fl.max_bytes));
+  fl.ring = NULL;
   fl.on = false;
   pthread_mutex_unlock(&fl.mu);
   return err;
@@ -355,12 +427,12 @@ int ctrace__flight_write(int fd, bool force) {
    * that generation have been left out, with no event, all are.) */
   trim(now, want);
   size_t n = 0;
-  while (n < fl.n && fl.ring[(fl.head + n) % MAX_KEPT].info.gen <= want) n++;
+  while (n < fl.n && fl.ring[(fl.head + n) % fl.ring_len].info.gen <= want) n++;
   if (!n) n = fl.n;
   int err = n ? write_all(fd, "go 1.22 trace\0\0\0", CTRACE_HEADER_LEN) : CTRACE_EEMPTY;
   if (!err && n && fl.ring[fl.head].info.gc_unstated) err = write_gc_active(fd, &fl.ring[fl.head].info);
   for (size_t i = 0; i < n && !err; i++)
-    for (ctrace__buf *b = fl.ring[(fl.head + i) % MAX_KEPT].first; b && !err; b = b->link)
+    for (ctrace__buf *b = fl.ring[(fl.head + i) % fl.ring_len].first; b && !err; b = b->link)
       err = write_all(fd, b->data, (size_t)(b->pos - b->data));
   fl.snapshots++;
   pthread_mutex_unlock(&fl.mu);

@@ -28,9 +28,14 @@ snaps=("$dir"/snap.*.trace)
 [ ${#snaps[@]} -ge 4 ] || die "${#snaps[@]} snapshots, not 4"
 "$ctrace" dump "$dir/late.trace" | has '"asked"' ||
     die "the late snapshot lacks the log made before it"
+# The logs of sparse's snapshot: those of min_age all in.
+"$ctrace" dump "$dir/sparse.trace" | grep -o '"seq [0-9]*"' | tr -dc '0-9\n' | sort -u >"$dir/sparse.got"
+missing=$(sort -u "$dir/sparse.req" | comm -23 - "$dir/sparse.got" | wc -l)
+[ "$(wc -l <"$dir/sparse.req")" -gt 0 ] && [ "$missing" -eq 0 ] ||
+    die "sparse.trace lacks $missing of the $(wc -l <"$dir/sparse.req") logs of min_age"
 [ -z "${FLIGHT_FORK:-}" ] || "$ctrace" dump "$dir/fork.trace" | has '"child"' ||
     die "the child's snapshot lacks its log"
-for t in "${snaps[@]}" "$dir/cap.trace" "$dir/late.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace "$dir"/quiet.*trace \
+for t in "${snaps[@]}" "$dir/cap.trace" "$dir/late.trace" "$dir/sparse.trace" "$dir"/cycle.*.trace "$dir"/gc.*.trace "$dir"/quiet.*trace \
     "$dir"/stw.*trace; do
     "$ctrace" check "$t" >/dev/null || die "ctrace check rejects $t"
 done
@@ -57,6 +62,6 @@ for t in "${snaps[@]}"; do
 done
 gos="$GO_CURRENT_EDGES"
 GO_COMPAT_GOS=$gos bash "$here/../lib/go_compat.sh" --parse-only "${snaps[@]}" "$dir/cap.trace" "$dir"/cycle.*.trace \
-    "$dir"/gc.*.trace "$dir"/quiet.*trace "$dir"/stw.*trace
+    "$dir"/gc.*.trace "$dir"/quiet.*trace "$dir"/stw.*trace "$dir/sparse.trace"
 GO_COMPAT_GOS=$gos bash "$here/../lib/go_compat.sh" "${snaps[@]}"
 rm -rf "$dir"

@@ -6,7 +6,9 @@
  * window: four threads log "seq N" (N from one counter, each log's time
  * noted before it and its completion after) while the main thread takes
  * a snapshot every 150 ms from 0.7 s on, 200 ms of min_age, 20 ms
- * generations (CTRACE_GEN_MS), and a cap the window never meets. For each snapshot DIR/snap.K.trace it writes
+ * generations (CTRACE_GEN_MS), and the default cap, which the window's
+ * bytes never meet (its buffers, cut short, would). For each snapshot
+ * DIR/snap.K.trace it writes
  * DIR/snap.K.req, the numbers of the logs completed before the call and
  * begun at least 1 ms inside min_age of its return, which the snapshot
  * must hold, and
@@ -50,6 +52,13 @@
  * the log; one before it is CTRACE_EEMPTY, and writes nothing). A
  * streamed trace with no event at all is one generation stating an idle
  * P, for Go reads no trace without one: DIR/quiet.none.trace.
+ *
+ * sparse: one log a millisecond over 1 ms generations, 600 ms of them
+ * under an 8 MiB cap with 400 ms of min_age: every generation ends its
+ * few events' buffers short, and the recorder keeps their bytes, not
+ * the buffers (a few KiB a generation, not 128), so the cap drops none
+ * younger than min_age, and a snapshot (DIR/sparse.trace) holds every
+ * log of min_age.
  *
  * late: a snapshot taken by a thread the scheduler keeps waiting (one
  * CPU, SCHED_IDLE, beside a thread that spins there) over 1 ms
@@ -239,12 +248,12 @@ static int window(const char *dir) {
   atomic_store(&stop_logging, false);
   atomic_store(&seq, 0);
   atomic_store(&logged, 0);
-  /* The racers end a generation every few milliseconds, each kept as
-   * whole 64 KiB buffers, four threads' and their strings': 0.8 MiB a
-   * generation, past the default 64 MiB cap in 200 ms on a quick
-   * machine, which then drops generations younger than min_age. The cap
-   * has its own case (cap): here min_age is what decides. */
-  ctrace_flight_options fo = {.min_age_ms = MIN_AGE_MS, .max_bytes = 512u << 20};
+  /* The racers end a generation every few milliseconds, which cuts the
+   * loggers' buffers short: kept whole (64 KiB each, four threads' and
+   * their strings'), they would pass the default 64 MiB cap in 200 ms on
+   * a quick machine; their bytes take 0.4 MiB. The cap has its own case
+   * (cap): here min_age is what decides. */
+  ctrace_flight_options fo = {.min_age_ms = MIN_AGE_MS};
   int err = ctrace_flight_start(&fo);
   CHECK(err == 0, "ctrace_flight_start: %s", ctrace_strerror(err));
   if (err) return 1;
@@ -265,9 +274,9 @@ static int window(const char *dir) {
   for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
   ctrace_flight_stats st;
   ctrace_flight_stats_get(&st);
-  printf("window: %u logs, %llu generations kept spanning %.0f ms, %llu snapshots (%d by racers, %d busy, "
-         "%d of nothing before the first log)\n",
-         atomic_load(&seq), (unsigned long long)st.generations, st.window_ns / 1e6,
+  printf("window: %u logs, %llu generations kept spanning %.0f ms in %.1f MiB, %llu snapshots (%d by racers, "
+         "%d busy, %d of nothing before the first log)\n",
+         atomic_load(&seq), (unsigned long long)st.generations, st.window_ns / 1e6, st.bytes / 1048576.0,
          (unsigned long long)st.snapshots, atomic_load(&racer_ok), atomic_load(&busy_count),
          atomic_load(&early_empty));
   CHECK(st.snapshots >= 4, "snapshots counted: %llu", (unsigned long long)st.snapshots);
@@ -586,6 +595,40 @@ static void quiet(const char *dir) {
   printf("quiet: a trace and a snapshot of a log after 30 ms of silence, a trace and a snapshot of nothing\n");
 }
 
+static void sparse(const char *dir) {
+  setenv("CTRACE_GEN_MS", "1", 1);
+  ctrace_flight_options fo = {.min_age_ms = 400, .max_bytes = 8u << 20};
+  int err = ctrace_flight_start(&fo);
+  CHECK(err == 0, "sparse: ctrace_flight_start: %s", ctrace_strerror(err));
+  if (err) return;
+  int logs = 0;
+  for (uint64_t end = now_ns() + 600000000; now_ns() < end && logs < (int)MAX_SEQ; logs++) {
+    began[logs] = now_ns();
+    ctrace_logf(0, "sparse", "seq %d", logs);
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  ctrace_flight_stats st;
+  ctrace_flight_stats_get(&st);
+  uint64_t call = now_ns();
+  int fd = create(dir, "sparse.trace");
+  err = ctrace_flight_write(fd);
+  close(fd);
+  CHECK(err == 0, "sparse: the snapshot: %s", ctrace_strerror(err));
+  /* The logs made inside min_age of the call, which the snapshot holds
+   * (flight_check.sh): their generations ended after them. */
+  fd = create(dir, "sparse.req");
+  FILE *req = fd < 0 ? NULL : fdopen(fd, "w");
+  for (int k = 0; req && k < logs; k++)
+    if (began[k] > call - fo.min_age_ms * 1000000) fprintf(req, "%d\n", k);
+  if (req) fclose(req);
+  printf("sparse: %d logs, %llu generations kept in %.2f MiB (%.1f KiB each), %llu dropped young\n", logs,
+         (unsigned long long)st.generations, st.bytes / 1048576.0,
+         st.generations ? st.bytes / 1024.0 / (double)st.generations : 0.0, (unsigned long long)st.dropped_young);
+  CHECK(st.dropped_young == 0, "sparse: the cap dropped %llu generations younger than min_age",
+        (unsigned long long)st.dropped_young);
+  ctrace_flight_stop();
+}
+
 static _Atomic bool late_done;
 
 static void *late_spin(void *arg) {
@@ -676,6 +719,7 @@ int main(int argc, char **argv) {
   gc(argv[1]);
   stw(argv[1]);
   quiet(argv[1]);
+  sparse(argv[1]);
   late(argv[1]);
   if (getenv("FLIGHT_FORK")) fork_case(argv[1]);
   if (fails) fprintf(stderr, "test_flight: %d failures\n", fails);
