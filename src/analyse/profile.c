@@ -134,53 +134,31 @@ uint64_t ctrace__prof_synthetic(ctrace_profile *p, const char *name) {
   return new_loc(p, &p->synth_ids, s, 0, func_id(p, s, 0), 0);
 }
 
-/* A new sample's slot: a retired one's, else one more. */
-static prof_sample *new_sample(ctrace_profile *p, uint64_t key, size_t run, size_t n) {
-  size_t i;
-  if (p->free_samples.n) {
-    i = p->free_samples.ix[--p->free_samples.n];
-  } else {
-    if (!RESERVE(p, samples, capsamples, p->nsamples + 1)) return NULL;
-    i = p->nsamples++;
+prof_sample *ctrace__prof_sample_run(ctrace_profile *p, uint64_t key, size_t run, size_t n) {
+  bool fresh;
+  prof_sample *s = ctrace__map_slot(&p->sample_ids, &p->free_samples, key, &p->samples, &p->nsamples,
+                                    &p->capsamples, sizeof *p->samples, &fresh);
+  if (!s) {
+    p->oom = true;
+    return NULL;
   }
-  p->samples[i] = (prof_sample){.locs = run, .nlocs = n, .key = key, .live = true};
-  return &p->samples[i];
+  if (fresh) *s = (prof_sample){.locs = run, .nlocs = n, .key = key, .live = true};
+  return s;
 }
 
 prof_sample *ctrace__prof_sample(ctrace_profile *p, uint64_t key, const uint64_t *locs, size_t n) {
-  bool fresh;
-  uint64_t *ix = ctrace__map_put(&p->sample_ids, key, &fresh);
-  if (!ix) goto oom;
-  if (!fresh) return &p->samples[*ix - 1];
-  prof_sample *s;
-  if (!RESERVE(p, locpool, cappool, p->npool + n) || !(s = new_sample(p, key, p->npool, n))) {
-    ctrace__map_del(&p->sample_ids, key);
-    goto oom;
+  const uint64_t *ix = ctrace__map_get(&p->sample_ids, key);
+  if (ix) return &p->samples[*ix - 1];
+  if (!RESERVE(p, locpool, cappool, p->npool + n)) {
+    p->oom = true;
+    return NULL;
   }
-  if (n) memcpy(p->locpool + p->npool, locs, n * sizeof *locs);
-  p->npool += n;
-  *ix = (uint64_t)(s - p->samples) + 1;
-  return s;
-oom:
-  p->oom = true;
-  return NULL;
-}
-
-prof_sample *ctrace__prof_sample_run(ctrace_profile *p, uint64_t key, size_t run, size_t n) {
-  bool fresh;
-  uint64_t *ix = ctrace__map_put(&p->sample_ids, key, &fresh);
-  if (!ix) goto oom;
-  if (!fresh) return &p->samples[*ix - 1];
-  prof_sample *s = new_sample(p, key, run, n);
-  if (!s) {
-    ctrace__map_del(&p->sample_ids, key);
-    goto oom;
+  prof_sample *s = ctrace__prof_sample_run(p, key, p->npool, n);
+  if (s) {
+    if (n) memcpy(p->locpool + p->npool, locs, n * sizeof *locs);
+    p->npool += n;
   }
-  *ix = (uint64_t)(s - p->samples) + 1;
   return s;
-oom:
-  p->oom = true;
-  return NULL;
 }
 
 bool ctrace__prof_relocate(ctrace_profile *p, prof_sample *s, const uint64_t *locs, size_t n) {
@@ -306,41 +284,56 @@ static void encode(const ctrace_profile *p, pbuf *w, bool types) {
   free(x.packed.b);
 }
 
+/* ---- gzip ------------------------------------------------------------------- */
+
+static bool gzip_init(z_stream *z) {
+  memset(z, 0, sizeof *z);
+  return deflateInit2(z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+}
+
+/* in's n bytes through z to out (Z_FINISH: and the stream's end); *ioerr
+ * keeps the errno of the first write that failed. */
+static void gzip_write(z_stream *z, const unsigned char *in, size_t n, int flush, FILE *out, int *ioerr) {
+  unsigned char buf[64 << 10];
+  z->next_in = n ? (unsigned char *)in : (unsigned char *)"";
+  z->avail_in = (uInt)n;
+  int rc;
+  do {
+    z->next_out = buf;
+    z->avail_out = sizeof buf;
+    rc = deflate(z, flush);
+    size_t k = sizeof buf - z->avail_out;
+    if (k && fwrite(buf, 1, k, out) != k && !*ioerr) *ioerr = errno ? errno : EIO;
+  } while (z->avail_out == 0 || (flush == Z_FINISH && rc == Z_OK));
+}
+
 int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t *len) {
   *data = NULL;
   *len = 0;
   if (p->oom) return CTRACE_ENOMEM;
   pbuf raw = {0};
   encode(p, &raw, true);
-  if (raw.oom) {
-    free(raw.b);
-    return CTRACE_ENOMEM;
-  }
   z_stream z;
-  memset(&z, 0, sizeof z);
-  if (deflateInit2(&z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    free(raw.b);
-    return CTRACE_ENOMEM;
-  }
-  uLong bound = deflateBound(&z, (uLong)raw.len);
-  unsigned char *out = malloc(bound);
+  char *mem = NULL;
+  size_t size = 0;
+  FILE *out = raw.oom ? NULL : open_memstream(&mem, &size);
   int rc = CTRACE_ENOMEM;
-  if (out) {
-    z.next_in = raw.b ? raw.b : (unsigned char *)"";
-    z.avail_in = (uInt)raw.len;
-    z.next_out = out;
-    z.avail_out = (uInt)bound;
-    if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
-      *data = out;
-      *len = z.total_out;
-      rc = 0;
-    } else {
-      free(out);
-    }
+  if (out && gzip_init(&z)) {
+    int ioerr = 0;
+    gzip_write(&z, raw.b, raw.len, Z_FINISH, out, &ioerr);
+    deflateEnd(&z);
+    if (!ioerr) rc = 0;
   }
-  deflateEnd(&z);
+  /* The stream's buffer is final once it is closed. */
+  if (out && fclose(out) != 0) rc = CTRACE_ENOMEM;
   free(raw.b);
-  return rc;
+  if (rc) {
+    free(mem);
+    return rc;
+  }
+  *data = (unsigned char *)mem;
+  *len = size;
+  return 0;
 }
 
 /* ---- written as built ------------------------------------------------------- */
@@ -349,24 +342,13 @@ int ctrace_profile_encode(const ctrace_profile *p, unsigned char **data, size_t 
 enum { PENDING_MAX = 256 << 10 };
 
 static void deflate_out(ctrace_profile *p, int flush) {
-  unsigned char buf[64 << 10];
-  z_stream *z = p->z;
-  z->next_in = p->pending.b ? p->pending.b : (unsigned char *)"";
-  z->avail_in = (uInt)p->pending.len;
-  int rc;
-  do {
-    z->next_out = buf;
-    z->avail_out = sizeof buf;
-    rc = deflate(z, flush);
-    size_t n = sizeof buf - z->avail_out;
-    if (n && fwrite(buf, 1, n, p->out) != n && !p->ioerr) p->ioerr = errno ? errno : EIO;
-  } while (z->avail_out == 0 || (flush == Z_FINISH && rc == Z_OK));
+  gzip_write(p->z, p->pending.b, p->pending.len, flush, p->out, &p->ioerr);
   p->pending.len = 0;
 }
 
 bool ctrace__prof_stream(ctrace_profile *p, FILE *out) {
   if (!(p->z = calloc(1, sizeof *p->z))) return false;
-  if (deflateInit2(p->z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (!gzip_init(p->z)) {
     free(p->z);
     p->z = NULL;
     return false;
@@ -386,10 +368,7 @@ void ctrace__prof_retire(ctrace_profile *p, size_t ix) {
     if (x->sub.oom || x->sub2.oom || x->packed.oom || p->pending.oom) p->oom = true;
     if (p->pending.len >= PENDING_MAX) deflate_out(p, Z_NO_FLUSH);
   }
-  ctrace__map_del(&p->sample_ids, s->key);
-  *s = (prof_sample){0};
-  if (ctrace__room(&p->free_samples.ix, p->free_samples.n, &p->free_samples.cap, sizeof *p->free_samples.ix, 64))
-    p->free_samples.ix[p->free_samples.n++] = ix;
+  ctrace__map_slot_drop(&p->sample_ids, NULL, &p->free_samples, s->key, p->samples, sizeof *p->samples);
 }
 
 int ctrace__prof_finish(ctrace_profile *p) {
