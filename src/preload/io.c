@@ -502,38 +502,69 @@ CTRACE__PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
 
 /* ---- streams: socketpairs and eventfds -------------------------------------------------
  *
- * The two ends of each socketpair the program made, by inode, so that a
- * write on one end wakes a reader of the other (io.h). A small table,
- * one slot per hash of an inode: a pair whose slot another took is no
- * longer linked (its waits end themselves, as before), never linked
- * wrongly, as a lookup checks the inode. Lock-free lookups; inserts, as
- * rare as socketpair calls, under a lock, each slot's inode cleared while
- * its peer is written. */
+ * The two ends of each socketpair the program made (and of each TCP
+ * connection within it, below), by inode, so that a write on one end
+ * wakes a reader of the other (io.h). A table of PAIR_SETS sets of
+ * PAIR_WAYS slots, the set by a hash of the inode: each end goes into a
+ * free slot of its set, else over the one filled longest ago (no close is
+ * seen, so slots are never freed; the oldest is the likeliest closed),
+ * and keeps it until PAIR_WAYS later sockets land in its set. Not one
+ * slot per hash: the kernel numbers inodes in batches per CPU, so two
+ * sockets made in turn (a connection's socket, then accept's) are a small
+ * gap apart, which the hash spreads, only while the thread stays on its
+ * CPU and no other process makes pipes or sockets there; any other gap
+ * put both in one slot of 1024 once in about 1250, and the later pair took
+ * it for good. A pair that lost its slot is no longer linked (its waits
+ * end themselves), never linked wrongly, as a lookup checks the inode.
+ * Lock-free lookups, of one set (two cache lines); inserts, as rare as
+ * socketpair, connect and accept calls, under a lock, each slot's inode
+ * cleared while its peer is written. */
 
 CTRACE__PL_REAL(int, socketpair, (int, int, int, int[2]))
 
-#define PAIRS 1024
+#define PAIR_SETS 256
+#define PAIR_WAYS 8
 static struct {
-  _Atomic uint64_t ino, peer;
-} pairs[PAIRS];
+  struct {
+    _Atomic uint64_t ino, peer;
+  } slot[PAIR_WAYS];
+} pairs[PAIR_SETS];
+static uint8_t pairs_next[PAIR_SETS]; /* a full set's slot to give up next, under pairs_lock */
 static _Atomic int pairs_lock;
 
-static size_t pair_slot(uint64_t ino) { return ino * 0x9E3779B97F4A7C15u >> 54; }
+static size_t pair_set_of(uint64_t ino) { return ino * 0x9E3779B97F4A7C15u >> 56; }
 
-static void pair_set(uint64_t ino, uint64_t peer) {
-  size_t i = pair_slot(ino);
-  atomic_store_explicit(&pairs[i].ino, 0, memory_order_relaxed);
+/* Under pairs_lock: the slot of ino in its set, else a free one, else the
+ * one filled longest ago (slots fill in order, so the next in turn). */
+static void pair_put(uint64_t ino, uint64_t peer) {
+  size_t s = pair_set_of(ino);
+  unsigned i, free_slot = PAIR_WAYS;
+  for (i = 0; i < PAIR_WAYS; i++) {
+    uint64_t at = atomic_load_explicit(&pairs[s].slot[i].ino, memory_order_relaxed);
+    if (at == ino) break;
+    if (at == 0 && free_slot == PAIR_WAYS) free_slot = i;
+  }
+  if (i == PAIR_WAYS) i = free_slot;
+  if (i == PAIR_WAYS) {
+    i = pairs_next[s];
+    pairs_next[s] = (uint8_t)((i + 1) % PAIR_WAYS);
+  }
+  atomic_store_explicit(&pairs[s].slot[i].ino, 0, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
-  atomic_store_explicit(&pairs[i].peer, peer, memory_order_relaxed);
-  atomic_store_explicit(&pairs[i].ino, ino, memory_order_release);
+  atomic_store_explicit(&pairs[s].slot[i].peer, peer, memory_order_relaxed);
+  atomic_store_explicit(&pairs[s].slot[i].ino, ino, memory_order_release);
 }
 
 uint64_t ctrace__pl_socket_peer(uint64_t ino) {
-  size_t i = pair_slot(ino);
-  if (atomic_load_explicit(&pairs[i].ino, memory_order_acquire) != ino) return 0;
-  uint64_t peer = atomic_load_explicit(&pairs[i].peer, memory_order_relaxed);
-  atomic_thread_fence(memory_order_acquire);
-  return atomic_load_explicit(&pairs[i].ino, memory_order_relaxed) == ino ? peer : 0;
+  if (!ino) return 0; /* a free slot's */
+  size_t s = pair_set_of(ino);
+  for (unsigned i = 0; i < PAIR_WAYS; i++) {
+    if (atomic_load_explicit(&pairs[s].slot[i].ino, memory_order_acquire) != ino) continue;
+    uint64_t peer = atomic_load_explicit(&pairs[s].slot[i].peer, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&pairs[s].slot[i].ino, memory_order_relaxed) == ino) return peer;
+  }
+  return 0;
 }
 
 CTRACE__PL_EXPORT int socketpair(int domain, int type, int proto, int sv[2]) {
@@ -541,8 +572,8 @@ CTRACE__PL_EXPORT int socketpair(int domain, int type, int proto, int sv[2]) {
   struct stat a, b;
   if (r != 0 || fstat(sv[0], &a) != 0 || fstat(sv[1], &b) != 0) return r;
   while (atomic_exchange_explicit(&pairs_lock, 1, memory_order_acquire)) sched_yield();
-  pair_set(a.st_ino, b.st_ino);
-  pair_set(b.st_ino, a.st_ino);
+  pair_put(a.st_ino, b.st_ino);
+  pair_put(b.st_ino, a.st_ino);
   atomic_store_explicit(&pairs_lock, 0, memory_order_release);
   return r;
 }
@@ -584,8 +615,8 @@ static void conn_link(int fd, bool client) {
   for (size_t i = 0; i < CONNS && !c; i++)
     if (conns[i].addr == h && conns[i].client != client) c = &conns[i];
   if (c) {
-    pair_set(st.st_ino, c->ino);
-    pair_set(c->ino, st.st_ino);
+    pair_put(st.st_ino, c->ino);
+    pair_put(c->ino, st.st_ino);
     c->addr = 0;
   } else {
     c = &conns[conns_next++ % CONNS];

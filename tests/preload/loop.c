@@ -33,6 +33,15 @@
  *                             times in epoll_wait (level-triggered
  *                             EPOLLOUT), N in poll (POLLOUT); a reader
  *                             thread reads a page once it sleeps there
+ *   run_loop many N           N streams open at once, socketpairs and
+ *                             loopback TCP connections in turn, each made
+ *                             after 0 to 1023 pipes opened and closed
+ *                             (each takes an inode number, as other
+ *                             processes' pipes and sockets do on a busy
+ *                             machine: the streams' inodes fall anywhere
+ *                             in the shim's table of pairs); the loop
+ *                             polls each in turn, alone, and a producer
+ *                             thread writes it once the loop sleeps there
  *   run_loop sleep N          poll(NULL, 0, 1) and select(0, ..., 1 ms),
  *                             N times each: sleeps
  *   run_loop pingpong N       main and a loop thread bounce a counter
@@ -318,6 +327,52 @@ static int loop_kinds(const char *kinds) {
   return events == want ? 0 : 1;
 }
 
+/* ---- many streams at once ---------------------------------------------------- */
+
+#define MANY_MAX 256
+static struct src many[MANY_MAX];
+
+static void *many_writer(void *arg) {
+  (void)arg;
+  for (long k = 0; k < rounds; k++) {
+    while (atomic_load(&turn) != k) sched_yield();
+    wait_asleep();
+    put(many[k].wfd, many[k].kind);
+  }
+  return NULL;
+}
+
+/* A fixed seed: the same gaps every run, from wherever the kernel's inode
+ * numbers stand. */
+static int loop_many(void) {
+  if (rounds > MANY_MAX) return 2;
+  unsigned seed = 1;
+  for (long k = 0; k < rounds; k++) {
+    for (int n = rand_r(&seed) % 1024; n > 0; n--) {
+      int p[2];
+      if (pipe(p) != 0) die("pipe");
+      close(p[0]);
+      close(p[1]);
+    }
+    open_src(&many[k], k % 2 ? TCP : SOCKETPAIR);
+  }
+  loop_nr = SYS_poll;
+  loop_tid = gettid();
+  pthread_t th;
+  if (pthread_create(&th, NULL, many_writer, NULL) != 0) die("pthread_create");
+  long events = 0;
+  for (long k = 0; k < rounds; k++) {
+    struct pollfd p = {many[k].rfd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) die("poll");
+    long got = take(many[k].rfd, many[k].kind);
+    events += got;
+    atomic_fetch_add(&turn, got);
+  }
+  pthread_join(th, NULL);
+  printf("loop many rounds=%ld events=%ld\n", rounds, events);
+  return events == rounds ? 0 : 1;
+}
+
 /* ---- timeouts, timers and signals ------------------------------------------ */
 
 static void *alternate(void *arg) {
@@ -524,6 +579,10 @@ int main(int argc, char **argv) {
     if (!strcmp(call, "timerfd")) return loop_timerfd();
     if (!strcmp(call, "signalfd")) return loop_signalfd();
     if (!strcmp(call, "sleep")) return loop_sleep();
+    if (!strcmp(call, "many")) {
+      int r = loop_many();
+      if (r != 2) return r;
+    }
     if (!strcmp(call, "out")) return loop_out();
     if (!strcmp(call, "pingpong")) return loop_pingpong();
   } else if (argc == 4 && nr_of(call) >= 0 && strcmp(call, "timeout") && strcmp(call, "timerfd") &&
@@ -535,6 +594,6 @@ int main(int argc, char **argv) {
   }
 usage:
   fprintf(stderr, "usage: run_loop epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect|et|"
-                  "race KINDS N\n       run_loop timeout|timerfd|signalfd|out|sleep|pingpong N\n");
+                  "race KINDS N\n       run_loop timeout|timerfd|signalfd|out|many|sleep|pingpong N\n");
   return 2;
 }
