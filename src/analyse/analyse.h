@@ -116,6 +116,74 @@ int64_t ctrace__an_inregion_before(const an_filter *f, uint64_t g);
 int64_t ctrace__an_overlap(const an_filter *f, uint64_t g, int64_t begin, int64_t end);
 void ctrace__an_filter_free(an_filter *f);
 
+/* ctrace__an_overlap in a profile's own pass, on a Go 1.22+ trace (lives.c):
+ * the goroutines' lifetimes (filter.c's rules: from the first GoStart, 0
+ * if none, to the last GoEnd or GoStop, or the trace's end) and their time
+ * in --region's regions, learned as the pass goes and forgotten once a
+ * goroutine has ended for good, with the filter's pass in ids_only mode
+ * (an_filter). An interval whose goroutine's lifetime is not known yet is
+ * kept aside with an item of the caller's and counted later
+ * (an_lives_count), so that the values are ctrace__an_overlap's to the
+ * nanosecond. */
+
+/* Counts an item kept aside, d ns (> 0) of its interval kept, once its
+ * goroutine's lifetime is known. -1 if out of memory. It may not call the
+ * an_lives functions. */
+typedef int (*an_lives_count)(void *ctx, const void *item, int64_t d);
+
+typedef struct an_life {
+  int64_t start, end; /* first GoStart (0 if none yet), GoEnd/GoStop (-1 if none yet) */
+  bool member;        /* one filter.c keeps: seen as it sees goroutines */
+  char *d;            /* intervals kept aside, each with the caller's item */
+  size_t nd, capd;
+  an_inregion reg; /* --region */
+} an_life;
+
+typedef struct an_lives {
+  u64map index; /* g -> index + 1 into l */
+  u64cache recent; /* index's last keys */
+  an_life *l;
+  size_t n, cap;
+  u64free freed; /* the slots of goroutines that ended */
+  const u64set *only; /* a --goroutine filter's goroutines (filter.c), or NULL: all */
+  const char *region; /* --region's type, or NULL */
+  const an_filter *f; /* filter.c's pass, for the regions begun before the trace */
+  size_t members;     /* goroutines seen that the filter keeps */
+  int64_t last;       /* the time the pass has reached */
+  size_t item;        /* what is kept aside with an interval: its size, ... */
+  an_lives_count count; /* ... how it counts, ... */
+  void *ctx;            /* ... and with what */
+} an_lives;
+
+/* l for filter f (an ids_only one, or none: every goroutine's lifetime). */
+void ctrace__an_lives_init(an_lives *l, const an_filter *f);
+/* What the caller keeps aside with an interval (item bytes) and counts
+ * with count(ctx, ...). */
+void ctrace__an_lives_keep(an_lives *l, size_t item, an_lives_count count, void *ctx);
+/* What filter.c's pass learns of goroutines from ev, every event of the
+ * pass in turn (its rules, the same events). False if out of memory. */
+bool ctrace__an_lives_observe(an_lives *l, const ctrace_event *ev);
+/* The same for a go 1.25+ trace read as transitions
+ * (ctrace__model_transitions, Go 1.27's summary): a goroutine is one from
+ * its first transition that changes its state, starts at its first into
+ * running, and ends at one to not existing or to waiting "forever". */
+bool ctrace__an_lives_transition(an_lives *l, const ctrace_event *ev);
+/* --region: g's time in regions up to ts (an_inregion), for an interval
+ * that begins there (clip's in_region); 0 without --region or l. */
+int64_t ctrace__an_lives_region_at(an_lives *l, uint64_t g, int64_t ts);
+/* Goroutine g's interval [begin, end], end no later than the pass has
+ * reached (last), and in_region its region_at at begin: 0 with *d its
+ * time kept (Go's overlap, 0 for none), or 1 with *d 0 when it is kept
+ * aside with the item to count later; -1 if out of memory. */
+int ctrace__an_lives_clip(an_lives *l, uint64_t g, int64_t begin, int64_t end, int64_t in_region,
+                          const void *item, int64_t *d);
+/* g has ended for good (Go never gives its id again): what is kept aside
+ * of it counts, and it is forgotten. 0 for l NULL; -1 if out of memory. */
+int ctrace__an_lives_gone(an_lives *l, uint64_t g);
+/* The pass has ended: what is kept aside counts. */
+int ctrace__an_lives_end(an_lives *l);
+void ctrace__an_lives_free(an_lives *l);
+
 /* The start function of goroutine g as Go names it: the first frame of the
  * stack its creation gives it ("" if unknown). */
 const char *ctrace__an_start_func(const ctrace_reader *r, uint64_t create_stack);
@@ -153,8 +221,9 @@ bool ctrace__an_title_note(an_title *t, const ctrace_event *ev);
  * events (the threads' and goroutines' states come before it). */
 enum { AN_LOG_WITHIN = 100000 };
 
-/* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. */
-int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,
+/* -t cpu (cpu.c): hz, the sampling rate, or 0 to estimate it. The
+ * filter is f's, or where l is not NULL l's (an ids_only f). */
+int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, an_lives *l, int hz, ctrace_profile *p, char *err,
                    size_t errlen);
 
 /* -t wall (wall.c). */
@@ -211,8 +280,8 @@ void ctrace__an_waits_free(an_waits *t);
  * bound. 0, or -1 when out of memory. */
 int ctrace__an_waker_table(an_waits *t, ctrace_waker_stats **out, size_t *nout);
 
-/* -t waker. */
-int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
+/* -t waker; the filter as ctrace__an_cpu's. */
+int ctrace__an_waker(ctrace_reader *r, const an_filter *f, an_lives *l, ctrace_profile *p, char *err,
                      size_t errlen);
 
 /* Minimum mutator utilization as Go 1.23's /mmu page computes it (mmu.c):

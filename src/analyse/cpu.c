@@ -55,45 +55,100 @@ static int64_t estimate_period(ctrace_reader *r) {
   return period;
 }
 
-int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, int hz, ctrace_profile *p, char *err,
+/* -t cpu's pass. */
+typedef struct cctx {
+  ctrace_reader *r;
+  ctrace_profile *p;
+  int64_t period;
+  uint64_t *locs;
+  size_t caplocs;
+  an_lives *l;
+  /* With lives: the samples at the time the pass is at (held_ts), until
+   * the pass goes past it (flush). */
+  struct held {
+    uint64_t g, stack;
+  } *held;
+  size_t nheld, capheld;
+  int64_t held_ts;
+} cctx;
+
+/* Adds a sample at stack (one the model has frames for): one count and
+ * the period. False when out of memory. */
+static bool add(cctx *c, uint64_t stack) {
+  prof_sample *s;
+  uint64_t *ix = ctrace__map_get(&c->p->sample_ids, stack);
+  if (ix) {
+    s = &c->p->samples[*ix - 1];
+  } else {
+    const ctrace_frame *fr;
+    size_t n = ctrace__model_stack(c->r, stack, &fr);
+    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs) || c->p->oom || !(s = ctrace__prof_sample(c->p, stack, c->locs, n))) return false;
+  }
+  s->value[0]++;
+  s->value[1] += c->period;
+  return true;
+}
+
+/* A sample kept aside (ctrace__an_lives_clip) whose goroutine's lifetime
+ * came to hold it. */
+static int add_kept(void *arg, const void *item, int64_t d) {
+  (void)d;
+  uint64_t stack;
+  memcpy(&stack, item, sizeof stack);
+  return add(arg, stack) ? 0 : -1;
+}
+
+/* The filter keeps a sample of g at ts if Go's overlap of [ts, ts + 1]
+ * with g's time kept is positive: if g is kept just after ts. The pass
+ * knows that once it has gone past ts (each event of a Go 1.22+ trace has
+ * a time of its own, stream.c): the held samples, with l->last already
+ * the later time. A sample at the trace's last time counts nothing, as a
+ * lifetime or region ends there at the latest. False when out of memory. */
+static bool flush(cctx *c) {
+  for (size_t i = 0; i < c->nheld; i++) {
+    const struct held *h = &c->held[i];
+    int64_t d, in = ctrace__an_lives_region_at(c->l, h->g, c->held_ts);
+    int k = ctrace__an_lives_clip(c->l, h->g, c->held_ts, c->held_ts + 1, in, &h->stack, &d);
+    if (k < 0 || (k == 0 && d > 0 && !add(c, h->stack))) return false;
+  }
+  c->nheld = 0;
+  return true;
+}
+
+int ctrace__an_cpu(ctrace_reader *r, const an_filter *f, an_lives *l, int hz, ctrace_profile *p, char *err,
                    size_t errlen) {
-  int64_t period = hz > 0 ? 1000000000 / hz : estimate_period(r);
-  p->period = period;
+  cctx c = {.r = r, .p = p, .l = l, .period = hz > 0 ? 1000000000 / hz : estimate_period(r)};
+  p->period = c.period;
   p->period_type[0] = ctrace__prof_string(p, "cpu");
   p->period_type[1] = ctrace__prof_string(p, "nanoseconds");
-  uint64_t *locs = NULL;
-  size_t caplocs = 0;
+  if (l) ctrace__an_lives_keep(l, sizeof(uint64_t), add_kept, &c);
+  bool oom = false;
   ctrace_event ev;
+  const ctrace_frame *fr;
   ctrace__model_rewind(r);
-  while (ctrace__model_next(r, &ev)) {
-    if (ev.type != CTRACE_EV_CPUSample || ev.stack == 0) continue;
-    if (ctrace__an_overlap(f, ev.g, ev.ts, ev.ts + 1) <= 0) continue;
-    const ctrace_frame *fr;
-    size_t n = ctrace__model_stack(r, ev.stack, &fr);
-    if (n == 0) continue;
-    prof_sample *s;
-    uint64_t *ix = ctrace__map_get(&p->sample_ids, ev.stack);
-    if (ix) {
-      s = &p->samples[*ix - 1];
-    } else {
-      if (n > caplocs) {
-        uint64_t *m = realloc(locs, n * sizeof *locs);
-        if (!m) {
-          p->oom = true;
-          break;
-        }
-        locs = m;
-        caplocs = n;
+  while (!oom && !p->oom && ctrace__model_next(r, &ev)) {
+    if (l) {
+      if (c.nheld && ev.ts > c.held_ts) {
+        l->last = ev.ts;
+        oom = !flush(&c);
       }
-      for (size_t i = 0; i < n; i++)
-        locs[i] = ctrace__prof_frame(p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
-      if (p->oom || !(s = ctrace__prof_sample(p, ev.stack, locs, n))) break;
+      oom = oom || !ctrace__an_lives_observe(l, &ev);
+      /* args[0] 1: a C thread's goroutine, whose id comes back (model.h). */
+      if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1 && ctrace__an_lives_gone(l, ev.g) < 0) oom = true;
     }
-    s->value[0]++;
-    s->value[1] += period;
+    if (ev.type != CTRACE_EV_CPUSample || ev.stack == 0 || ctrace__model_stack(r, ev.stack, &fr) == 0) continue;
+    if (l) {
+      if (!ctrace__room(&c.held, c.nheld, &c.capheld, sizeof *c.held, 4)) oom = true;
+      else c.held[c.nheld++] = (struct held){ev.g, ev.stack};
+      c.held_ts = ev.ts;
+    } else if (ctrace__an_overlap(f, ev.g, ev.ts, ev.ts + 1) > 0 && !add(&c, ev.stack)) {
+      oom = true;
+    }
   }
-  free(locs);
-  if (p->oom) {
+  if (!oom && !p->oom && ctrace__an_lives_end(l) < 0) oom = true;
+  free(c.held);
+  free(c.locs);
+  if (oom || p->oom) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }

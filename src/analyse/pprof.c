@@ -65,52 +65,11 @@ static bool counted(ctrace_profile_kind k, uint8_t t) {
   }
 }
 
-/* Go 1.23's command line clips even an unfiltered profile to each
- * goroutine's lifetime (pprofMatchingGoroutines with no name): from its
- * first start (0 if it never runs) to its end (or the trace's). Where
- * filter.c learns the lifetimes in a pass of their own, the profile's own
- * pass learns them as it goes, which saves a pass of the trace: an
- * interval of a goroutine that has started is clipped at once (its start
- * no longer changes; its end, if any, comes after). One of a goroutine
- * not started yet (waiting when the trace began, or in Go 1.27's rules a
- * creation up to the start) is kept aside: it counts nothing if the
- * goroutine starts later, which drops it then, and is counted at the end
- * of the pass if it never does. So is one that ends after an end of its
- * goroutine already seen (a later GoStop would move the end). The values
- * are filter.c's to the nanosecond; only such a rare sample kept aside
- * to the end comes after the others in the profile, if its stack had no
- * sample yet. */
-typedef struct deferred {
-  pending pe;
-  int64_t ts;
-} deferred;
-
-typedef struct life {
-  int64_t start, end; /* first GoStart (0 if none yet), GoEnd/GoStop (-1 if none yet) */
-  bool member;        /* one filter.c keeps: seen as it sees goroutines */
-  deferred *d;        /* intervals kept aside */
-  size_t nd, capd;
-  an_inregion reg; /* --region */
-} life;
-
-typedef struct lives {
-  u64map index; /* g -> index + 1 into l */
-  u64cache recent; /* index's last keys */
-  life *l;
-  size_t n, cap;
-  u64free freed; /* the slots of goroutines that ended */
-  const u64set *only; /* a --goroutine filter's goroutines (filter.c), or NULL: all */
-  const char *region; /* --region's type, or NULL */
-  const an_filter *f; /* filter.c's pass, for the regions begun before the trace */
-  size_t members;
-  int64_t last; /* the last event's time */
-} lives;
-
 typedef struct ctx {
   ctrace_reader *r;
   ctrace_profile_kind kind;
   const an_filter *f;
-  lives *online; /* lifetimes learned in the pass, instead of f */
+  an_lives *online; /* lifetimes learned in the pass, instead of f (lives.c) */
   ctrace_profile *p;
   uint64_t *locs;
   size_t caplocs;
@@ -150,136 +109,6 @@ static uint64_t stack_key(ctx *c, uint64_t stack, const ctrace_frame *fr, size_t
   return key;
 }
 
-/* c->locs: the profile's locations of the n frames fr. False when out of
- * memory. */
-static bool frame_locs(ctx *c, const ctrace_frame *fr, size_t n) {
-  if (n > c->caplocs) {
-    void *m = realloc(c->locs, n * sizeof *c->locs);
-    if (!m) return false;
-    c->locs = m;
-    c->caplocs = n;
-  }
-  for (size_t i = 0; i < n; i++)
-    c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
-  return true;
-}
-
-static life *life_of(lives *l, uint64_t g) {
-  bool fresh;
-  life *x = ctrace__map_slot_cached(&l->recent, &l->index, &l->freed, g, &l->l, &l->n, &l->cap, sizeof *l->l, &fresh);
-  if (x && fresh) {
-    x->end = -1;
-    if (l->region) x->reg.depth = ctrace__an_inregion_before(l->f, g); /* open since the trace's start */
-  }
-  return x;
-}
-
-/* --region (an_inregion): a region's begin or end, or a goroutine's end.
- * False if out of memory. */
-static bool region_observe(lives *l, const ctrace_event *ev) {
-  if (!ctrace__an_inregion_event(ev, l->region)) return true;
-  life *x = life_of(l, ev->g);
-  if (!x) return false;
-  ctrace__an_inregion_observe(&x->reg, ev, l->region);
-  return true;
-}
-
-/* The time pe's goroutine has spent in regions up to ts, for an interval
- * that begins there; 0 without --region. */
-static int64_t region_mark(ctx *c, uint64_t g, int64_t ts) {
-  if (!c->online || !c->online->region) return 0;
-  life *x = life_of(c->online, g);
-  return x ? ctrace__an_inregion_at(&x->reg, ts) : 0;
-}
-
-static life *life_member(lives *l, uint64_t g) {
-  life *x = life_of(l, g);
-  if (x && !x->member && (!l->only || ctrace__set_has(l->only, g))) {
-    l->members++;
-    x->member = true;
-  }
-  return x;
-}
-
-/* x's first start, if it had none; the intervals kept aside of a
- * goroutine that starts count nothing (they end before its start, and
- * filter.c clips them to it). */
-static void life_start(life *x, int64_t ts) {
-  if (x->start != 0) return;
-  x->start = ts;
-  if (x->start != 0) {
-    free(x->d);
-    x->d = NULL;
-    x->nd = x->capd = 0;
-  }
-}
-
-/* What filter.c's pass learns of goroutines from ev (its rules, the same
- * events). */
-static bool life_observe(lives *l, const ctrace_event *ev) {
-  l->last = ev->ts;
-  if (l->region && !region_observe(l, ev)) return false;
-  uint64_t g = ev->g;
-  if (ev->type == CTRACE_EV_GoCreate || ev->type == CTRACE__MODEL_GoStatusStack) g = ev->args[0];
-  if (!g || !(ev->type == CTRACE_EV_GoCreate || ev->type == CTRACE_EV_GoStart ||
-              ev->type == CTRACE_EV_GoStartLabel || ev->type == CTRACE_EV_GoEnd ||
-              ev->type == CTRACE_EV_GoStop || ev->tstack))
-    return true;
-  life *x = life_member(l, g);
-  if (!x) return false;
-  switch (ev->type) {
-  case CTRACE_EV_GoStart:
-  case CTRACE_EV_GoStartLabel:
-    life_start(x, ev->ts);
-    break;
-  case CTRACE_EV_GoEnd:
-  case CTRACE_EV_GoStop:
-    x->end = ev->ts;
-    break;
-  default:
-    break;
-  }
-  return true;
-}
-
-/* The same for a go 1.25+ trace, from its transitions alone (Go 1.27's
- * summary): a goroutine is one from its first transition that changes its
- * state, starts at its first into running, and ends at one to not
- * existing or to waiting "forever". */
-static bool life_transition(lives *l, const ctrace_event *ev) {
-  enum { NOTEXIST = 1, RUNNING = 3, WAITING = 4 }; /* Go's GoState (model.h) */
-  l->last = ev->ts;
-  if (l->region && ev->type == CTRACE_EV_UserRegion) return region_observe(l, ev);
-  uint64_t g = ev->args[0], to = ev->args[2];
-  if (ev->type != CTRACE__MODEL_Transition || !g || ev->args[1] == to) return true;
-  life *x = life_member(l, g);
-  if (!x) return false;
-  if (to == RUNNING) {
-    life_start(x, ev->ts);
-  } else if (to == NOTEXIST || (to == WAITING && ev->sargs_len[0] == 7 && memcmp(ev->sargs[0], "forever", 7) == 0)) {
-    x->end = ev->ts;
-    if (l->region) ctrace__an_inregion_to(&x->reg, ev->ts, 0); /* its regions end with it (GoEnd, GoStop) */
-  }
-  return true;
-}
-
-/* Go's pprofOverlappingDuration of [begin, end] with the lifetime of a
- * member goroutine x: closed intervals, those that touch overlap by 0. */
-static int64_t life_overlap(const life *x, int64_t last, int64_t begin, int64_t end) {
-  if (!x || !x->member) return 0;
-  int64_t lb = x->start, le = x->end >= 0 ? x->end : last;
-  if (!(lb <= end && begin <= le)) return 0;
-  int64_t b = lb > begin ? lb : begin, e = le < end ? le : end;
-  return e > b ? e - b : 0;
-}
-
-static void lives_free(lives *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->l[i].d);
-  free(l->l);
-  ctrace__map_free(&l->index);
-  ctrace__free_free(&l->freed);
-}
-
 static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, int64_t d);
 
 /* pe is linked to an event at time ts: count the pair if it is of the
@@ -292,50 +121,22 @@ static int linked(ctx *c, const pending *pe, int64_t ts) {
   if (n == 0 && !c->go127) return 0; /* Go 1.27 counts it under the empty stack */
   int64_t d;
   if (c->online) {
-    if (c->online->only && !ctrace__set_has(c->online->only, pe->g)) return 0;
-    if (c->online->region) { /* regions alone: no lifetime clips the interval */
-      life *x = life_of(c->online, pe->g);
-      if (!x) return -1;
-      return count(c, pe, fr, n, ctrace__an_inregion_at(&x->reg, ts) - pe->in_region);
-    }
-    uint64_t *ix = ctrace__map_get(&c->online->index, pe->g);
-    life *x = ix ? &c->online->l[*ix - 1] : NULL;
-    if (!x || x->start == 0 || (x->end >= 0 && ts > x->end)) {
-      /* Not started yet, or after an end: to the end of the pass. */
-      if (!x && !(x = life_of(c->online, pe->g))) return -1;
-      if (x->nd == x->capd) {
-        size_t cap = x->capd ? x->capd * 2 : 2;
-        void *m = realloc(x->d, cap * sizeof *x->d);
-        if (!m) return -1;
-        x->d = m;
-        x->capd = cap;
-      }
-      x->d[x->nd++] = (deferred){*pe, ts};
-      return 0;
-    }
-    d = life_overlap(x, c->online->last, pe->ts, ts);
+    int k = ctrace__an_lives_clip(c->online, pe->g, pe->ts, ts, pe->in_region, pe, &d);
+    if (k) return k < 0 ? -1 : 0; /* kept aside: count_kept */
   } else {
     d = ctrace__an_overlap(c->f, pe->g, pe->ts, ts);
   }
   return count(c, pe, fr, n, d);
 }
 
-/* The intervals kept aside of x, once its lifetime is known. */
-static int count_deferred(ctx *c, const life *x) {
-  for (size_t k = 0; k < x->nd; k++) {
-    const pending *pe = &x->d[k].pe;
-    const ctrace_frame *fr = NULL;
-    size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
-    if (count(c, pe, fr, n, life_overlap(x, c->online->last, pe->ts, x->d[k].ts)) < 0) return -1;
-  }
-  return 0;
-}
-
-/* The intervals kept aside, once the pass knows every lifetime. */
-static int linked_deferred(ctx *c) {
-  for (size_t i = 0; i < c->online->n; i++)
-    if (count_deferred(c, &c->online->l[i]) < 0) return -1;
-  return 0;
+/* An interval kept aside (ctrace__an_lives_clip), once its goroutine's
+ * lifetime is known: d ns. */
+static int count_kept(void *arg, const void *item, int64_t d) {
+  ctx *c = arg;
+  const pending *pe = item;
+  const ctrace_frame *fr = NULL;
+  size_t n = pe->stack ? ctrace__model_stack(c->r, pe->stack, &fr) : 0;
+  return count(c, pe, fr, n, d);
 }
 
 /* Goroutine g has ended for good (Go never gives its id again): what is
@@ -344,14 +145,7 @@ static int linked_deferred(ctx *c) {
  * count now. Its pending interval, if any, no transition of its ends. */
 static int gone(ctx *c, pstate *s, uint64_t g) {
   ctrace__map_slot_drop(&s->index, &s->recent, &s->freed, g, s->pend, sizeof *s->pend);
-  lives *l = c->online;
-  const uint64_t *ix = l ? ctrace__map_get(&l->index, g) : NULL;
-  if (!ix) return 0;
-  life *x = &l->l[*ix - 1];
-  int rc = count_deferred(c, x);
-  free(x->d);
-  ctrace__map_slot_drop(&l->index, &l->recent, &l->freed, g, l->l, sizeof *l->l);
-  return rc;
+  return ctrace__an_lives_gone(c->online, g);
 }
 
 /* Adds a pair of d ns under pe's stack (frames fr), if d > 0. */
@@ -366,12 +160,12 @@ static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, in
   if (ix && c->go127 && !fresh && *last != pe->stack) {
     /* The same PCs from another stack: the newest stack's frames. */
     s = &c->p->samples[*ix - 1];
-    if (!frame_locs(c, fr, n)) return -1;
+    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs)) return -1;
     if (c->p->oom || !ctrace__prof_relocate(c->p, s, c->locs, n)) return -1;
   } else if (ix) {
     s = &c->p->samples[*ix - 1];
   } else {
-    if (!frame_locs(c, fr, n)) return -1;
+    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs)) return -1;
     if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n))) return -1;
   }
   if (last) *last = pe->stack;
@@ -536,7 +330,7 @@ static int go123_profile(ctx *c) {
   transition t;
   ctrace__model_rewind(c->r);
   while (rc == 0 && (ev = ctrace__model_next_ref(c->r, &buf))) {
-    if (c->online && !life_observe(c->online, ev)) {
+    if (c->online && !ctrace__an_lives_observe(c->online, ev)) {
       rc = -1;
       break;
     }
@@ -552,7 +346,7 @@ static int go123_profile(ctx *c) {
     }
     if (!pe->valid) { /* not tracked: begin if this is the state we want */
       if (tracked(c->kind, &t))
-        *pe = (pending){ev->type, true, ev->ts, t.stack, t.g, region_mark(c, t.g, ev->ts)};
+        *pe = (pending){ev->type, true, ev->ts, t.stack, t.g, ctrace__an_lives_region_at(c->online, t.g, ev->ts)};
       continue;
     }
     if (t.state == state) continue; /* the same state again: nothing ends */
@@ -574,7 +368,7 @@ static int transition127(ctx *c, pstate *s, const ctrace_event *ev, uint64_t sta
     transition t = {ev->args[0], ev->stack, ev->args[2] == state ? ts_of[state] : TS_OTHER,
                     ev->sargs[0] ? ev->sargs[0] : ""};
     if (t.state != TS_OTHER && tracked(c->kind, &t))
-      *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g, region_mark(c, t.g, ev->ts)};
+      *pe = (pending){ev->type, true, ev->ts, ev->stack, t.g, ctrace__an_lives_region_at(c->online, t.g, ev->ts)};
     return 0;
   }
   if (ev->args[2] == state) return 0;
@@ -589,7 +383,7 @@ static int transition127(ctx *c, pstate *s, const ctrace_event *ev, uint64_t sta
  * syscall one), and an interval whose first transition had no stack is
  * counted under the empty stack. The adapter passes the transitions on as
  * CTRACE__MODEL_Transition, and nothing else but the Syncs: the
- * lifetimes are learned from them too (life_transition). */
+ * lifetimes are learned from them too (ctrace__an_lives_transition). */
 static int go127_profile(ctx *c) {
   static const int state_of[] = {[CTRACE_PROFILE_NET] = 4, /* Go's GoState: waiting */
                                  [CTRACE_PROFILE_SYNC] = 4,
@@ -603,7 +397,7 @@ static int go127_profile(ctx *c) {
   ctrace__model_rewind(c->r);
   ctrace__model_transitions(c->r, true);
   while (rc == 0 && (ev = ctrace__model_next_ref(c->r, &buf))) {
-    if (c->online && !life_transition(c->online, ev)) {
+    if (c->online && !ctrace__an_lives_transition(c->online, ev)) {
       rc = -1;
       break;
     }
@@ -625,23 +419,19 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
   an_filter f;
   /* Go 1.23's command line clips even an unfiltered profile to each
    * goroutine's lifetime (its pprofMatchingGoroutines with no name). */
-  bool go123 = ctrace_reader_version(r) >= 1022 && opt->kind <= CTRACE_PROFILE_SCHED;
-  /* Those lifetimes, and the time in --region's regions, are learned in
-   * the profile's pass (lives, above); the filter's pass gives no
-   * intervals then, only the goroutines --goroutine keeps, by id, and
-   * those in a region begun before the trace, so that its memory follows
-   * the goroutines alive. */
-  lives lv = {0};
-  /* -t wall learns them in its pass too (close_at), on a Go 1.22+ trace,
-   * whose times only grow (a classic trace's may wrap). */
   bool v122 = ctrace_reader_version(r) >= 1022;
-  int frc = ctrace__an_filter_build(r, opt, go123 || (v122 && opt->kind == CTRACE_PROFILE_WALL), &f, err, errlen);
+  bool go123 = v122 && opt->kind <= CTRACE_PROFILE_SCHED;
+  /* On a Go 1.22+ trace, whose times only grow (a classic trace's may
+   * wrap), those lifetimes and the time in --region's regions are learned
+   * in the profile's pass (lives.c; -t wall's own way, close_at): the
+   * filter's pass gives no intervals then, only the goroutines --goroutine
+   * keeps, by id, and those in a region begun before the trace, so that
+   * memory follows the goroutines alive. */
+  int frc = ctrace__an_filter_build(r, opt, v122, &f, err, errlen);
   if (frc) return frc;
-  if (f.ids_only && opt->goroutine) lv.only = &f.members;
-  if (f.ids_only && opt->region) {
-    lv.region = opt->region;
-    lv.f = &f;
-  }
+  an_lives lv;
+  ctrace__an_lives_init(&lv, &f);
+  an_lives *online = go123 || (f.ids_only && opt->kind != CTRACE_PROFILE_WALL) ? &lv : NULL;
   ctrace_profile *p = opt->kind == CTRACE_PROFILE_WALL
                           ? ctrace__prof_new("intervals", "count", "time", "nanoseconds")
                       : opt->kind == CTRACE_PROFILE_CPU
@@ -656,29 +446,28 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
   if (opt->kind == CTRACE_PROFILE_WALL) {
     rc = ctrace__an_wall(r, &f, p, err, errlen);
   } else if (opt->kind == CTRACE_PROFILE_CPU) {
-    rc = ctrace__an_cpu(r, &f, opt->cpu_hz, p, err, errlen);
+    rc = ctrace__an_cpu(r, &f, online, opt->cpu_hz, p, err, errlen);
   } else if (opt->kind == CTRACE_PROFILE_WAKER) {
-    rc = ctrace__an_waker(r, &f, p, err, errlen);
+    rc = ctrace__an_waker(r, &f, online, p, err, errlen);
   } else {
-    ctx c = {.r = r, .kind = opt->kind, .f = &f, .online = go123 ? &lv : NULL, .p = p, .go123 = go123,
+    ctx c = {.r = r, .kind = opt->kind, .f = &f, .online = online, .p = p, .go123 = go123,
              .go127 = go123 && ctrace_reader_version(r) >= 1025};
+    ctrace__an_lives_keep(&lv, sizeof(pending), count_kept, &c);
     rc = c.go127 ? go127_profile(&c) : go123 ? go123_profile(&c) : go_profile(&c);
-    if (rc == 0 && go123) rc = linked_deferred(&c);
-    if (rc == 0 && go123 && !lv.region && lv.members == 0 && !p->oom) {
-      /* filter.c's words, for a trace with no goroutine to keep. */
-      snprintf(err, errlen, "failed to find matching goroutines for name: %s", opt->goroutine ? opt->goroutine : "");
-      free(c.locs);
-      ctrace__map_free(&c.last);
-      ctrace_profile_free(p);
-      rc = CTRACE_EINVAL;
-      goto out;
-    }
+    if (rc == 0) rc = ctrace__an_lives_end(online);
     free(c.locs);
     ctrace__map_free(&c.last);
     if (rc || p->oom) {
       rc = -1;
       snprintf(err, errlen, "out of memory");
     }
+  }
+  if (rc == 0 && online && !lv.region && lv.members == 0 && !p->oom) {
+    /* filter.c's words, for a trace with no goroutine to keep. */
+    snprintf(err, errlen, "failed to find matching goroutines for name: %s", opt->goroutine ? opt->goroutine : "");
+    ctrace_profile_free(p);
+    rc = CTRACE_EINVAL;
+    goto out;
   }
   if (rc) {
     /* What the analyses can still fail on, the trace read and checked. */
@@ -688,7 +477,7 @@ static int build(ctrace_reader *r, const ctrace_profile_options *opt, FILE *stre
   }
   *out = p;
 out:
-  lives_free(&lv);
+  ctrace__an_lives_free(&lv);
   ctrace__an_filter_free(&f);
   return rc;
 }

@@ -127,6 +127,18 @@ uint64_t ctrace__prof_frame(ctrace_profile *p, uint64_t pc, const char *func, co
   return new_loc(p, &p->loc_ids, pc, pc, fn, line);
 }
 
+bool ctrace__prof_frames(ctrace_profile *p, const ctrace_frame *fr, size_t n, uint64_t **locs, size_t *cap) {
+  if (n > *cap || *cap == 0) {
+    size_t room = n ? n : 1;
+    uint64_t *m = realloc(*locs, room * sizeof *m);
+    if (!m) return false;
+    *locs = m;
+    *cap = room;
+  }
+  for (size_t i = 0; i < n; i++) (*locs)[i] = ctrace__prof_frame(p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+  return true;
+}
+
 uint64_t ctrace__prof_synthetic(ctrace_profile *p, const char *name) {
   uint64_t s = ctrace__prof_string(p, name);
   uint64_t *id = ctrace__map_get(&p->synth_ids, s);

@@ -56,19 +56,32 @@ typedef struct wgo {
   bool waiting;
   bool byid; /* a wait counted at the end names it: kept to the end */
   int64_t since;
+  int64_t since_reg; /* with lives and --region: its time in regions at since */
 } wgo;
 
 /* A wait that ended before its goroutines' start functions were settled:
  * counted at the end, under the names they have then. */
 typedef struct wlater {
   uint64_t woken, waker, stack;
+  const char *waker_name; /* the waker's, settled, where its record may be gone (wkept) */
   int64_t d;
   bool why;
 } wlater;
 
+/* A wait kept aside until the lifetime of the goroutine it woke is known
+ * (ctrace__an_lives_clip): wait_ended's arguments but the time. The
+ * waker's record may be gone by then: its name if settled, else the
+ * record is kept to the end (byid). */
+typedef struct wkept {
+  uint64_t woken, waker, stack;
+  const char *waker_name;
+  bool why;
+} wkept;
+
 typedef struct wctx {
   ctrace_reader *r;
   const an_filter *f;
+  an_lives *l; /* the filter learned in the pass, instead of f (lives.c) */
   ctrace_profile *p;
   u64map gix; /* g -> index + 1 into gs */
   wgo *gs;
@@ -161,15 +174,7 @@ static void add(wctx *c, uint64_t stack, bool why, const char *woken, const char
   } else {
     const ctrace_frame *fr = NULL;
     size_t n = wk || why ? ctrace__model_stack(c->r, stack, &fr) : 0;
-    if (n > c->caplocs || c->caplocs == 0) {
-      size_t cap = n ? n : 1;
-      void *m = realloc(c->locs, cap * sizeof *c->locs);
-      if (!m) goto oom;
-      c->locs = m;
-      c->caplocs = cap;
-    }
-    for (size_t i = 0; i < n; i++)
-      c->locs[i] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs)) goto oom;
     if (n == 0) { /* a frame that says why there is no stack */
       c->locs[0] = wk ? c->no_stack_loc : c->no_waker_loc;
       n = 1;
@@ -187,15 +192,18 @@ oom:
   c->oom = true;
 }
 
-/* The wait of goroutine woken that the GoUnblock ev ends: time d. Counted
- * now where both start functions are settled, else at the end (later). */
-static void wait_ended(wctx *c, const ctrace_event *ev, uint64_t woken, int64_t d) {
-  uint64_t waker = ctrace__an_waker_of(ev);
-  wgo *wk = waker ? go_of(c, waker) : NULL, *w = go_of(c, woken); /* wk first: go_of may move gs */
-  if (!w || (waker && !wk)) return;
-  bool why = !wk && ctrace__an_why(c->r, ev);
-  if (w->named && (!wk || wk->named)) {
-    add(c, ev->stack, why, w->name, wk ? wk->name : NULL, d);
+/* The wait of goroutine woken that goroutine waker (0: none known; its
+ * settled name waker_name, if not NULL) ended at stack (why: with no
+ * waker, it says why the wait ended by itself): time d. Counted now
+ * where both start functions are settled, else at the end (later). */
+static void wait_ended(wctx *c, uint64_t woken, uint64_t waker, const char *waker_name, uint64_t stack,
+                       bool why, int64_t d) {
+  /* wk first: go_of may move gs (woken's record is there: no go_of adds it) */
+  wgo *wk = waker && !waker_name ? go_of(c, waker) : NULL, *w = go_of(c, woken);
+  if (!w || (waker && !waker_name && !wk)) return;
+  if (wk && wk->named) waker_name = wk->name;
+  if (w->named && (!waker || waker_name)) {
+    add(c, stack, why, w->name, waker ? waker_name : NULL, d);
     return;
   }
   w->byid = true;
@@ -204,12 +212,42 @@ static void wait_ended(wctx *c, const ctrace_event *ev, uint64_t woken, int64_t 
     c->oom = true;
     return;
   }
-  c->later[c->nlater++] = (wlater){woken, waker, ev->stack, d, why};
+  c->later[c->nlater++] = (wlater){woken, waker, stack, waker_name, d, why};
 }
 
-int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, char *err,
+/* A wait kept aside, its woken goroutine's lifetime known: d ns kept. */
+static int wait_kept(void *arg, const void *item, int64_t d) {
+  wctx *c = arg;
+  wkept k;
+  memcpy(&k, item, sizeof k);
+  wait_ended(c, k.woken, k.waker, k.waker_name, k.stack, k.why, d);
+  return c->oom ? -1 : 0;
+}
+
+/* The GoUnblock ev ends goroutine woken's wait, begun at since (its
+ * time in regions then: since_reg): counted, or kept aside. */
+static void unblocked(wctx *c, const ctrace_event *ev, uint64_t woken, int64_t since, int64_t since_reg) {
+  uint64_t waker = ctrace__an_waker_of(ev);
+  bool why = ctrace__an_why(c->r, ev) != NULL;
+  int64_t d;
+  if (!c->l) {
+    d = ctrace__an_overlap(c->f, woken, since, ev->ts);
+  } else {
+    wgo *wk = waker ? go_of(c, waker) : NULL;
+    if (waker && !wk) return;
+    wkept k = {woken, waker, ev->stack, wk && wk->named ? wk->name : NULL, why};
+    int rc = ctrace__an_lives_clip(c->l, woken, since, ev->ts, since_reg, &k, &d);
+    if (rc < 0) c->oom = true;
+    if (rc == 1 && wk && !wk->named) wk->byid = true;
+    if (rc) return;
+  }
+  if (d > 0) wait_ended(c, woken, waker, NULL, ev->stack, why, d);
+}
+
+int ctrace__an_waker(ctrace_reader *r, const an_filter *f, an_lives *l, ctrace_profile *p, char *err,
                      size_t errlen) {
-  wctx c = {.r = r, .f = f, .p = p, .preinit = true};
+  wctx c = {.r = r, .f = f, .l = l, .p = p, .preinit = true};
+  if (l) ctrace__an_lives_keep(l, sizeof(wkept), wait_kept, &c);
   c.key_woken = ctrace__prof_string(p, "woken");
   c.key_waker = ctrace__prof_string(p, "waker");
   c.none = ctrace__prof_string(p, "none");
@@ -222,6 +260,7 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
   int64_t last = 0;
   while (!c.oom && !p->oom && ctrace__model_next(r, &ev)) {
     last = ev.ts;
+    if (l && !ctrace__an_lives_observe(l, &ev)) c.oom = true;
     name_event(&c, &ev);
     switch (ctrace__an_class(ev.type)) {
     case CTRACE_EV_GoBlock: /* and every other block, sleeps too */
@@ -229,29 +268,32 @@ int ctrace__an_waker(ctrace_reader *r, const an_filter *f, ctrace_profile *p, ch
       if ((w = go_of(&c, ev.g))) {
         w->waiting = ev.type != CTRACE_EV_GoSleep;
         w->since = ev.ts;
+        w->since_reg = ctrace__an_lives_region_at(l, ev.g, ev.ts);
       }
       break;
     case CTRACE_EV_GoUnblock:
       if ((w = go_of(&c, ev.args[0])) && w->waiting) {
         w->waiting = false;
-        int64_t d = ctrace__an_overlap(f, ev.args[0], w->since, ev.ts);
-        if (d > 0) wait_ended(&c, &ev, ev.args[0], d);
+        unblocked(&c, &ev, ev.args[0], w->since, w->since_reg);
       }
       break;
     default:
       break;
     }
-    /* Gone for good, its id not met again (model.h): forgotten, unless a
-     * wait counted at the end names it. */
-    if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1 && (w = go_of(&c, ev.g)) && !w->byid)
-      ctrace__map_slot_drop(&c.gix, NULL, &c.gfree, ev.g, c.gs, sizeof *c.gs);
+    /* Gone for good, its id not met again (model.h): its waits kept
+     * aside count, then it is forgotten, unless a wait counted at the end
+     * names it. */
+    if (ev.type != CTRACE_EV_GoEnd || ev.args[0] == 1) continue;
+    if (ctrace__an_lives_gone(l, ev.g) < 0) c.oom = true;
+    if ((w = go_of(&c, ev.g)) && !w->byid) ctrace__map_slot_drop(&c.gix, NULL, &c.gfree, ev.g, c.gs, sizeof *c.gs);
   }
+  if (!c.oom && !p->oom && ctrace__an_lives_end(l) < 0) c.oom = true;
   for (size_t i = 0; i < c.nlater && !c.oom && !p->oom; i++) {
-    const wlater *l = &c.later[i];
-    const char *waker = NULL; /* both kept (byid): no go_of moves gs here */
-    if (l->waker && (w = go_of(&c, l->waker))) waker = w->name;
-    if ((l->waker && !waker) || !(w = go_of(&c, l->woken))) continue;
-    add(&c, l->stack, l->why, w->name, waker, l->d);
+    const wlater *lt = &c.later[i];
+    const char *waker = lt->waker_name; /* else both kept (byid): no go_of moves gs here */
+    if (lt->waker && !waker && (w = go_of(&c, lt->waker))) waker = w->name;
+    if ((lt->waker && !waker) || !(w = go_of(&c, lt->woken))) continue;
+    add(&c, lt->stack, lt->why, w->name, waker, lt->d);
   }
   p->duration_ns = last;
   int rc = 0;

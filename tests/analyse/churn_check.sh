@@ -9,9 +9,10 @@
 # MB with Go 1.23 and with Go 1.27: as many goroutines alive at once,
 # four times as many in all (some 500 thousand). On each, under GNU time:
 # ctrace check, stats (its table, csv and json), pprof -t sync, -t sched,
-# -t waker, -t wall, -t sync --goroutine and --region, -t wall --region
-# (the filter's pass kept every goroutine, and an interval per region),
-# and export (Perfetto and JSON). The longer trace's
+# -t waker, -t wall, -t sync --goroutine and --region, -t wall --region,
+# -t waker and -t cpu --goroutine and --region (the filter's pass kept
+# every goroutine, and an interval per region or matching goroutine), and
+# export (Perfetto and JSON). The longer trace's
 # peak resident memory may be at most 1.25 times the shorter's, plus 1 MB
 # (the reader counts goroutines a bit each: 64 KB for 500 thousand); each
 # kept a record of every goroutine (stats a wait record of every pair, csv
@@ -59,6 +60,8 @@ for minor in 23 27; do
         "pprof -t sched -o $run/p.pb" "pprof -t waker -o $run/p.pb" "pprof -t wall -o $run/p.pb" \
         "pprof -t sync --goroutine=main.main.func1 -o $run/p.pb" "pprof -t sync --region=recv -o $run/p.pb" \
         "pprof -t wall --region=recv -o $run/p.pb" \
+        "pprof -t waker --goroutine=main.main.func1 -o $run/p.pb" "pprof -t waker --region=recv -o $run/p.pb" \
+        "pprof -t cpu --goroutine=main.main.func1 -o $run/p.pb" "pprof -t cpu --region=recv -o $run/p.pb" \
         "export -o $run/x.pftrace" "export -f json -o $run/x.json"; do
         # shellcheck disable=SC2086 # the command's words
         r1=$(rss_kb "$ctrace" $cmd "$run/c1.trace")
