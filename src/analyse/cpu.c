@@ -21,38 +21,132 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The sampling period in ns, from the gaps between one goroutine's
- * samples; 10 ms (Go's default rate) when there are too few to tell. */
-static int64_t estimate_period(ctrace_reader *r) {
+/* The 10th percentile of the gaps (the nearest rank below, gaps[n / 10]
+ * of them sorted), exactly, in memory that does not grow with the trace:
+ * every gap while there are at most FEW; past that, their count by bucket
+ * (BUCKETS of them: one a value below 2^SUB, then 2^SUB an octave, in the
+ * order of their values), and then passes that count the gaps within the
+ * bucket of the percentile in at most FINE buckets, a power of two wide
+ * each, until one value is left. Each pass sees the same gaps (gaps()):
+ * a period below 2^24 ns (16.8 ms; Go's default is 10) takes one such
+ * pass, and only a trace of more than FEW gaps. */
+enum { FEW = 1 << 14, SUB = 8, BUCKETS = (65 - SUB) << SUB, FINE = 1 << 15 };
+
+typedef struct gapq {
+  size_t n;        /* gaps seen */
+  int64_t *few;    /* all of them while there are at most FEW */
+  size_t nfew, capfew;
+  uint64_t *count; /* by bucket: BUCKETS, or FINE in a pass within [lo, lo + width) */
+  uint64_t lo, width;
+  bool oom;
+} gapq;
+
+/* v's bucket (v > 0): v itself below 2^SUB, else its octave and its
+ * next SUB bits (estimate_period inverts it). */
+static size_t bucket_of(uint64_t v) {
+  if (v < (1u << SUB)) return v;
+  int shift = 63 - __builtin_clzll(v) - SUB;
+  return ((size_t)(shift + 1) << SUB) + (size_t)(v >> shift) - (1u << SUB);
+}
+
+/* A gap of the first pass. */
+static void gap_first(void *arg, int64_t d) {
+  gapq *q = arg;
+  if (q->oom) return;
+  q->n++;
+  if (!q->count && q->nfew < FEW) {
+    if (ctrace__room(&q->few, q->nfew, &q->capfew, sizeof *q->few, 1024)) q->few[q->nfew++] = d;
+    else q->oom = true;
+    return;
+  }
+  if (!q->count) { /* too many to keep: counted from now on */
+    if (!(q->count = calloc(FINE > BUCKETS ? FINE : BUCKETS, sizeof *q->count))) {
+      q->oom = true;
+      return;
+    }
+    for (size_t i = 0; i < q->nfew; i++) q->count[bucket_of((uint64_t)q->few[i])]++;
+    free(q->few);
+    q->few = NULL;
+  }
+  q->count[bucket_of((uint64_t)d)]++;
+}
+
+/* A gap of a later pass, within [lo, lo + width). */
+static void gap_within(void *arg, int64_t d) {
+  gapq *q = arg;
+  uint64_t v = (uint64_t)d;
+  if (v >= q->lo && v - q->lo < q->width) q->count[(v - q->lo) / (q->width > FINE ? q->width / FINE : 1)]++;
+}
+
+/* Calls gap for each gap between one goroutine's consecutive samples,
+ * in the trace's order. A goroutine's last sample is forgotten once it
+ * has ended for good (its id never comes back, model.h), so that memory
+ * follows the goroutines alive. False if out of memory (gap has seen
+ * those up to then). */
+static bool gaps(ctrace_reader *r, void (*gap)(void *, int64_t), void *arg) {
   u64map last = {0};
-  int64_t *gaps = NULL;
-  size_t n = 0, cap = 0;
+  bool ok = true;
   ctrace_event ev;
   ctrace__model_rewind(r);
   while (ctrace__model_next(r, &ev)) {
+    if (ev.type == CTRACE_EV_GoEnd && ev.args[0] != 1) ctrace__map_del(&last, ev.g);
     if (ev.type != CTRACE_EV_CPUSample || ev.g == 0) continue;
     bool fresh;
     uint64_t *t = ctrace__map_put(&last, ev.g, &fresh);
-    if (!t) break;
-    if (!fresh && ev.ts > (int64_t)*t) {
-      if (n == cap) {
-        cap = cap ? 2 * cap : 1024;
-        int64_t *m = realloc(gaps, cap * sizeof *gaps);
-        if (!m) break;
-        gaps = m;
-      }
-      gaps[n++] = ev.ts - (int64_t)*t;
+    if (!t) {
+      ok = false;
+      break;
     }
+    if (!fresh && ev.ts > (int64_t)*t) gap(arg, ev.ts - (int64_t)*t);
     *t = (uint64_t)ev.ts;
   }
-  int64_t period = 10000000;
-  if (n >= 10) {
-    qsort(gaps, n, sizeof *gaps, cmp_i64);
-    period = gaps[n / 10];
-  }
-  free(gaps);
   ctrace__map_free(&last);
-  return period;
+  return ok;
+}
+
+/* The sampling period in ns, from the gaps between one goroutine's
+ * samples; 10 ms (Go's default rate) when there are too few to tell. */
+static int64_t estimate_period(ctrace_reader *r) {
+  gapq q = {0};
+  bool ok = gaps(r, gap_first, &q) && !q.oom;
+  int64_t period = 10000000;
+  if (!q.count) { /* all kept (those up to memory's end, if it ran out) */
+    if (q.nfew >= 10) {
+      qsort(q.few, q.nfew, sizeof *q.few, cmp_i64);
+      period = q.few[q.nfew / 10];
+    }
+    free(q.few);
+    return period;
+  }
+  if (!ok || q.n < 10) {
+    free(q.count);
+    return period;
+  }
+  /* The bucket of the rank, then finer within it. */
+  uint64_t k = q.n / 10, seen = 0;
+  size_t i = 0;
+  while (seen + q.count[i] <= k) seen += q.count[i++];
+  if (i < (1u << SUB)) {
+    q.lo = i;
+    q.width = 1;
+  } else {
+    int shift = (int)(i >> SUB) - 1;
+    q.lo = (((uint64_t)1 << SUB) + (i & ((1u << SUB) - 1))) << shift;
+    q.width = (uint64_t)1 << shift;
+  }
+  k -= seen;
+  while (ok && q.width > 1) {
+    size_t nb = q.width > FINE ? FINE : (size_t)q.width;
+    uint64_t w = q.width / nb;
+    memset(q.count, 0, nb * sizeof *q.count);
+    if (!(ok = gaps(r, gap_within, &q))) break;
+    for (i = 0, seen = 0; seen + q.count[i] <= k; i++) seen += q.count[i];
+    q.lo += i * w;
+    q.width = w;
+    k -= seen;
+  }
+  free(q.count);
+  return ok ? (int64_t)q.lo : period;
 }
 
 /* -t cpu's pass. */
