@@ -58,7 +58,7 @@
  * few events' buffers short, and the recorder keeps their bytes, not
  * the buffers (a few KiB a generation, not 128), so the cap drops none
  * younger than min_age, and a snapshot (DIR/sparse.trace) holds every
- * log of min_age.
+ * log begun at least 1 ms inside min_age of its return (DIR/sparse.req).
  *
  * late: a snapshot taken by a thread the scheduler keeps waiting (one
  * CPU, SCHED_IDLE, beside a thread that spins there) over 1 ms
@@ -609,17 +609,19 @@ static void sparse(const char *dir) {
   }
   ctrace_flight_stats st;
   ctrace_flight_stats_get(&st);
-  uint64_t call = now_ns();
   int fd = create(dir, "sparse.trace");
   err = ctrace_flight_write(fd);
+  uint64_t ret = now_ns();
   close(fd);
   CHECK(err == 0, "sparse: the snapshot: %s", ctrace_strerror(err));
-  /* The logs made inside min_age of the call, which the snapshot holds
-   * (flight_check.sh): their generations ended after them. */
+  /* The logs begun at least 1 ms inside min_age of the return, which the
+   * snapshot holds (flight_check.sh): their generations ended after them,
+   * and the call trimmed for its own time, before the return (a loaded
+   * machine may make it much later than the moment before the call). */
   fd = create(dir, "sparse.req");
   FILE *req = fd < 0 ? NULL : fdopen(fd, "w");
   for (int k = 0; req && k < logs; k++)
-    if (began[k] > call - fo.min_age_ms * 1000000) fprintf(req, "%d\n", k);
+    if (began[k] > ret - fo.min_age_ms * 1000000 + 1000000) fprintf(req, "%d\n", k);
   if (req) fclose(req);
   printf("sparse: %d logs, %llu generations kept in %.2f MiB (%.1f KiB each), %llu dropped young\n", logs,
          (unsigned long long)st.generations, st.bytes / 1048576.0,
