@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench_churn.sh: memory and time of the commands that read a whole trace
 # (check, stats, pprof -t sync, export; and stats --format=csv, pprof -t
-# wall, pprof -t sync --goroutine and --region, which write or filter a
-# row, a sample or an interval a goroutine) on a trace of a program that starts
+# wall, pprof -t sync, waker and cpu with --goroutine and --region, which
+# write or filter a row, a sample or an interval a goroutine) on a trace of a program that starts
 # goroutines without end (bench/gotrace_churn.go.in: a server's goroutine
 # a request), and on one four times as long: as many goroutines alive at
 # once, four times as many in all. Issue 30 wants every command's memory
@@ -10,7 +10,7 @@
 # all, so they cannot show what grows with the goroutines a trace ever had.
 #   bench/bench_churn.sh [BUILD_DIR [GO_MINOR]]     (make bench runs it for 23)
 # GO_MINOR: 23 (default) or 27; BENCH_CHURN_MB (default 20), BENCH_ROUNDS
-# (default 3). One line per command from the medians:
+# (default 3), BENCH_CHURN_CASES (default all of them). One line per command from the medians:
 #   BENCH name=churn-<case>-go1MINOR ctrace_s=... ctrace_s_4x=...
 #     rss_mb=<peak RSS> rss_4x_mb=... rss_growth_4x=<4x / 1x RSS>
 #     time_growth_4x=<4x / 1x CPU> goroutines=... goroutines_4x=...
@@ -28,7 +28,8 @@ esac
 mb=${BENCH_CHURN_MB:-20}
 trace=$(bench_go_trace "$go" "$minor" "$mb" churn)
 trace4=$(bench_go_trace "$go" "$minor" $((4 * mb)) churn)
-bench_read_cases="$bench_read_cases stats-csv pprof-wall pprof-sync-goroutine pprof-sync-region"
+bench_read_cases=${BENCH_CHURN_CASES:-"$bench_read_cases stats-csv pprof-wall pprof-sync-goroutine pprof-sync-region
+  pprof-waker-goroutine pprof-waker-region pprof-cpu-goroutine pprof-cpu-region"}
 
 for c in $bench_read_cases; do rm -f "$dir/churn$minor-$c.times" "$dir/churn$minor-$c-4x.times"; done
 for r in $(seq 1 "$rounds"); do bench_read_round "churn$minor" "$r" "$trace" "$trace4"; done

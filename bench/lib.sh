@@ -93,6 +93,10 @@ bench_read_cmd() {
   pprof-wall) cmd=("$ctrace" pprof -t wall -o "$dir/read.pb" "$2") ;;
   pprof-sync-goroutine) cmd=("$ctrace" pprof -t sync --goroutine=main.main.func1 -o "$dir/read.pb" "$2") ;;
   pprof-sync-region) cmd=("$ctrace" pprof -t sync --region=recv -o "$dir/read.pb" "$2") ;;
+  pprof-waker-goroutine) cmd=("$ctrace" pprof -t waker --goroutine=main.main.func1 -o "$dir/read.pb" "$2") ;;
+  pprof-waker-region) cmd=("$ctrace" pprof -t waker --region=recv -o "$dir/read.pb" "$2") ;;
+  pprof-cpu-goroutine) cmd=("$ctrace" pprof -t cpu --goroutine=main.main.func1 -o "$dir/read.pb" "$2") ;;
+  pprof-cpu-region) cmd=("$ctrace" pprof -t cpu --region=recv -o "$dir/read.pb" "$2") ;;
   esac
 }
 
