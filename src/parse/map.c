@@ -115,8 +115,32 @@ void ctrace__free_free(u64free *f) {
   *f = (u64free){0};
 }
 
+bool ctrace__set_add_new(u64set *s, uint64_t id) {
+  if (s->full.len && ctrace__map_get(&s->full, id >> 12)) return true;
+  bool fresh;
+  if (!ctrace__map_slot(&s->chunks, &s->freed, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *s->bits,
+                        &fresh))
+    return false;
+  return ctrace__set_add(s, id);
+}
+
+void ctrace__set_word_full(u64set *s, uint64_t id, uint64_t *w) {
+  uint64_t *c = w - ((id >> 6) & 63);
+  for (int i = 0; i < 64; i++)
+    if (c[i] != ~0ull) return;
+  /* Out of memory for the full map: the chunk keeps its bits. */
+  bool fresh;
+  uint64_t *v = ctrace__map_put(&s->full, id >> 12, &fresh);
+  if (!v) return;
+  *v = 1;
+  /* Should no room be had to note the free slot, it stays unused. */
+  ctrace__map_slot_drop(&s->chunks, NULL, &s->freed, id >> 12, s->bits, 64 * sizeof *s->bits);
+}
+
 void ctrace__set_free(u64set *s) {
   ctrace__map_free(&s->chunks);
+  ctrace__map_free(&s->full);
+  ctrace__free_free(&s->freed);
   free(s->bits);
   *s = (u64set){0};
 }

@@ -124,33 +124,45 @@ void ctrace__map_free(u64map *m);
 
 /* u64set: how many distinct ids were added, a bit an id in chunks of
  * 4096 ids found through a u64map. Go numbers goroutines densely from 1: a
- * program that starts goroutines without end (3.4 million in 2.6 s) costs
+ * program that starts goroutines without end (3.4 million in 2.6 s) cost
  * 0.5 MB here, where the ids in a u64map took 270 MB, 50 bytes and more
- * each. A lone id costs a chunk of its own (512 bytes). */
+ * each. A chunk whose 4096 ids have all come is full: its bits go (their
+ * slot to the next chunk), and the chunk's number stays in a map of the
+ * full ones, so that the set of the goroutines a trace ever had holds the
+ * chunks of those of late only. A lone id costs a chunk of its own (512
+ * bytes). */
 typedef struct u64set {
   u64map chunks;  /* id >> 12 -> chunk index + 1 */
   uint64_t *bits; /* 64 words a chunk */
   size_t nchunks, cap;
-  size_t len; /* ids added */
+  u64free freed; /* the slots of chunks that became full */
+  u64map full;   /* id >> 12 of the chunks full -> 1 */
+  size_t len;    /* ids added */
 } u64set;
+
+/* Adds id to a chunk not met yet, or to one full: the slow path. */
+bool ctrace__set_add_new(u64set *s, uint64_t id);
+/* w, a word of id's chunk, just became all ones: the chunk may be full. */
+void ctrace__set_word_full(u64set *s, uint64_t id, uint64_t *w);
 
 /* Adds id: false if out of memory (then it is not counted). */
 static inline bool ctrace__set_add(u64set *s, uint64_t id) {
-  bool fresh;
-  uint64_t *w = ctrace__map_slot(&s->chunks, NULL, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *w, &fresh);
-  if (!w) return false;
+  const uint64_t *ix = ctrace__map_get(&s->chunks, id >> 12);
+  if (!ix) return ctrace__set_add_new(s, id);
   uint64_t bit = 1ull << (id & 63);
-  w += (id >> 6) & 63;
+  uint64_t *w = &s->bits[(*ix - 1) * 64 + ((id >> 6) & 63)];
   if (!(*w & bit)) {
     *w |= bit;
     s->len++;
+    if (*w == ~0ull) ctrace__set_word_full(s, id, w);
   }
   return true;
 }
 /* Whether id was added. */
 static inline bool ctrace__set_has(const u64set *s, uint64_t id) {
   const uint64_t *ix = ctrace__map_get(&s->chunks, id >> 12);
-  return ix && (s->bits[(*ix - 1) * 64 + ((id >> 6) & 63)] >> (id & 63) & 1);
+  if (ix) return s->bits[(*ix - 1) * 64 + ((id >> 6) & 63)] >> (id & 63) & 1;
+  return s->full.len && ctrace__map_get(&s->full, id >> 12);
 }
 void ctrace__set_free(u64set *s);
 
