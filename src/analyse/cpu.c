@@ -176,7 +176,9 @@ static bool add(cctx *c, uint64_t stack) {
   } else {
     const ctrace_frame *fr;
     size_t n = ctrace__model_stack(c->r, stack, &fr);
-    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs) || c->p->oom || !(s = ctrace__prof_sample(c->p, stack, c->locs, n))) return false;
+    if (!ctrace__prof_frames(c->p, fr, n, 0, &c->locs, &c->caplocs) || c->p->oom ||
+        !(s = ctrace__prof_sample(c->p, stack, c->locs, n)))
+      return false;
   }
   s->value[0]++;
   s->value[1] += c->period;

@@ -160,12 +160,12 @@ static int count(ctx *c, const pending *pe, const ctrace_frame *fr, size_t n, in
   if (ix && c->go127 && !fresh && *last != pe->stack) {
     /* The same PCs from another stack: the newest stack's frames. */
     s = &c->p->samples[*ix - 1];
-    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs)) return -1;
+    if (!ctrace__prof_frames(c->p, fr, n, 0, &c->locs, &c->caplocs)) return -1;
     if (c->p->oom || !ctrace__prof_relocate(c->p, s, c->locs, n)) return -1;
   } else if (ix) {
     s = &c->p->samples[*ix - 1];
   } else {
-    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs)) return -1;
+    if (!ctrace__prof_frames(c->p, fr, n, 0, &c->locs, &c->caplocs)) return -1;
     if (c->p->oom || !(s = ctrace__prof_sample(c->p, key, c->locs, n))) return -1;
   }
   if (last) *last = pe->stack;

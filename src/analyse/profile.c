@@ -127,15 +127,17 @@ uint64_t ctrace__prof_frame(ctrace_profile *p, uint64_t pc, const char *func, co
   return new_loc(p, &p->loc_ids, pc, pc, fn, line);
 }
 
-bool ctrace__prof_frames(ctrace_profile *p, const ctrace_frame *fr, size_t n, uint64_t **locs, size_t *cap) {
-  if (n > *cap || *cap == 0) {
-    size_t room = n ? n : 1;
+bool ctrace__prof_frames(ctrace_profile *p, const ctrace_frame *fr, size_t n, size_t at, uint64_t **locs,
+                         size_t *cap) {
+  if (at + n > *cap || *cap == 0) {
+    size_t room = at + n ? at + n : 1;
     uint64_t *m = realloc(*locs, room * sizeof *m);
     if (!m) return false;
     *locs = m;
     *cap = room;
   }
-  for (size_t i = 0; i < n; i++) (*locs)[i] = ctrace__prof_frame(p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
+  for (size_t i = 0; i < n; i++)
+    (*locs)[at + i] = ctrace__prof_frame(p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
   return true;
 }
 

@@ -91,10 +91,12 @@ uint64_t ctrace__prof_string(ctrace_profile *p, const char *s);
  * (the function by file and name). */
 uint64_t ctrace__prof_frame(ctrace_profile *p, uint64_t pc, const char *func, const char *file,
                             uint64_t line);
-/* The locations of the n frames fr (ctrace__prof_frame) into *locs, an
- * array with room *cap that grows to n, and to one at least (a caller's
- * own frame where there are none). False when out of memory. */
-bool ctrace__prof_frames(ctrace_profile *p, const ctrace_frame *fr, size_t n, uint64_t **locs, size_t *cap);
+/* The locations of the n frames fr (ctrace__prof_frame) into *locs from
+ * index at on (those before are the caller's own frames), an array with
+ * room *cap that grows to at + n, and to one at least (a caller's own
+ * frame where there are none). False when out of memory. */
+bool ctrace__prof_frames(ctrace_profile *p, const ctrace_frame *fr, size_t n, size_t at, uint64_t **locs,
+                         size_t *cap);
 /* A location with no address, for a frame that names a state. */
 uint64_t ctrace__prof_synthetic(ctrace_profile *p, const char *name);
 /* The sample of key, created with locs (copied) when new; NULL when out of

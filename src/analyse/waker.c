@@ -174,7 +174,7 @@ static void add(wctx *c, uint64_t stack, bool why, const char *woken, const char
   } else {
     const ctrace_frame *fr = NULL;
     size_t n = wk || why ? ctrace__model_stack(c->r, stack, &fr) : 0;
-    if (!ctrace__prof_frames(c->p, fr, n, &c->locs, &c->caplocs)) goto oom;
+    if (!ctrace__prof_frames(c->p, fr, n, 0, &c->locs, &c->caplocs)) goto oom;
     if (n == 0) { /* a frame that says why there is no stack */
       c->locs[0] = wk ? c->no_stack_loc : c->no_waker_loc;
       n = 1;

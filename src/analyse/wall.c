@@ -131,15 +131,9 @@ static void add(wctx *c, gwall *gw, uint64_t stack, uint8_t state, int64_t d) {
     } else {
       const ctrace_frame *fr;
       size_t n = ctrace__model_stack(c->r, stack, &fr);
-      if (n + 1 > c->caplocs) {
-        void *m = realloc(c->locs, (n + 1) * sizeof *c->locs);
-        if (!m) goto oom;
-        c->locs = m;
-        c->caplocs = n + 1;
-      }
+      /* The state's frame first, as the leaf. */
+      if (!ctrace__prof_frames(c->p, fr, n, 1, &c->locs, &c->caplocs)) goto oom;
       c->locs[0] = c->state_loc[state];
-      for (size_t i = 0; i < n; i++)
-        c->locs[i + 1] = ctrace__prof_frame(c->p, fr[i].pc, fr[i].func, fr[i].file, fr[i].line);
       if (c->p->oom) goto oom;
       if ((s = ctrace__prof_sample(c->p, key, c->locs, n + 1))) *run = (wrun){s->locs, s->nlocs};
     }
