@@ -115,17 +115,9 @@ void ctrace__free_free(u64free *f) {
   *f = (u64free){0};
 }
 
-bool ctrace__set_add_new(u64set *s, uint64_t id) {
-  if (s->full.len && ctrace__map_get(&s->full, id >> 12)) return true;
-  bool fresh;
-  if (!ctrace__map_slot(&s->chunks, &s->freed, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *s->bits,
-                        &fresh))
-    return false;
-  return ctrace__set_add(s, id);
-}
-
-void ctrace__set_word_full(u64set *s, uint64_t id, uint64_t *w) {
-  uint64_t *c = w - ((id >> 6) & 63);
+/* w, a word of id's chunk, just became all ones: the chunk may be full. */
+static void word_full(u64set *s, uint64_t id, const uint64_t *w) {
+  const uint64_t *c = w - ((id >> 6) & 63);
   for (int i = 0; i < 64; i++)
     if (c[i] != ~0ull) return;
   /* Out of memory for the full map: the chunk keeps its bits. */
@@ -135,6 +127,27 @@ void ctrace__set_word_full(u64set *s, uint64_t id, uint64_t *w) {
   *v = 1;
   /* Should no room be had to note the free slot, it stays unused. */
   ctrace__map_slot_drop(&s->chunks, NULL, &s->freed, id >> 12, s->bits, 64 * sizeof *s->bits);
+}
+
+bool ctrace__set_add(u64set *s, uint64_t id) {
+  const uint64_t *ix = ctrace__map_get(&s->chunks, id >> 12);
+  uint64_t *w;
+  if (ix) {
+    w = &s->bits[(*ix - 1) * 64];
+  } else {
+    if (s->full.len && ctrace__map_get(&s->full, id >> 12)) return true;
+    bool fresh;
+    w = ctrace__map_slot(&s->chunks, &s->freed, id >> 12, &s->bits, &s->nchunks, &s->cap, 64 * sizeof *w, &fresh);
+    if (!w) return false;
+  }
+  uint64_t bit = 1ull << (id & 63);
+  w += (id >> 6) & 63;
+  if (!(*w & bit)) {
+    *w |= bit;
+    s->len++;
+    if (*w == ~0ull) word_full(s, id, w);
+  }
+  return true;
 }
 
 void ctrace__set_free(u64set *s) {

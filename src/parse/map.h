@@ -140,24 +140,10 @@ typedef struct u64set {
   size_t len;    /* ids added */
 } u64set;
 
-/* Adds id to a chunk not met yet, or to one full: the slow path. */
-bool ctrace__set_add_new(u64set *s, uint64_t id);
-/* w, a word of id's chunk, just became all ones: the chunk may be full. */
-void ctrace__set_word_full(u64set *s, uint64_t id, uint64_t *w);
-
-/* Adds id: false if out of memory (then it is not counted). */
-static inline bool ctrace__set_add(u64set *s, uint64_t id) {
-  const uint64_t *ix = ctrace__map_get(&s->chunks, id >> 12);
-  if (!ix) return ctrace__set_add_new(s, id);
-  uint64_t bit = 1ull << (id & 63);
-  uint64_t *w = &s->bits[(*ix - 1) * 64 + ((id >> 6) & 63)];
-  if (!(*w & bit)) {
-    *w |= bit;
-    s->len++;
-    if (*w == ~0ull) ctrace__set_word_full(s, id, w);
-  }
-  return true;
-}
+/* Adds id: false if out of memory (then it is not counted). Out of line:
+ * its callers meet an id again through caches of their own (the
+ * reader's per event), which stay small enough to inline. */
+bool ctrace__set_add(u64set *s, uint64_t id);
 /* Whether id was added. */
 static inline bool ctrace__set_has(const u64set *s, uint64_t id) {
   const uint64_t *ix = ctrace__map_get(&s->chunks, id >> 12);
