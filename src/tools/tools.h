@@ -94,6 +94,9 @@ typedef struct ctrace__tool_window {
   int64_t from, to; /* ns since the trace's start */
   bool has_from, has_to;
   uint64_t gen_from, gen_to; /* --gen A-B; 0: none */
+  /* --task ID, --goroutine ID (0: none): its life's window, found in the
+   * one trace that names it (ctrace__tool_export_prepare), into from, to. */
+  uint64_t task, goroutine;
   uint64_t budget; /* bytes of Perfetto's format a browser opens */
 } ctrace__tool_window;
 
@@ -101,7 +104,7 @@ typedef struct ctrace__tool_window {
  * four times its size, and a tab gets a few GiB at most. */
 #define CTRACE__TOOL_BUDGET (1ull << 30)
 
-/* argv[*i] if it is --from, --to, --gen or --budget (with its value, = or the
+/* argv[*i] if it is --from, --to, --gen, --task, --goroutine or --budget (with its value, = or the
  * next argument, *i moved past it) into w: 1; 0 if it is none; -1 (said)
  * if its value is bad. */
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w);
@@ -111,14 +114,16 @@ int ctrace__tool_window_check(const char *cmd, const ctrace__tool_window *w, int
 int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const char **files,
                            const uint64_t *gens, size_t n);
 /* export's and view's start: the traces opened (ctrace__tool_export_open)
- * and the window held to them. 0 with *longest the end of the latest
- * trace on their timeline (offsets, zeroed: ctrace__tool_export_open), or
- * the command's exit status (1: a trace does not read or memory ran out,
- * 2: the window does not fit them), said. unchecked: as for
+ * and the window held to them (a task's or goroutine's found, into
+ * w->from and w->to). 0 with *longest the end of the latest trace on
+ * their timeline (offsets, zeroed: ctrace__tool_export_open), or the
+ * command's exit status (1: a trace does not read or memory ran out, 2:
+ * the window does not fit them, or no trace or two name its task or
+ * goroutine), said. unchecked: as for
  * ctrace__tool_export_open, for a caller that asks for no window (which
  * needs the traces' durations and generations). */
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
-                                int64_t *durations, int64_t *offsets, const ctrace__tool_window *w,
+                                int64_t *durations, int64_t *offsets, ctrace__tool_window *w,
                                 int64_t *longest, bool unchecked);
 /* "1.5s", "250ms", "100us", "0": a time into ns; 0, or -1 if bad. */
 int ctrace__tool_duration(const char *s, int64_t *ns);
@@ -141,6 +146,7 @@ typedef struct ctrace__tool_progress {
   const char **files;
   double start, after; /* shown once after seconds have passed */
   bool tty, shown;
+  const char *doing; /* what it shows the progress of; NULL: "exporting" */
   uint64_t done, total; /* bytes read, for a trace of no known duration */
 } ctrace__tool_progress;
 void ctrace__tool_progress_begin(ctrace__tool_progress *p, const char *cmd, const char **files);

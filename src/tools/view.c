@@ -19,7 +19,8 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] [--gen A-B] TRACE...\n"
+          "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] [--gen A-B]\n"
+          "       [--task ID | --goroutine ID] TRACE...\n"
           "\n"
           "Exports the traces TRACE... as one timeline in Perfetto's format (as\n"
           "`ctrace export` does), serves it on http://127.0.0.1:9001 and prints the\n"
@@ -41,6 +42,9 @@ static void usage(FILE *f) {
           "  --to TIME    ... up to TIME (as `ctrace export --from --to`)\n"
           "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
           "               traces, from 1 (Go writes one about every second)\n"
+          "  --task ID    the window of task ID's life, from its creation to its end\n"
+          "               (the trace's start or end where they are not in it)\n"
+          "  --goroutine ID  the window of goroutine ID's life, the same way\n"
           "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
           "               trace at 2 to 4 times its size)\n"
           "\n"
@@ -52,7 +56,8 @@ static void usage(FILE *f) {
           "error names its byte offset; nothing is served), the export is larger than\n"
           "the budget (windows proposed; nothing is served) or the port is in use, 2\n"
           "on bad usage (a bad window: its end not after its start, its start after\n"
-          "the trace's end, generations a trace does not have).\n");
+          "the trace's end, generations a trace does not have, a task or goroutine\n"
+          "no trace has, or two have).\n");
 }
 
 /* The name the export is served under: the first trace's file name, with

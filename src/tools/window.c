@@ -1,6 +1,7 @@
 /* What ctrace export and ctrace view share beyond opening traces: a window
- * of the traces (--from, --to), the budget of what a browser opens, the
- * windows proposed past it, and progress on a terminal. */
+ * of the traces (--from, --to; --gen; --task, --goroutine), the budget of
+ * what a browser opens, the windows proposed past it, and progress on a
+ * terminal. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../parse/model.h"
 #include "tools.h"
 
 int ctrace__tool_duration(const char *s, int64_t *ns) {
@@ -65,9 +67,9 @@ void ctrace__tool_fmt_size(char *b, size_t n, uint64_t bytes) {
 
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w) {
   const char *a = argv[*i], *v = NULL;
-  int which = 0; /* 1 from, 2 to, 3 budget, 4 gen */
-  static const char *const names[] = {NULL, "--from", "--to", "--budget", "--gen"};
-  for (int k = 1; k <= 4; k++) {
+  int which = 0; /* 1 from, 2 to, 3 budget, 4 gen, 5 task, 6 goroutine */
+  static const char *const names[] = {NULL, "--from", "--to", "--budget", "--gen", "--task", "--goroutine"};
+  for (int k = 1; k <= 6; k++) {
     size_t len = strlen(names[k]);
     if (strncmp(a, names[k], len) != 0) continue;
     if (a[len] == '=') v = a + len + 1;
@@ -80,6 +82,18 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
     break;
   }
   if (!which) return 0;
+  if (which >= 5) {
+    char *end;
+    errno = 0;
+    unsigned long long id = strtoull(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end || errno || id == 0) {
+      fprintf(stderr, "ctrace %s: bad %s %s (an id, from 1)\n", cmd, names[which], v);
+      return -1;
+    }
+    if (which == 5) w->task = id;
+    else w->goroutine = id;
+    return 1;
+  }
   if (which == 4) {
     /* A or A-B, from 1. */
     char *end;
@@ -223,7 +237,7 @@ void ctrace__tool_progress_show(void *arg, size_t trace, int64_t ts, int64_t dur
   p->shown = true;
   int pct = duration > 0 ? (int)(ts * 100 / duration) : p->total ? (int)(p->done * 100 / p->total) : 0;
   if (pct > 100) pct = 100;
-  fprintf(stderr, "\rctrace %s: %s: exporting %3d%%", p->cmd, p->files[trace], pct);
+  fprintf(stderr, "\rctrace %s: %s: %s %3d%%", p->cmd, p->files[trace], p->doing ? p->doing : "exporting", pct);
 }
 
 void ctrace__tool_progress_bytes(void *arg, uint64_t done, uint64_t total) {
@@ -237,9 +251,92 @@ void ctrace__tool_progress_end(ctrace__tool_progress *p) {
   p->shown = false;
 }
 
+/* Where a task (task != 0) or goroutine g lives in a checked trace, by a
+ * pass that stops at its end: 1 with [*from, *to] on the trace's times, 0
+ * if the trace never names it. A task lives from its creation to its end,
+ * a goroutine from its creation to its end for good (not a C thread's
+ * goroutine handed back, whose id comes back: model.h); what began before
+ * the trace begins at its start, what has not ended by its end ends
+ * there. */
+static int life(ctrace_reader *r, uint64_t task, uint64_t g, int64_t duration, int64_t *from, int64_t *to,
+                ctrace__tool_progress *p, size_t trace) {
+  ctrace_event buf;
+  const ctrace_event *ev;
+  bool seen = false, ended = false;
+  uint64_t nev = 0;
+  ctrace__model_rewind(r);
+  while ((ev = ctrace__model_next_ref(r, &buf))) {
+    if ((++nev & 0xffff) == 0) ctrace__tool_progress_show(p, trace, ev->ts, duration);
+    bool born = false, dies = false, for_good = false;
+    if (task) {
+      uint8_t t = ev->type;
+      if (ev->args[0] != task || (t != CTRACE_EV_UserTaskCreate && t != CTRACE_EV_UserTaskEnd &&
+                                  t != CTRACE_EV_UserLog && t != CTRACE_EV_UserRegion))
+        continue;
+      born = t == CTRACE_EV_UserTaskCreate;
+      dies = for_good = t == CTRACE_EV_UserTaskEnd;
+    } else if (ev->type == CTRACE_EV_GoCreate && ev->args[0] == g) {
+      born = ev->g != 0; /* else it was there when the trace began (walk.c) */
+    } else if (ev->g == g || (ev->type == CTRACE_EV_GoUnblock && ev->args[0] == g)) {
+      dies = ev->g == g && ev->type == CTRACE_EV_GoEnd;
+      for_good = dies && ev->args[0] != 1;
+    } else {
+      continue;
+    }
+    if (!seen) *from = born ? ev->ts : 0;
+    seen = true;
+    ended = dies;
+    if (dies) *to = ev->ts;
+    if (for_good) break;
+  }
+  if (!ended) *to = duration;
+  /* Created and ended at one time: a window needs an end after its start. */
+  if (*to <= *from) *to = *from + 1;
+  return seen;
+}
+
+/* --task ID, --goroutine ID: the window of its life (life above) in the
+ * one trace that names it, on the traces' timeline. 0, or the command's
+ * exit status, said. */
+static int find_life(const char *cmd, ctrace__tool_window *w, const char **files, ctrace_export_trace *t, size_t n,
+                     const int64_t *durations, const int64_t *offsets) {
+  const char *what = w->task ? "task" : "goroutine";
+  unsigned long long id = w->task ? w->task : w->goroutine;
+  ctrace__tool_progress p;
+  ctrace__tool_progress_begin(&p, cmd, files);
+  char doing[64];
+  snprintf(doing, sizeof doing, "finding %s %llu", what, id);
+  p.doing = doing;
+  size_t found = n;
+  for (size_t i = 0; i < n; i++) {
+    int64_t from = 0, to = 0;
+    if (!life(t[i].reader, w->task, w->goroutine, durations[i], &from, &to, &p, i)) continue;
+    if (found < n) {
+      ctrace__tool_progress_end(&p);
+      fprintf(stderr, "ctrace %s: --%s %llu: both %s and %s have one: export them apart\n", cmd, what, id,
+              files[found], files[i]);
+      return 2;
+    }
+    found = i;
+    w->from = from + offsets[i];
+    w->to = to + offsets[i];
+    w->has_from = w->has_to = true;
+  }
+  ctrace__tool_progress_end(&p);
+  if (found < n) return 0;
+  if (n == 1) fprintf(stderr, "ctrace %s: --%s %llu: %s has no %s %llu\n", cmd, what, id, files[0], what, id);
+  else fprintf(stderr, "ctrace %s: --%s %llu: none of the traces has it\n", cmd, what, id);
+  return 2;
+}
+
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
-                                int64_t *durations, int64_t *offsets, const ctrace__tool_window *w,
+                                int64_t *durations, int64_t *offsets, ctrace__tool_window *w,
                                 int64_t *longest, bool unchecked) {
+  if ((w->task || w->goroutine) && (w->has_from || w->has_to || w->gen_from || (w->task && w->goroutine))) {
+    fprintf(stderr, "ctrace %s: --%s is a window of its own: not with --from, --to, --gen or --%s\n", cmd,
+            w->task ? "task" : "goroutine", w->task ? "goroutine" : "task");
+    return 2;
+  }
   uint64_t *gens = calloc(n, sizeof *gens);
   if (!gens) {
     fprintf(stderr, "ctrace %s: out of memory\n", cmd);
@@ -250,6 +347,8 @@ int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, c
   free(gens);
   if (!opened) return 1;
   if (gc != 0) return 2;
+  int found = w->task || w->goroutine ? find_life(cmd, w, files, t, n, durations, offsets) : 0;
+  if (found != 0) return found;
   *longest = 0;
   for (size_t i = 0; i < n; i++)
     if (offsets[i] + durations[i] > *longest) *longest = offsets[i] + durations[i];

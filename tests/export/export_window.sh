@@ -17,7 +17,8 @@
 #   - each counter's value at A is the whole's last before A;
 #   - every flow that ends in the window begins in it;
 #   - no track is described that has nothing in the window.
-# Generations: --gen windows of a Go 1.23 trace (below).
+# Generations: --gen windows of a Go 1.23 trace (below); tasks and
+# goroutines: --task and --goroutine windows.
 # Then bad windows (an end not after the start, a start after the trace's
 # end, a time without a unit) exit 2 and say why, with nothing written;
 # --budget past the export: export writes it whole with a warning that
@@ -198,6 +199,55 @@ else
     fail gens "no $gens"
 fi
 
+# Tasks and goroutines (--task ID, --goroutine ID): the window of its
+# life, byte for byte the export of --from and --to at the times the dump
+# gives: task 1 of Go's corpus from its creation to its end, goroutine 21
+# from its creation to its end; goroutine 1 of the Go 1.23 trace, there
+# when the trace began and running at its end, over the whole trace. Then
+# an id no trace has, one two traces have, 0, and either with --from,
+# exit 2 with nothing written.
+life() {
+    local name=$1 trace=$2 from=$3 to=$4
+    shift 4
+    if ! "$ctrace" export -o "$run/life.$name" "$@" "$trace" 2>"$run/life.err"; then
+        fail "$name" "ctrace export $* failed: $(cat "$run/life.err")"; return
+    fi
+    "$ctrace" export -o "$run/life.$name.want" --from "${from}ns" --to "${to}ns" "$trace" ||
+        { fail "$name" "--from ${from}ns --to ${to}ns failed"; return; }
+    cmp -s "$run/life.$name.want" "$run/life.$name" ||
+        fail "$name" "$* is not the window --from ${from}ns --to ${to}ns"
+    [ -s "$run/life.$name" ] || fail "$name" "$* exported nothing"
+}
+ut=$corpus/user_task_region_1_19_good
+if [ -f "$ut" ]; then
+    "$ctrace" dump "$ut" >"$run/ut.dump"
+    a=$(awk '$2 == "UserTaskCreate" && / taskid=1 / { print $1; exit }' "$run/ut.dump")
+    b=$(awk '$2 == "UserTaskEnd" && / taskid=1$/ { print $1; exit }' "$run/ut.dump")
+    [ -n "$a" ] && [ -n "$b" ] && life task1 "$ut" "$a" "$b" --task 1 || fail task1 "no task 1 in $ut's dump"
+    a=$(awk '$2 == "GoCreate" && / g=21 stack=/ { print $1; exit }' "$run/ut.dump")
+    b=$(awk '$2 == "GoEnd" && $4 == "g=21" { print $1; exit }' "$run/ut.dump")
+    [ -n "$a" ] && [ -n "$b" ] && life g21 "$ut" "$a" "$b" --goroutine 21 || fail g21 "no goroutine 21 in $ut's dump"
+fi
+if [ -f "$gens" ]; then
+    last=$(awk -F'|' '$3 != "" && $3 + 0 > m { m = $3 + 0 } END { printf "%.0f\n", m }' "$run/gens.whole.perfetto.flat")
+    life g1 "$gens" 0 "$last" --goroutine 1
+fi
+bad_life() {
+    local what=$1 want=$2 st=0
+    shift 2
+    rm -rf "$run/bad" && mkdir -p "$run/bad"
+    "$ctrace" export -o "$run/bad/out" "$@" 2>"$run/bad.err" || st=$?
+    [ "$st" -eq 2 ] || fail "bad life" "$what: exit status $st, want 2"
+    grep -q -- "$want" "$run/bad.err" || fail "bad life" "$what: no \"$want\" in: $(cat "$run/bad.err")"
+    [ -z "$(ls -A "$run/bad")" ] || fail "bad life" "$what: left $(ls "$run/bad")"
+}
+bad_life "no such task" "has no task 4242424" --task 4242424 "$tr"
+bad_life "no such goroutine" "none of the traces has it" --goroutine 999999 "$tr" "$tr"
+bad_life "in two traces" "both .* have one" --goroutine 1 "$gens" "$gens"
+bad_life "task 0" "bad --task 0" --task 0 "$tr"
+bad_life "with --from" "a window of its own" --task 1 --from 1ms "$tr"
+bad_life "both" "a window of its own" --task 1 --goroutine 1 "$tr"
+
 # Past the budget: export writes it whole and warns, with windows to
 # export instead; view serves nothing.
 st=0
@@ -245,8 +295,9 @@ fi
 
 for cmd in export view; do
     "$ctrace" "$cmd" --help | has -- "--from TIME" && "$ctrace" "$cmd" --help | has -- "--to TIME" &&
-        "$ctrace" "$cmd" --help | has -- "--budget SIZE" && "$ctrace" "$cmd" --help | has -- "--gen A-B" ||
-        fail help "ctrace $cmd --help says nothing of --from, --to, --gen, --budget"
+        "$ctrace" "$cmd" --help | has -- "--budget SIZE" && "$ctrace" "$cmd" --help | has -- "--gen A-B" &&
+        "$ctrace" "$cmd" --help | has -- "--task ID" && "$ctrace" "$cmd" --help | has -- "--goroutine ID" ||
+        fail help "ctrace $cmd --help says nothing of --from, --to, --gen, --task, --goroutine, --budget"
 done
 
 finish
