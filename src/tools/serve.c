@@ -1,4 +1,4 @@
-/* A tiny HTTP/1.1 server of one in-memory document (serve.h).
+/* A tiny HTTP/1.1 server of in-memory documents (serve.h).
  *
  * One connection at a time and one response per connection (Connection:
  * close): the client is one browser tab fetching one file, so neither
@@ -125,7 +125,7 @@ static void header(const char *head, const char *name, char *out, size_t cap) {
 
 /* Sends a response: status line, our headers, extra (lines each ending in
  * CRLF, or ""), then body unless head_only. True if it was all sent. */
-static bool respond(int fd, const ctrace__serve_doc *doc, const char *status, const char *extra,
+static bool respond(int fd, const ctrace__serve_site *site, const char *status, const char *extra,
                     const char *type, const void *body, size_t len, bool head_only) {
   char date[64], h[1024];
   time_t now = time(NULL);
@@ -144,35 +144,34 @@ static bool respond(int fd, const ctrace__serve_doc *doc, const char *status, co
                    "Content-Length: %zu\r\n"
                    "Connection: close\r\n"
                    "\r\n",
-                   status, date, doc->origin, extra, type ? "Content-Type: " : "", type ? type : "",
+                   status, date, site->origin, extra, type ? "Content-Type: " : "", type ? type : "",
                    type ? "\r\n" : "", len);
   if (n < 0 || (size_t)n >= sizeof h) return false;
   return send_all(fd, h, (size_t)n) && (head_only || send_all(fd, body, len));
 }
 
-/* Answers one request on fd. True when the document itself was written
- * whole (a GET of it) into the socket; finish says if the client had it. */
-static bool handle(int fd, const ctrace__serve_doc *doc, bool log) {
+/* Answers one request on fd. True when a trace was written whole (a GET
+ * of it) into the socket; finish says if the client had it. */
+static bool handle(int fd, const ctrace__serve_site *site, bool log) {
   char head[HEAD_MAX];
   ssize_t hn = read_head(fd, head, sizeof head);
   static const char notfound[] = "not found\n";
   if (hn == 0) return false;
   if (hn < 0) {
     static const char big[] = "request header too large\n";
-    respond(fd, doc, "431 Request Header Fields Too Large", "", "text/plain", big, sizeof big - 1, false);
+    respond(fd, site, "431 Request Header Fields Too Large", "", "text/plain", big, sizeof big - 1, false);
     return false;
   }
   /* The request line: METHOD SP TARGET SP HTTP/1.x. */
   char method[16], target[2048], version[16];
   if (sscanf(head, "%15s %2047s %15s", method, target, version) != 3 || strncmp(version, "HTTP/1.", 7) != 0) {
     static const char bad[] = "bad request\n";
-    respond(fd, doc, "400 Bad Request", "", "text/plain", bad, sizeof bad - 1, false);
+    respond(fd, site, "400 Bad Request", "", "text/plain", bad, sizeof bad - 1, false);
     return false;
   }
   /* Perfetto fetches the URL as given; a query string or fragment is not
    * part of the document's name. */
   target[strcspn(target, "?#")] = 0;
-  bool ours = strcmp(target, doc->path) == 0;
   bool get = strcmp(method, "GET") == 0, head_only = strcmp(method, "HEAD") == 0;
   const char *status;
   bool sent = false;
@@ -188,16 +187,24 @@ static bool handle(int fd, const ctrace__serve_doc *doc, bool log) {
              "Access-Control-Allow-Private-Network: true\r\n",
              want[0] ? want : "*");
     status = "204 No Content";
-    respond(fd, doc, status, extra, NULL, NULL, 0, true);
+    respond(fd, site, status, extra, NULL, NULL, 0, true);
   } else if (!get && !head_only) {
     status = "405 Method Not Allowed";
-    respond(fd, doc, status, "Allow: GET, HEAD, OPTIONS\r\n", "text/plain", "", 0, false);
-  } else if (!ours) {
-    status = "404 Not Found";
-    respond(fd, doc, status, "", "text/plain", notfound, sizeof notfound - 1, head_only);
+    respond(fd, site, status, "Allow: GET, HEAD, OPTIONS\r\n", "text/plain", "", 0, false);
   } else {
-    status = "200 OK";
-    sent = respond(fd, doc, status, "", "application/octet-stream", doc->body, doc->len, head_only) && get;
+    ctrace__serve_doc doc;
+    int found = site->get(site->arg, target, &doc);
+    if (found == 0) {
+      status = "404 Not Found";
+      respond(fd, site, status, "", "text/plain", notfound, sizeof notfound - 1, head_only);
+    } else if (found < 0) {
+      static const char failed[] = "the export failed (said where ctrace view runs)\n";
+      status = "500 Internal Server Error";
+      respond(fd, site, status, "", "text/plain", failed, sizeof failed - 1, head_only);
+    } else {
+      status = "200 OK";
+      sent = respond(fd, site, status, "", doc.type, doc.body, doc.len, head_only) && get && doc.trace;
+    }
   }
   if (log) fprintf(stderr, "ctrace view: %s %s: %s\n", method, target, status);
   return sent;
@@ -241,7 +248,7 @@ static bool finish(int fd, bool sent) {
   return sent && eof && !e && q == 0;
 }
 
-int ctrace__serve(int fd, const ctrace__serve_doc *doc, bool once, bool log, char *err, size_t errlen) {
+int ctrace__serve(int fd, const ctrace__serve_site *site, bool once, bool log, char *err, size_t errlen) {
   /* No SA_RESTART: the signal must interrupt accept and the I/O so the
    * loop sees stop. */
   struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
@@ -265,7 +272,7 @@ int ctrace__serve(int fd, const ctrace__serve_doc *doc, bool once, bool log, cha
     struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    bool sent = handle(c, doc, log);
+    bool sent = handle(c, site, log);
     bool had = finish(c, sent);
     if (log && sent)
       fprintf(stderr, "ctrace view: %s\n", had ? "the trace was sent"

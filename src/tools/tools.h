@@ -133,10 +133,14 @@ int ctrace__tool_size(const char *s, uint64_t *bytes);
 void ctrace__tool_fmt_size(char *b, size_t n, uint64_t bytes);
 /* ns as ctrace__tool_duration reads it back. */
 void ctrace__tool_fmt_duration(char *b, size_t n, int64_t ns);
-/* Says on stderr which windows of [from, to) to export instead, bytes
- * having been written for span ns of it; files: the traces, as typed;
- * out: the -o FILE given (NULL: none), which each window's command names
- * with its number. */
+/* The windows of [from, to) whose exports fit w's budget, bytes having
+ * been written for span ns of it: how many, each *len long but the last,
+ * which ends at to. */
+int64_t ctrace__tool_windows(const ctrace__tool_window *w, int64_t from, int64_t to, uint64_t bytes,
+                             int64_t span, int64_t *len);
+/* Says on stderr which windows of [from, to) to export instead (those of
+ * ctrace__tool_windows); files: the traces, as typed; out: the -o FILE
+ * given (NULL: none), which each window's command names with its number. */
 void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t from, int64_t to,
                           uint64_t bytes, int64_t span, const char *files, const char *out);
 

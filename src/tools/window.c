@@ -180,16 +180,22 @@ static int64_t round_len(double max) {
   return (int64_t)(m * p);
 }
 
-void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t from, int64_t to,
-                          uint64_t bytes, int64_t span, const char *files, const char *out) {
+int64_t ctrace__tool_windows(const ctrace__tool_window *w, int64_t from, int64_t to, uint64_t bytes,
+                             int64_t span, int64_t *len) {
   /* The output grows about evenly with time: windows whose share of it
    * fits the budget, with room to spare (a busier stretch). */
   double per_ns = span > 0 ? (double)bytes / (double)span : 0;
-  int64_t len = per_ns > 0 ? round_len(0.8 * (double)w->budget / per_ns) : to - from;
-  if (len <= 0) len = 1000;
-  int64_t count = (to - from + len - 1) / len;
+  *len = per_ns > 0 ? round_len(0.8 * (double)w->budget / per_ns) : to - from;
+  if (*len <= 0) *len = 1000;
+  int64_t count = (to - from + *len - 1) / *len;
   /* A last window a quarter as long or less joins the one before it. */
-  if (count > 1 && (to - from) - (count - 1) * len <= len / 4) count--;
+  if (count > 1 && (to - from) - (count - 1) * *len <= *len / 4) count--;
+  return count;
+}
+
+void ctrace__tool_propose(const char *cmd, const ctrace__tool_window *w, int64_t from, int64_t to,
+                          uint64_t bytes, int64_t span, const char *files, const char *out) {
+  int64_t len, count = ctrace__tool_windows(w, from, to, bytes, span, &len);
   char a[32], b[32], l[32];
   ctrace__tool_fmt_duration(l, sizeof l, len);
   /* cmd may carry options the windows need ("export -f json"). */
