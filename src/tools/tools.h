@@ -104,9 +104,9 @@ typedef struct ctrace__tool_window {
  * four times its size, and a tab gets a few GiB at most. */
 #define CTRACE__TOOL_BUDGET (1ull << 30)
 
-/* argv[*i] if it is --from, --to, --gen, --task, --goroutine or --budget (with its value, = or the
- * next argument, *i moved past it) into w: 1; 0 if it is none; -1 (said)
- * if its value is bad. */
+/* argv[*i] if it is --from, --to, --gen, --task, --goroutine or --budget
+ * (with its value, = or the next argument, *i moved past it) into w: 1; 0
+ * if it is none; -1 (said) if its value is bad. */
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w);
 /* The window against the longest trace's duration, and a generation range
  * against each trace's generations: 0, or -1 (said). */
@@ -119,9 +119,9 @@ int ctrace__tool_gen_check(const char *cmd, const ctrace__tool_window *w, const 
  * their timeline (offsets, zeroed: ctrace__tool_export_open), or the
  * command's exit status (1: a trace does not read or memory ran out, 2:
  * the window does not fit them, or no trace or two name its task or
- * goroutine), said. unchecked: as for
- * ctrace__tool_export_open, for a caller that asks for no window (which
- * needs the traces' durations and generations). */
+ * goroutine), said. unchecked: as for ctrace__tool_export_open, for a
+ * caller that asks for no window (which needs the traces' durations and
+ * generations). */
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
                                 int64_t *durations, int64_t *offsets, ctrace__tool_window *w,
                                 int64_t *longest, bool unchecked);
