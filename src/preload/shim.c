@@ -69,6 +69,7 @@
 #include "wake.h"
 #include "preload.h"
 #include "runtime/env.h"
+#include "runtime/symbolize.h"
 #include "unwind/unwind.h"
 #include "runtime/sysfutex.h"
 
@@ -724,6 +725,7 @@ static void start(uintptr_t main_pc) {
   }
 
   ctrace__pl_guard++;
+  ctrace__symbolize_main(main_pc);
   /* The main thread's G starts at main. Made before tracing starts, so
    * the trace announces it as the first goroutine. */
   ctrace_g *g = ctrace_thread_create((void (*)(void))main_pc);

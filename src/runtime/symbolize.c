@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 static const char unknown[] = "?";
@@ -614,6 +615,62 @@ static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
 
 /* ---- entry points -------------------------------------------------------- */
 
+/* Functions a stripped program still names: main, whose entry glibc's
+   __libc_start_main is handed, and _start, the program's entry point
+   (AT_ENTRY), each [entry, end); end 0: unknown. Process-wide, kept by
+   close. */
+typedef struct known_fn {
+  uintptr_t entry, end;
+  const char *name;
+} known_fn;
+static known_fn known[2];
+
+/* k->end from the object that holds k->entry: where the next function
+   begins, the next start in .eh_frame_hdr's sorted table of frame
+   descriptions (which a stripped program keeps, for unwinding). Only the
+   encodings linkers write: 4-byte pointer and count, and a table of 4-byte
+   offsets from the header (DW_EH_PE_datarel | DW_EH_PE_sdata4). */
+static int find_end(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  known_fn *k = arg;
+  const ElfW(Phdr) *eh = NULL;
+  bool holds = false;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + p->p_vaddr;
+    if (p->p_type == PT_LOAD && k->entry >= lo && k->entry - lo < p->p_memsz) holds = true;
+    if (p->p_type == PT_GNU_EH_FRAME) eh = p;
+  }
+  if (!holds) return 0;
+  const uint8_t *h = eh ? (const uint8_t *)(info->dlpi_addr + eh->p_vaddr) : NULL;
+  if (!h || h[0] != 1 || ((h[1] & 0x0f) != 0x03 && (h[1] & 0x0f) != 0x0b) || h[2] != 0x03 || h[3] != 0x3b)
+    return 1;
+  uint32_t n;
+  memcpy(&n, h + 8, 4);
+  const uint8_t *t = h + 12;
+  size_t lo = 0, hi = n; /* the first entry that starts after k->entry */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int32_t off;
+    memcpy(&off, t + 8 * mid, 4);
+    if ((uintptr_t)h + (intptr_t)off <= k->entry) lo = mid + 1;
+    else hi = mid;
+  }
+  int32_t at, next;
+  if (lo == 0 || lo == n) return 1;
+  memcpy(&at, t + 8 * (lo - 1), 4);
+  memcpy(&next, t + 8 * lo, 4);
+  if ((uintptr_t)h + (intptr_t)at == k->entry) k->end = (uintptr_t)h + (intptr_t)next;
+  return 1;
+}
+
+void ctrace__symbolize_main(uintptr_t entry) {
+  known[0] = (known_fn){entry, 0, "main"};
+  known[1] = (known_fn){(uintptr_t)getauxval(AT_ENTRY), 0, "_start"};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (known[i].entry) dl_iterate_phdr(find_end, &known[i]);
+}
+
 static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
   *out = (ctrace__frame){unknown, unknown, 0};
   Dwfl_Module *mod = find_module(addr);
@@ -644,6 +701,10 @@ static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
         (sym->st_size == 0 || addr - (uintptr_t)info.dli_saddr < sym->st_size))
       out->func = intern_func(info.dli_sname);
   }
+  /* A stripped program's main and _start still have their names: their
+     addresses are known, and .eh_frame_hdr bounds them (known). */
+  for (size_t i = 0; out->func == unknown && i < sizeof known / sizeof known[0]; i++)
+    if (addr >= known[i].entry && addr < known[i].end) out->func = intern_func(known[i].name);
   /* No symbol: the object and the address in it, which addr2line -e and
      objdump read (never "?", which says nothing of where). */
   Dwarf_Addr bias;

@@ -36,6 +36,12 @@ typedef struct ctrace__frame {
    PC until ctrace__symbolize_close(). */
 void ctrace__symbolize(uintptr_t pc, ctrace__frame *out);
 
+/* The program's main begins at entry (glibc's __libc_start_main is handed
+   it): code of a stripped program in the function there is named "main",
+   and in the one at its entry point "_start", as their symbols would name
+   them, not by their addresses. */
+void ctrace__symbolize_main(uintptr_t entry);
+
 /* Closes the files the symbolizer holds open (the libdwfl session) and
    keeps what it learnt (frames by pc, strings): for the end of each
    generation, which must not leave descriptors in the program's table

@@ -12,7 +12,8 @@
 #   minidebuginfo: its function symbols in an xz-compressed .gnu_debugdata
 #              section (Fedora's MiniDebugInfo; skipped without xz).
 # The stacks must still name t9 ... t1, and the verbose line must say where
-# the names came from. Unwinding needs no symbols: .eh_frame stays.
+# the names came from. Unwinding needs no symbols: .eh_frame stays. Then
+# stripped bare: main and _start named all the same (below).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/lib.sh"
@@ -69,5 +70,26 @@ if command -v xz >/dev/null; then
 else
     echo "$prog: xz not found: MiniDebugInfo left out"
 fi
+# Bare: stripped of every symbol, no debug file anywhere. Its functions
+# are named by their address (prog+0x...), but for main, whose address
+# the shim's __libc_start_main is handed, and _start, the entry point:
+# .eh_frame_hdr bounds each. The main thread's creations read "... <
+# main < ... < _start"; the wait's stack names no t-function (an address
+# is no name to make up), and goroutine 1 starts at main in ctrace stats.
+d=$out/bare
+mkdir -p "$d"
+cp "$bindir/run_deep9" "$d/prog"
+strip --strip-all "$d/prog"
+"$ctrace" run -o "$d/t.trace" -- "$d/prog" >"$d/out" 2>"$d/err" || fatal "bare: the program failed"
+"$bindir/run_stacks" "$d/t.trace" >"$d/stacks"
+grep 'GoCreate .* g=1 .*| pthread_create < main < ' "$d/stacks" | grep -q ' < _start$' ||
+    fatal "bare: the main thread's creation is not pthread_create < main < ... < _start: $(grep 'GoCreate .* g=1 ' "$d/stacks" | head -1)"
+wait=$(grep -m1 GoBlockCond "$d/stacks")
+echo "$wait" | grep -q "< prog+0x[0-9a-f]* < prog+0x" && ! echo "$wait" | grep -qE "< (main|t[0-9]) <" ||
+    fatal "bare: the thread's wait names what the program does not: $wait"
+"$ctrace" stats "$d/t.trace" | awk '/^Goroutines by/ { on = 1; getline; next } on { print $1; exit }' | grep -qx main ||
+    fatal "bare: the first goroutine does not start at main: $("$ctrace" stats "$d/t.trace" | sed -n '/^Goroutines by/,+3p')"
+echo "bare: main and _start named, the rest by address"
+
 echo "$prog: ok"
 rm -rf "$out"
