@@ -198,12 +198,23 @@ const char *ctrace__an_root_func(const ctrace_reader *r, uint64_t stack);
  * calls, from the first stack that goes past the routines (filter.c).
  * *settled (false to begin) is set once no later stack can change it. */
 void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **name, bool *settled);
-/* The thread name an event gives its goroutine (g): the label of a
+/* Strings an analysis keeps past the event that gave them (a log's
+ * message lives until the next event), until ctrace__an_kept_free. */
+typedef struct an_kept {
+  char **s;
+  size_t n, cap;
+} an_kept;
+void ctrace__an_kept_free(an_kept *k);
+
+/* The thread name an event gives goroutine *g: the label of a
  * GoStartLabel or CTRACE__MODEL_GoLabel ("" for a name taken away), which is
- * how ctrace writes a thread's name; NULL for any other event, and for
- * the labels Go's runtime gives its GC workers ("GC (dedicated)", ...),
- * which name no thread. Valid while the reader is open. */
-const char *ctrace__an_thread_name(const ctrace_event *ev);
+ * how ctrace writes a thread's name at its G's starts (*g: the event's);
+ * or a "ctrace.thread" log, "g=N name=NAME", which ctrace writes when a
+ * thread names another, whose G may not start again (*g: N; the name
+ * kept in k). NULL for any other event (or out of memory), and for the
+ * labels Go's runtime gives its GC workers ("GC (dedicated)", ...), which
+ * name no thread. Valid while the reader is open. */
+const char *ctrace__an_thread_name(const ctrace_event *ev, uint64_t *g, an_kept *k);
 
 /* The command line a trace's process goes by, from its ctrace.process
  * logs (src/runtime/identity.c): one a generation, where the process may

@@ -50,8 +50,38 @@ void ctrace__an_name_from(const ctrace_reader *r, uint64_t stack, const char **n
   if (i >= 0) *name = frame_func(fr, (size_t)i);
 }
 
-const char *ctrace__an_thread_name(const ctrace_event *ev) {
+void ctrace__an_kept_free(an_kept *k) {
+  for (size_t i = 0; i < k->n; i++) free(k->s[i]);
+  free(k->s);
+  *k = (an_kept){0};
+}
+
+static const char *keep_str(an_kept *k, const char *s) {
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? 2 * k->cap : 8;
+    char **n = realloc(k->s, cap * sizeof *n);
+    if (!n) return NULL;
+    k->s = n;
+    k->cap = cap;
+  }
+  char *c = strdup(s);
+  if (c) k->s[k->n++] = c;
+  return c;
+}
+
+const char *ctrace__an_thread_name(const ctrace_event *ev, uint64_t *g, an_kept *k) {
+  if (ev->type == CTRACE_EV_UserLog) {
+    const char *m = ev->sargs[1];
+    if (!ev->sargs[0] || strcmp(ev->sargs[0], "ctrace.thread") != 0 || !m || strncmp(m, "g=", 2) != 0)
+      return NULL;
+    char *end;
+    unsigned long long id = strtoull(m + 2, &end, 10);
+    if (end == m + 2 || !id || strncmp(end, " name=", 6) != 0) return NULL;
+    *g = id;
+    return keep_str(k, end + 6);
+  }
   if (ev->type != CTRACE_EV_GoStartLabel && ev->type != CTRACE__MODEL_GoLabel) return NULL;
+  *g = ev->g;
   const char *l = ev->sargs[0] ? ev->sargs[0] : "";
   /* Go's gcMarkWorkerModeStrings. */
   if (strcmp(l, "GC (dedicated)") == 0 || strcmp(l, "GC (fractional)") == 0 ||

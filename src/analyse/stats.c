@@ -80,6 +80,7 @@ typedef struct sctx {
   u64cache gcache;
   u64map syscalling_p; /* p + 1 -> g + 1 */
   an_title title;         /* the process's, for st->cmdline */
+  an_kept *kept;          /* thread names from logs: the result's (stats_box) */
   an_waits waits; /* who kept them waiting (waker.c) */
   lat *tasks, *regions; /* by type, in the order met */
   size_t ntasks, captasks, nregions, capregions;
@@ -640,10 +641,12 @@ static bool observe(sctx *c, const ctrace_event *ev, an_mmu *mmu) {
     if (!goroutine_event(c, ev)) return false;
     break;
   }
-  /* A thread's name: the last one given (names.c writes it at each start). */
-  const char *tn = ctrace__an_thread_name(ev);
+  /* A thread's name: the last one given (names.c writes it at each start,
+   * and says when another thread names it). */
+  uint64_t tg = 0;
+  const char *tn = ctrace__an_thread_name(ev, &tg, c->kept);
   gst *g;
-  if (tn && ev->g && (g = gfind(c, ev->g, false))) g->s.thread = tn;
+  if (tn && tg && (g = gfind(c, tg, false))) g->s.thread = tn;
   return !c->oom;
 }
 
@@ -695,12 +698,21 @@ int ctrace_stats_build(ctrace_reader *r, const ctrace_trace_info *info, ctrace_s
   return ctrace_stats_build_ex(r, info, &opt, out, err, errlen);
 }
 
+/* A result and the strings it names that the reader does not hold (the
+ * names of threads named by another: a log's message, kept). */
+typedef struct stats_box {
+  ctrace_stats st; /* first: ctrace_stats_free takes it */
+  an_kept kept;
+} stats_box;
+
 int ctrace_stats_build_ex(ctrace_reader *r, const ctrace_trace_info *info, const ctrace_stats_options *opt,
                           ctrace_stats **out, char *err, size_t errlen) {
   *out = NULL;
   sctx c = {.r = r, .gc_start = -1, .stw_start = -1, .t0 = -1, .sync_ts = -1, .preinit = true,
             .go127 = info->version >= 1025, .groups_only = opt->groups_only != 0, .opt = opt};
-  ctrace_stats *st = c.st = calloc(1, sizeof *st);
+  stats_box *box = calloc(1, sizeof *box);
+  ctrace_stats *st = c.st = box ? &box->st : NULL;
+  c.kept = box ? &box->kept : NULL;
   an_mmu *mmu = ctrace__an_mmu_new(info, AN_MMU_DEFAULT);
   int rc = -1;
   if (!st || !mmu) goto oom;
@@ -770,5 +782,6 @@ void ctrace_stats_free(ctrace_stats *s) {
   free(s->tasks);
   free(s->regions);
   free(s->wakers);
+  ctrace__an_kept_free(&((stats_box *)s)->kept);
   free(s);
 }

@@ -55,6 +55,7 @@ typedef struct walk {
   int64_t gcount[G_NSTATES], procs;
   bool moved; /* gcount or procs changed by this event: counters to record */
   an_title title; /* the process's (retitle) */
+  an_kept kept;   /* thread names from logs */
   int64_t shown[EX_C_COUNT][G_NSTATES]; /* the values last recorded */
   bool described[EX_C_COUNT];
   bool gc_described, gc_open, stw_open, oom;
@@ -236,15 +237,19 @@ static void event(walk *w, const ctrace_event *ev) {
   gstate *gs;
   const char *wname;
   uint64_t *t;
-  const char *tn = ctrace__an_thread_name(ev);
-  if (tn && ev->g && (gs = gget(w, ev->g, 0)) && strcmp(tn, gs->thread) != 0) {
+  uint64_t tg = 0, *ix;
+  const char *tn = ctrace__an_thread_name(ev, &tg, &w->kept);
+  /* A log names a goroutine met before, or none (gone, or out of a
+   * window's reach); a label names the event's own. */
+  if (tn && tg && (tg == ev->g ? (gs = gget(w, tg, 0)) != NULL
+                               : (ix = ctrace__map_get(&w->gix, tg)) && (gs = &w->gs[*ix - 1])) &&
+      strcmp(tn, gs->thread) != 0) {
     gs->thread = tn;
-    describe_g(w, ev->g, gs);
+    describe_g(w, tg, gs);
   }
   /* A thread started by Rust's or C++'s std::thread is named by the
    * program's function its runtime's start routine calls, once a stack of
    * its own shows it (as ctrace stats names it): described again. */
-  uint64_t *ix;
   if (ev->g && ev->stack && ev->type != CTRACE_EV_GoCreate && (ix = ctrace__map_get(&w->gix, ev->g)) &&
       !(gs = &w->gs[*ix - 1])->named && gs->fn[0]) {
     const char *was = gs->fn;
@@ -489,5 +494,6 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   ctrace__map_free(&w.prun);
   ctrace__map_free(&w.pdesc);
   ctrace__map_free(&w.tasks);
+  ctrace__an_kept_free(&w.kept);
   return rc;
 }

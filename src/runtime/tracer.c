@@ -211,16 +211,22 @@ void ctrace__thread_renamed_other(pthread_t th, pid_t tid, const char *name) {
     if (!ctrace__read_comm(tid, comm)) return;
     name = comm;
   }
+  uint64_t id = 0;
   pthread_mutex_lock(&threads_mu);
   for (ctrace__thread *t = threads; t; t = t->next) {
     if (tid ? t->tid != tid : !pthread_equal(t->pthread, th)) continue;
     /* Under threads_mu: the thread's G stays while it is its home
      * (ctrace__set_home). Its comm is its own to read and write. */
     ctrace_g *g = __atomic_load_n(&t->home, __ATOMIC_RELAXED);
-    if (g) ctrace__g_set_name(g, name, strnlen(name, 15));
+    if (g && ctrace__g_set_name(g, name, strnlen(name, 15))) id = g->id;
     break;
   }
   pthread_mutex_unlock(&threads_mu);
+  /* The G shows its name at its next start, which may never come (a
+   * thread named while it waits for the rest of the trace, as
+   * memcached's logger is): the renaming thread says it now, in a log
+   * the analyses read (ctrace__an_thread_name). */
+  if (id) ctrace_logf(0, "ctrace.thread", "g=%llu name=%.15s", (unsigned long long)id, name);
 }
 
 /* Makes sure thread_exit runs for t: a thread that owns a registered G

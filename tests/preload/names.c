@@ -16,6 +16,10 @@
  * after the other.
  * Prints "names ok" when every rename succeeded.
  *
+ * "names late": one thread, "worker-l", named by main while it waits,
+ * waits until the process exits: no start of its own shows the name, the
+ * log main writes as it names it does.
+ *
  * "names spin MS": one thread, "spinner", names itself and then writes
  * to /dev/null for MS ms without ever waiting: a flight recorder's
  * snapshot of its last part holds no start of it, and names it all the
@@ -174,8 +178,34 @@ static void *spinner(void *arg) {
   return NULL;
 }
 
+/* Waits in its read for good: main exits meanwhile. */
+static void *waits_forever(void *arg) {
+  pid_t *tid = arg;
+  *tid = gettid();
+  char c = 1;
+  if (write(ready[1], &c, 1) != 1) failures++;
+  if (read(named[0], &c, 1) >= 0) failures++;
+  return NULL;
+}
+
+static void run_late(void) {
+  pthread_t th;
+  pid_t tid = 0;
+  char c;
+  if (pipe(ready) != 0 || pipe(named) != 0) exit(1);
+  if (pthread_create(&th, NULL, waits_forever, &tid) != 0) exit(1);
+  if (read(ready[0], &c, 1) != 1) failures++;
+  wait_asleep(tid, SYS_read);
+  if (pthread_setname_np(th, "worker-l") != 0) failures++;
+}
+
 int main(int argc, char **argv) {
   if (names_pre_join() != 0) failures++;
+  if (argc == 2 && strcmp(argv[1], "late") == 0) {
+    run_late();
+    printf(failures ? "names: late failed\n" : "names ok\n");
+    return failures != 0;
+  }
   if (argc == 3 && strcmp(argv[1], "spin") == 0) {
     spin_ms = atol(argv[2]);
     run(spinner);

@@ -14,7 +14,8 @@
 # goroutine under its thread's name (the last one, rename-2), in its
 # table, CSV and JSON, and say by thread who kept whom waiting; `ctrace export` must name each thread's track by it
 # (Perfetto's thread_name, decoded by protoc, and Chrome JSON's
-# thread_name metadata, the last of each thread); and every Go that opens
+# thread_name metadata, the last of each thread); a thread named by main
+# while it waits for good, by the log main writes; and every Go that opens
 # the format must open the trace, every page (tests/lib/go_compat.sh). A
 # named thread that never waits must be named in each generation (10 ms
 # each) it writes in, so that a trace beginning with any of them names it.
@@ -141,6 +142,37 @@ res=$(awk -v g="G=$g" '/ Sync / { n++; next } $3 == g { ev[n] = 1 } $3 == g && /
     END { for (k in ev) { gens++; if (!(k in lab)) bad++ } print gens + 0, bad + 0 }' "$out/spin.dump")
 [ "${res#* }" -eq 0 ] || fatal "spin: ${res#* } of the ${res% *} generations the spinner wrote in do not name it"
 echo "$prog: spin: each of the ${res% *} generations the spinner wrote in names it"
+
+# A thread named by main while it waits, waiting until the process exits:
+# no start of its own carries the name (no label of its G), the log main
+# writes as it names it does ("ctrace.thread", "g=N name=worker-l"), and
+# ctrace stats and the export name it by it, in both formats.
+for fmt in go1.11 go1.22; do
+    t=$out/late-$fmt.trace
+    timeout -k 5 60 "$ctrace" run --format="$fmt" -o "$t" -- "$bindir/run_names" late \
+        >"$out/late.out" 2>"$out/late.err" || fatal "late: run_names failed: $(cat "$out/late.out" "$out/late.err")"
+    grep -qx "names ok" "$out/late.out" || fatal "late: $(cat "$out/late.out")"
+    "$ctrace" check "$t" >/dev/null || fatal "late ($fmt): ctrace check rejects the trace"
+    "$ctrace" dump "$t" >"$out/late.dump"
+    if [ "$fmt" = go1.11 ]; then
+        g=$(awk '$2 == "UserLog" && /ctrace.thread/ && /name=worker-l/ { print; exit }' "$out/late.dump" |
+            sed -n 's/.*g=\([0-9]*\) name=worker-l.*/\1/p')
+        ! grep -q 'GoStartLabel .*label=worker-l' "$out/late.dump" || fatal "late ($fmt): a start of its own names it"
+    else
+        g=$(sed -n 's/.* Log .*Category="ctrace.thread" Message="g=\([0-9]*\) name=worker-l".*/\1/p' "$out/late.dump" | head -1)
+        ! grep -q 'Label="worker-l"' "$out/late.dump" || fatal "late ($fmt): a start of its own names it"
+    fi
+    [ -n "$g" ] || fatal "late ($fmt): no ctrace.thread log names worker-l"
+    "$ctrace" stats --format=csv "$t" >"$out/late.csv"
+    awk -F, '/^goroutine,start_function,/ { t = 1; next } t && /^$/ { exit }
+             t { gsub(/"/, ""); print $1, $2, $NF }' "$out/late.csv" |
+        grep -Eqx "$g (waits_forever|asan_thread_start\(void\*\)) worker-l" ||
+        fatal "late ($fmt): ctrace stats does not name goroutine $g worker-l: $(grep -A5 '^goroutine,' "$out/late.csv" | tr '\n' ';')"
+    "$ctrace" export -f json -o "$out/late.json" "$t"
+    jq -r '[(.traceEvents // .)[] | select(.ph == "M" and .name == "thread_name")] | group_by(.tid)[] | last | .args.name' \
+        "$out/late.json" | grep -qx "worker-l G$g" || fatal "late ($fmt): the export does not name its track worker-l G$g"
+    echo "$prog: late ($fmt): named while it waits for good, by main's log"
+done
 
 . "$here/../lib/go_paths.sh"
 bash "$here/../lib/go_compat.sh" "$out/names.trace"
