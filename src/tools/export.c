@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace export [-f perfetto|json] [-o FILE] [--from TIME] [--to TIME] [--gen A-B]\n"
-          "       [--task ID | --goroutine ID] TRACE...\n"
+          "       [--task A-B | --goroutine A-B] TRACE...\n"
           "\n"
           "Writes the traces TRACE... as one timeline to FILE, or to standard output\n"
           "when it is not a terminal, in Perfetto's protobuf trace format (the default;\n"
@@ -44,9 +44,11 @@ static void usage(FILE *f) {
           "               start with their values then; what is outside is left out.\n"
           "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
           "               traces, from 1 (Go writes one about every second)\n"
-          "  --task ID    the window of task ID's life, from its creation to its end\n"
-          "               (the trace's start or end where they are not in it)\n"
-          "  --goroutine ID  the window of goroutine ID's life, the same way\n"
+          "  --task A-B   the window of tasks A to B (or --task A): from the first\n"
+          "               creation to the last end (the trace's start or end where\n"
+          "               they are not in it)\n"
+          "  --goroutine A-B  the window of goroutines A to B (or --goroutine A), the\n"
+          "               same way\n"
           "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
           "               trace at 2 to 4 times its size): a larger export, in either\n"
           "               format, is written whole, with a warning that proposes\n"
@@ -60,7 +62,7 @@ static void usage(FILE *f) {
           "Exit status 0 (with a warning past the budget), 1 if a trace is bad (the\n"
           "error names its byte offset), 2 on bad usage (a bad window: its end not\n"
           "after its start, its start after the trace's end, generations a trace\n"
-          "does not have, a task or goroutine no trace has, or two have).\n");
+          "does not have, tasks or goroutines no trace has, or two have).\n");
 }
 
 /* Whether -o FILE is written beside its name and renamed into place only

@@ -94,9 +94,10 @@ typedef struct ctrace__tool_window {
   int64_t from, to; /* ns since the trace's start */
   bool has_from, has_to;
   uint64_t gen_from, gen_to; /* --gen A-B; 0: none */
-  /* --task ID, --goroutine ID (0: none): its life's window, found in the
-   * one trace that names it (ctrace__tool_export_prepare), into from, to. */
-  uint64_t task, goroutine;
+  /* --task A-B, --goroutine A-B (0: none): the window of their lives,
+   * found in the one trace that names them (ctrace__tool_export_prepare),
+   * into from and to. */
+  uint64_t task, task_to, goroutine, goroutine_to;
   uint64_t budget; /* bytes of Perfetto's format a browser opens */
 } ctrace__tool_window;
 

@@ -21,7 +21,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] [--gen A-B]\n"
-          "       [--task ID | --goroutine ID] TRACE...\n"
+          "       [--task A-B | --goroutine A-B] TRACE...\n"
           "\n"
           "Exports the traces TRACE... as one timeline in Perfetto's format (as\n"
           "`ctrace export` does), serves it on http://127.0.0.1:9001 and prints the\n"
@@ -43,9 +43,11 @@ static void usage(FILE *f) {
           "  --to TIME    ... up to TIME (as `ctrace export --from --to`)\n"
           "  --gen A-B    the window of generations A to B (or --gen A) of Go 1.22+\n"
           "               traces, from 1 (Go writes one about every second)\n"
-          "  --task ID    the window of task ID's life, from its creation to its end\n"
-          "               (the trace's start or end where they are not in it)\n"
-          "  --goroutine ID  the window of goroutine ID's life, the same way\n"
+          "  --task A-B   the window of tasks A to B (or --task A): from the first\n"
+          "               creation to the last end (the trace's start or end where\n"
+          "               they are not in it)\n"
+          "  --goroutine A-B  the window of goroutines A to B (or --goroutine A), the\n"
+          "               same way\n"
           "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
           "               trace at 2 to 4 times its size)\n"
           "\n"

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../parse/map.h"
 #include "../parse/model.h"
 #include "tools.h"
 
@@ -82,20 +83,9 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
     break;
   }
   if (!which) return 0;
-  if (which >= 5) {
-    char *end;
-    errno = 0;
-    unsigned long long id = strtoull(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || *end || errno || id == 0) {
-      fprintf(stderr, "ctrace %s: bad %s %s (an id, from 1)\n", cmd, names[which], v);
-      return -1;
-    }
-    if (which == 5) w->task = id;
-    else w->goroutine = id;
-    return 1;
-  }
-  if (which == 4) {
+  if (which >= 4) {
     /* A or A-B, from 1. */
+    static const char *const what[] = {"generations", "tasks", "goroutines"};
     char *end;
     errno = 0;
     unsigned long long a = strtoull(v, &end, 10), b = a;
@@ -104,12 +94,14 @@ int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctra
       b = strtoull(bv, &end, 10);
       if (end == bv) a = 0;
     }
-    if (v[0] == '-' || end == v || *end || errno || a == 0 || b < a) {
-      fprintf(stderr, "ctrace %s: bad --gen %s (generations A-B or A, from 1, A at most B)\n", cmd, v);
+    if (v[0] < '0' || v[0] > '9' || *end || errno || a == 0 || b < a) {
+      fprintf(stderr, "ctrace %s: bad %s %s (%s A-B or A, from 1, A at most B)\n", cmd, names[which], v,
+              what[which - 4]);
       return -1;
     }
-    w->gen_from = a;
-    w->gen_to = b;
+    if (which == 4) w->gen_from = a, w->gen_to = b;
+    else if (which == 5) w->task = a, w->task_to = b;
+    else w->goroutine = a, w->goroutine_to = b;
     return 1;
   }
   if (which == 3) {
@@ -257,70 +249,98 @@ void ctrace__tool_progress_end(ctrace__tool_progress *p) {
   p->shown = false;
 }
 
-/* Where a task (task != 0) or goroutine g lives in a checked trace, by a
- * pass that stops at its end: 1 with [*from, *to] on the trace's times, 0
- * if the trace never names it. A task lives from its creation to its end,
- * a goroutine from its creation to its end for good (not a C thread's
- * goroutine handed back, whose id comes back: model.h); what began before
- * the trace begins at its start, what has not ended by its end ends
- * there. */
-static int life(ctrace_reader *r, uint64_t task, uint64_t g, int64_t duration, int64_t *from, int64_t *to,
-                ctrace__tool_progress *p, size_t trace) {
+/* The lives of tasks or goroutines: ids [lo, hi]. */
+typedef struct lives {
+  bool task;
+  uint64_t lo, hi;
+  u64set seen;
+  uint64_t begun, ended; /* lives begun (a first sighting, or a birth), ended */
+  int64_t from, last_end;
+} lives;
+
+/* One sighting of id: born (a creation; else there before it if first
+ * met), or dies (for_good: its id does not come back). */
+static void sight(lives *l, uint64_t id, int64_t ts, bool born, bool dies) {
+  if (id < l->lo || id > l->hi) return;
+  bool first = !ctrace__set_has(&l->seen, id);
+  if (first) {
+    ctrace__set_add(&l->seen, id); /* out of memory: met again as first */
+    if (!born) ts = 0;
+    if (ts < l->from) l->from = ts;
+  }
+  if (first || born) l->begun++;
+  if (dies) l->ended++, l->last_end = ts;
+}
+
+/* Where tasks (l->task) or goroutines [l->lo, l->hi] live in a checked
+ * trace: 1 with [*from, *to] on the trace's times, 0 if the trace names
+ * none. A task lives from its creation to its end, a goroutine from its
+ * creation to its end; what began before the trace begins at its start,
+ * what has not ended by its end ends there. One id's pass stops at its
+ * end for good (not a C thread's goroutine handed back, whose id comes
+ * back: model.h). */
+static int life(ctrace_reader *r, lives *l, int64_t duration, int64_t *from, int64_t *to, ctrace__tool_progress *p,
+                size_t trace) {
   ctrace_event buf;
   const ctrace_event *ev;
-  bool seen = false, ended = false;
   uint64_t nev = 0;
+  l->seen = (u64set){0};
+  l->begun = l->ended = 0;
+  l->from = INT64_MAX;
   ctrace__model_rewind(r);
   while ((ev = ctrace__model_next_ref(r, &buf))) {
     if ((++nev & 0xffff) == 0) ctrace__tool_progress_show(p, trace, ev->ts, duration);
-    bool born = false, dies = false, for_good = false;
-    if (task) {
-      uint8_t t = ev->type;
-      if (ev->args[0] != task || (t != CTRACE_EV_UserTaskCreate && t != CTRACE_EV_UserTaskEnd &&
-                                  t != CTRACE_EV_UserLog && t != CTRACE_EV_UserRegion))
-        continue;
-      born = t == CTRACE_EV_UserTaskCreate;
-      dies = for_good = t == CTRACE_EV_UserTaskEnd;
-    } else if (ev->type == CTRACE_EV_GoCreate && ev->args[0] == g) {
-      born = ev->g != 0; /* else it was there when the trace began (walk.c) */
-    } else if (ev->g == g || (ev->type == CTRACE_EV_GoUnblock && ev->args[0] == g)) {
-      dies = ev->g == g && ev->type == CTRACE_EV_GoEnd;
-      for_good = dies && ev->args[0] != 1;
+    uint8_t t = ev->type;
+    bool for_good = false;
+    if (l->task) {
+      if (t == CTRACE_EV_UserTaskCreate || t == CTRACE_EV_UserTaskEnd || t == CTRACE_EV_UserLog ||
+          t == CTRACE_EV_UserRegion) {
+        sight(l, ev->args[0], ev->ts, t == CTRACE_EV_UserTaskCreate, t == CTRACE_EV_UserTaskEnd);
+        for_good = t == CTRACE_EV_UserTaskEnd && ev->args[0] == l->lo;
+      }
     } else {
-      continue;
+      /* A creation with no creator: there when the trace began (walk.c). */
+      if (t == CTRACE_EV_GoCreate) sight(l, ev->args[0], ev->ts, ev->g != 0, false);
+      if (t == CTRACE_EV_GoUnblock) sight(l, ev->args[0], ev->ts, false, false);
+      if (ev->g) sight(l, ev->g, ev->ts, false, t == CTRACE_EV_GoEnd);
+      for_good = t == CTRACE_EV_GoEnd && ev->args[0] != 1 && ev->g == l->lo;
     }
-    if (!seen) *from = born ? ev->ts : 0;
-    seen = true;
-    ended = dies;
-    if (dies) *to = ev->ts;
-    if (for_good) break;
+    if (for_good && l->lo == l->hi) break;
   }
-  if (!ended) *to = duration;
+  bool any = l->seen.len > 0;
+  ctrace__set_free(&l->seen);
+  if (!any) return 0;
+  *from = l->from;
+  *to = l->ended >= l->begun ? l->last_end : duration;
   /* Created and ended at one time: a window needs an end after its start. */
   if (*to <= *from) *to = *from + 1;
-  return seen;
+  return 1;
 }
 
-/* --task ID, --goroutine ID: the window of its life (life above) in the
- * one trace that names it, on the traces' timeline. 0, or the command's
- * exit status, said. */
+/* --task A-B, --goroutine A-B: the window of their lives (life above) in
+ * the one trace that names them, on the traces' timeline. 0, or the
+ * command's exit status, said. */
 static int find_life(const char *cmd, ctrace__tool_window *w, const char **files, ctrace_export_trace *t, size_t n,
                      const int64_t *durations, const int64_t *offsets) {
-  const char *what = w->task ? "task" : "goroutine";
-  unsigned long long id = w->task ? w->task : w->goroutine;
+  lives l = {.task = w->task != 0, .lo = w->task ? w->task : w->goroutine,
+             .hi = w->task ? w->task_to : w->goroutine_to};
+  const char *what = l.task ? "task" : "goroutine";
+  char ids[48];
+  if (l.lo == l.hi) snprintf(ids, sizeof ids, "%llu", (unsigned long long)l.lo);
+  else snprintf(ids, sizeof ids, "%llu-%llu", (unsigned long long)l.lo, (unsigned long long)l.hi);
   ctrace__tool_progress p;
   ctrace__tool_progress_begin(&p, cmd, files);
-  char doing[64];
-  snprintf(doing, sizeof doing, "finding %s %llu", what, id);
+  char doing[80];
+  snprintf(doing, sizeof doing, "finding %s %s", what, ids);
   p.doing = doing;
   size_t found = n;
   for (size_t i = 0; i < n; i++) {
     int64_t from = 0, to = 0;
-    if (!life(t[i].reader, w->task, w->goroutine, durations[i], &from, &to, &p, i)) continue;
+    if (!life(t[i].reader, &l, durations[i], &from, &to, &p, i)) continue;
     if (found < n) {
       ctrace__tool_progress_end(&p);
-      fprintf(stderr, "ctrace %s: --%s %llu: both %s and %s have one: export them apart\n", cmd, what, id,
-              files[found], files[i]);
+      fprintf(stderr, "ctrace %s: --%s %s: both %s and %s have %s: export them apart\n", cmd, what, ids,
+              files[found], files[i], l.lo == l.hi ? "it" : "some");
       return 2;
     }
     found = i;
@@ -330,8 +350,8 @@ static int find_life(const char *cmd, ctrace__tool_window *w, const char **files
   }
   ctrace__tool_progress_end(&p);
   if (found < n) return 0;
-  if (n == 1) fprintf(stderr, "ctrace %s: --%s %llu: %s has no %s %llu\n", cmd, what, id, files[0], what, id);
-  else fprintf(stderr, "ctrace %s: --%s %llu: none of the traces has it\n", cmd, what, id);
+  if (n == 1) fprintf(stderr, "ctrace %s: --%s %s: %s has no %s %s\n", cmd, what, ids, files[0], what, ids);
+  else fprintf(stderr, "ctrace %s: --%s %s: none of the traces has %s\n", cmd, what, ids, l.lo == l.hi ? "it" : "any");
   return 2;
 }
 

@@ -199,13 +199,15 @@ else
     fail gens "no $gens"
 fi
 
-# Tasks and goroutines (--task ID, --goroutine ID): the window of its
-# life, byte for byte the export of --from and --to at the times the dump
+# Tasks and goroutines (--task A-B, --goroutine A-B): the window of their
+# lives, byte for byte the export of --from and --to at the times the dump
 # gives: task 1 of Go's corpus from its creation to its end, goroutine 21
-# from its creation to its end; goroutine 1 of the Go 1.23 trace, there
-# when the trace began and running at its end, over the whole trace. Then
-# an id no trace has, one two traces have, 0, and either with --from,
-# exit 2 with nothing written.
+# from its creation to its end (and the range 21-25, which holds it
+# alone), 20-21 from 20's creation to the trace's end (20 never ends);
+# goroutine 1 of the Go 1.23 trace, there when the trace began and
+# running at its end, over the whole trace. Then an id or range no trace
+# has, one two traces have, 0, a range backwards, and either with
+# --from, exit 2 with nothing written.
 life() {
     local name=$1 trace=$2 from=$3 to=$4
     shift 4
@@ -227,6 +229,14 @@ if [ -f "$ut" ]; then
     a=$(awk '$2 == "GoCreate" && / g=21 stack=/ { print $1; exit }' "$run/ut.dump")
     b=$(awk '$2 == "GoEnd" && $4 == "g=21" { print $1; exit }' "$run/ut.dump")
     [ -n "$a" ] && [ -n "$b" ] && life g21 "$ut" "$a" "$b" --goroutine 21 || fail g21 "no goroutine 21 in $ut's dump"
+    # Ranges: 21-25 holds 21 alone; 20-21 begins at 20's creation and,
+    # 20 never ending, ends with the trace.
+    [ -n "$a" ] && [ -n "$b" ] && life g21r "$ut" "$a" "$b" --goroutine 21-25
+    a=$(awk '$2 == "GoCreate" && / g=20 stack=/ { print $1; exit }' "$run/ut.dump")
+    ! grep -q 'GoEnd .* g=20 ' "$run/ut.dump" || fail g20 "goroutine 20 ends in $ut's dump"
+    end=$(awk -F'|' '$3 != "" && $3 + 0 > m { m = $3 + 0 } END { printf "%.0f\n", m }' \
+        "$run/user_task_region_1_19_good.perfetto.whole.perfetto.flat")
+    [ -n "$a" ] && life g20r "$ut" "$a" "$end" --goroutine 20-21 || fail g20r "no goroutine 20 in $ut's dump"
 fi
 if [ -f "$gens" ]; then
     last=$(awk -F'|' '$3 != "" && $3 + 0 > m { m = $3 + 0 } END { printf "%.0f\n", m }' "$run/gens.whole.perfetto.flat")
@@ -243,8 +253,10 @@ bad_life() {
 }
 bad_life "no such task" "has no task 4242424" --task 4242424 "$tr"
 bad_life "no such goroutine" "none of the traces has it" --goroutine 999999 "$tr" "$tr"
-bad_life "in two traces" "both .* have one" --goroutine 1 "$gens" "$gens"
+bad_life "in two traces" "both .* have it" --goroutine 1 "$gens" "$gens"
 bad_life "task 0" "bad --task 0" --task 0 "$tr"
+bad_life "a range backwards" "bad --goroutine 5-3" --goroutine 5-3 "$tr"
+bad_life "no such range" "has no task 4242424-4242430" --task 4242424-4242430 "$tr"
 bad_life "with --from" "a window of its own" --task 1 --from 1ms "$tr"
 bad_life "both" "a window of its own" --task 1 --goroutine 1 "$tr"
 
@@ -290,7 +302,7 @@ fi
 for cmd in export view; do
     "$ctrace" "$cmd" --help | has -- "--from TIME" && "$ctrace" "$cmd" --help | has -- "--to TIME" &&
         "$ctrace" "$cmd" --help | has -- "--budget SIZE" && "$ctrace" "$cmd" --help | has -- "--gen A-B" &&
-        "$ctrace" "$cmd" --help | has -- "--task ID" && "$ctrace" "$cmd" --help | has -- "--goroutine ID" ||
+        "$ctrace" "$cmd" --help | has -- "--task A-B" && "$ctrace" "$cmd" --help | has -- "--goroutine A-B" ||
         fail help "ctrace $cmd --help says nothing of --from, --to, --gen, --task, --goroutine, --budget"
 done
 
