@@ -136,16 +136,19 @@ static void keep_desc(win *w, wtrack *t, const ex_rec *r) {
 
 static wtrack *tget(win *w, int kind, uint64_t id);
 
-/* Describes the track in the window, once; a goroutine's region track
- * after its goroutine's, its parent. */
+/* Describes the track in the window, once, after its parent: the
+ * process's first (else the window names no process: its description
+ * came before the window, and nothing is on its own track), a goroutine's
+ * before its region track. */
 static void show(win *w, wtrack *t) {
   if (t->shown) return;
   t->shown = true;
-  if (t->kind == EX_REGIONS) {
+  if (t->kind != EX_PROCESS) {
     uint64_t id = t->id;
+    int kind = t->kind;
     size_t i = (size_t)(t - w->t);
-    wtrack *g = tget(w, EX_GOROUTINE, id); /* may move w->t */
-    if (g) show(w, g);
+    wtrack *parent = kind == EX_REGIONS ? tget(w, EX_GOROUTINE, id) : tget(w, EX_PROCESS, 0); /* may move w->t */
+    if (parent) show(w, parent); /* a goroutine shows the process first */
     t = &w->t[i];
   }
   if (t->has_desc) pass(w, &t->desc);
@@ -259,6 +262,14 @@ static void wn_rec(ex_enc *e, const ex_rec *r) {
      * window from the trace's start has nothing before it: its tracks are
      * described as they come, and the whole passes unchanged. */
     if (t->shown || w->from <= 0) {
+      if (!t->shown && t->kind != EX_PROCESS) {
+        /* A generation's window from the trace's start opens after the
+         * process's description came: it goes first all the same. */
+        size_t i = (size_t)(t - w->t);
+        wtrack *p = tget(w, EX_PROCESS, 0); /* may move w->t */
+        if (p) show(w, p);
+        t = &w->t[i];
+      }
       t->shown = true;
       pass(w, r);
     } else {

@@ -355,6 +355,33 @@ static int find_life(const char *cmd, ctrace__tool_window *w, const char **files
   return 2;
 }
 
+/* A generation range of one trace as the times it spans, found as the
+ * walk finds them (src/export/walk.c: Go 1.22 and 1.23 traces pass a Sync
+ * at each generation's end, Go 1.25+ ones at each one's start and at the
+ * trace's end), so that windows past the budget are cut in it, not in the
+ * whole trace. w's generations become that time window. */
+static void gen_times(ctrace_reader *r, ctrace__tool_window *w, int64_t duration) {
+  uint64_t gen = ctrace_reader_version(r) >= 1025 ? 0 : 1;
+  int64_t from = gen >= w->gen_from ? 0 : -1, to = duration;
+  ctrace_event buf;
+  const ctrace_event *ev;
+  ctrace__model_rewind(r);
+  while ((ev = ctrace__model_next_ref(r, &buf))) {
+    if (ev->format != 1 || ev->type != CTRACE_EV122_Sync) continue;
+    gen++;
+    if (gen == w->gen_from) from = ev->ts;
+    if (gen == w->gen_to + 1) {
+      to = ev->ts;
+      break;
+    }
+  }
+  if (from < 0) return; /* not met: left to the walk */
+  w->from = from;
+  w->to = to > from ? to : from + 1;
+  w->has_from = w->has_to = true;
+  w->gen_from = w->gen_to = 0;
+}
+
 int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, ctrace_export_trace *t,
                                 int64_t *durations, int64_t *offsets, ctrace__tool_window *w,
                                 int64_t *longest, bool unchecked) {
@@ -373,6 +400,8 @@ int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, c
   free(gens);
   if (!opened) return 1;
   if (gc != 0) return 2;
+  /* Several traces keep their generations, each its own times. */
+  if (w->gen_from && n == 1) gen_times(t[0].reader, w, durations[0]);
   int found = w->task || w->goroutine ? find_life(cmd, w, files, t, n, durations, offsets) : 0;
   if (found != 0) return found;
   *longest = 0;

@@ -16,7 +16,8 @@
 #     at B; every track's slices nest;
 #   - each counter's value at A is the whole's last before A;
 #   - every flow that ends in the window begins in it;
-#   - no track is described that has nothing in the window.
+#   - no track is described that has nothing in the window, and the
+#     process is named as in the whole.
 # Generations: --gen windows of a Go 1.23 trace (below); tasks and
 # goroutines: --task and --goroutine windows.
 # Then bad windows (an end not after the start, a start after the trace's
@@ -112,6 +113,12 @@ window() {
         awk -F'|' -v a="$a" '$2 == "C" && $3 + 0 == a { v[$4] = $8 } END { for (k in v) if (v[k] != 0) print k "|" v[k] }' "$win" | sort >"$o.c.got"
         same "$n" "counter values at the window's start" "$o.c.want" "$o.c.got"
 
+        # The process is named as in the whole, though its description
+        # came before the window.
+        [ "$(awk -F'|' '$2 == "D" && $5 == "process" { n = $4 } END { print n }' "$win")" = \
+          "$(awk -F'|' '$2 == "D" && $5 == "process" { n = $4 } END { print n }' "$whole")" ] ||
+            fail "$n" "the window does not name the process as the whole does"
+
         # Described tracks: those with something in the window (and the
         # goroutine of a region track, its parent).
         awk -F'|' '$2 == "D" && $5 != "process" && $5 != "counter" { print $4 }' "$win" | sort -u >"$o.d.got"
@@ -182,6 +189,16 @@ if [ -f "$gens" ]; then
         sort "$run/gens.23.perfetto.flat" >"$run/gens.23.sorted"
         sort "$run/gens.t23.perfetto.flat" >"$run/gens.t23.sorted"
         same gens "--gen 2-3 against --from ${g2}ns --to ${g3}ns" "$run/gens.t23.sorted" "$run/gens.23.sorted"
+    fi
+    # Past the budget, the windows proposed are cut in the generation,
+    # not in the whole trace: the first begins where generation 2 does.
+    if [ -n "${g2:-}" ]; then
+        "$ctrace" export --gen 2 --budget 2K -o "$run/gover.pftrace" "$gens" 2>"$run/gover.err" || fail gens "--gen 2 --budget 2K failed"
+        first=$(grep -m1 -o -- '--from [^ ]*' "$run/gover.err" | awk '{ v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+            m = u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1; printf "%.0f\n", v * m }')
+        # (printed to 9 digits: within a microsecond)
+        [ -n "$first" ] && [ $((first > g2 ? first - g2 : g2 - first)) -le 1000 ] ||
+            fail gens "--gen 2 past the budget proposes windows from ${first:-none} ns, not from generation 2's start ($g2 ns)"
     fi
     for bad in "5:has 4 generations" "3-2:bad --gen" "0:bad --gen" "x:bad --gen"; do
         st=0
