@@ -451,11 +451,10 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   const ctrace_event *ev;
   int64_t last = 0;
   uint64_t nev = 0;
-  /* The generation the events are in: Go 1.22 and 1.23 traces pass a Sync
-   * at each generation's end, Go 1.25+ ones at each one's start and at the
-   * trace's end (src/parse/model.h). */
+  /* The generation the events are in, raised at each Sync
+   * (ctrace__model_gen_at_start). */
   bool ranged = s->gen_from && e->window;
-  uint64_t gen = ctrace_reader_version(s->r) >= 1025 ? 0 : 1;
+  uint64_t gen = ctrace__model_gen_at_start(s->r);
   if (ranged && gen >= s->gen_from) e->window(e, s->offset, -1);
   while (!w.oom && !e->oom && !e->werr && !e->stop && (ev = ctrace__model_next_ref(s->r, &buf))) {
     if (ranged && ev->format == 1 && ev->type == CTRACE_EV122_Sync) {

@@ -75,6 +75,13 @@ const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf);
 #define CTRACE__MODEL_Transition 251
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__model_rewind(ctrace_reader *r);
+/* The generation (from 1) a Go 1.22+ trace's events are in before its
+ * first Sync, each Sync after it raising it by one: Go 1.22 and 1.23
+ * traces pass a Sync at each generation's end (1), Go 1.25+ ones at each
+ * one's start and at the trace's end (0). */
+static inline uint64_t ctrace__model_gen_at_start(const ctrace_reader *r) {
+  return ctrace_reader_version(r) >= 1025 ? 0 : 1;
+}
 /* Whether the passes that follow carry CTRACE__MODEL_Transition, and then
  * nothing else but the Syncs (the last of which is the trace's end): off
  * until asked. Only Go 1.27's profiles read them, which need none of the

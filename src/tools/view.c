@@ -110,6 +110,26 @@ static void window_at(const site *s, int64_t k, int64_t *from, int64_t *to) {
   *to = k < s->count ? *from + s->wlen : s->to;
 }
 
+/* The export opt asks of s's traces into s->buf, with progress on a
+ * terminal: 0, or -1 with err set. */
+static int export_mem(site *s, ctrace_export_options *opt, ctrace_export_result *res, char *err, size_t errlen) {
+  FILE *mem = open_memstream(&s->buf, &s->len);
+  if (!mem) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    return -1;
+  }
+  ctrace__tool_progress prog;
+  ctrace__tool_progress_begin(&prog, "view", s->files);
+  opt->progress = ctrace__tool_progress_show;
+  opt->progress_arg = &prog;
+  opt->durations = s->durations;
+  opt->offsets_ns = s->offsets;
+  int xrc = ctrace_export_ex(s->traces, s->n, CTRACE_EXPORT_PERFETTO, opt, mem, res, err, errlen);
+  ctrace__tool_progress_end(&prog);
+  if (fclose(mem) && xrc == 0) snprintf(err, errlen, "%s", strerror(errno)), xrc = -1;
+  return xrc;
+}
+
 /* Exports window k into s->buf: 0, or -1 (said). Made when the UI asks,
  * from the traces' start: a window is a walk up to its end, and holding
  * every window made would be the whole export again. */
@@ -120,20 +140,9 @@ static int make_window(site *s, int64_t k) {
   s->made = 0;
   int64_t from, to;
   window_at(s, k, &from, &to);
-  FILE *mem = open_memstream(&s->buf, &s->len);
-  if (!mem) {
-    fprintf(stderr, "ctrace view: %s\n", strerror(errno));
-    return -1;
-  }
   char err[512];
-  ctrace__tool_progress prog;
-  ctrace__tool_progress_begin(&prog, "view", s->files);
-  ctrace_export_options opt = {.from_ns = from, .to_ns = to, .progress = ctrace__tool_progress_show,
-                               .progress_arg = &prog, .durations = s->durations, .offsets_ns = s->offsets};
-  int xrc = ctrace_export_ex(s->traces, s->n, CTRACE_EXPORT_PERFETTO, &opt, mem, NULL, err, sizeof err);
-  ctrace__tool_progress_end(&prog);
-  if (fclose(mem) && xrc == 0) snprintf(err, sizeof err, "%s", strerror(errno)), xrc = -1;
-  if (xrc != 0) {
+  ctrace_export_options opt = {.from_ns = from, .to_ns = to};
+  if (export_mem(s, &opt, NULL, err, sizeof err) != 0) {
     fprintf(stderr, "ctrace view: window %lld: %s\n", (long long)k, err);
     return -1;
   }
@@ -280,24 +289,13 @@ int ctrace__cmd_view(int argc, char **argv) {
   }
   st = (site){.files = files, .traces = traces, .n = n, .durations = durations, .offsets = offsets,
               .budget = win.budget};
-  FILE *mem = open_memstream(&st.buf, &st.len);
-  if (!mem) {
-    fprintf(stderr, "ctrace view: %s\n", strerror(errno));
-    goto done;
-  }
   char err[512];
   /* Made up to the budget and no further: past it, what was made tells
    * how much of the trace fits, and windows are served instead. */
-  ctrace__tool_progress prog;
-  ctrace__tool_progress_begin(&prog, "view", files);
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0, .max_bytes = win.budget,
-                               .progress = ctrace__tool_progress_show, .progress_arg = &prog,
-                               .durations = durations, .offsets_ns = offsets, .gen_from = win.gen_from, .gen_to = win.gen_to};
+                               .gen_from = win.gen_from, .gen_to = win.gen_to};
   ctrace_export_result res;
-  int xrc = ctrace_export_ex(traces, n, CTRACE_EXPORT_PERFETTO, &opt, mem, &res, err, sizeof err);
-  ctrace__tool_progress_end(&prog);
-  if (fclose(mem) && xrc == 0) snprintf(err, sizeof err, "%s", strerror(errno)), xrc = -1;
-  if (xrc != 0) {
+  if (export_mem(&st, &opt, &res, err, sizeof err) != 0) {
     fprintf(stderr, "ctrace view: %s\n", err);
     goto done;
   }

@@ -356,12 +356,11 @@ static int find_life(const char *cmd, ctrace__tool_window *w, const char **files
 }
 
 /* A generation range of one trace as the times it spans, found as the
- * walk finds them (src/export/walk.c: Go 1.22 and 1.23 traces pass a Sync
- * at each generation's end, Go 1.25+ ones at each one's start and at the
- * trace's end), so that windows past the budget are cut in it, not in the
- * whole trace. w's generations become that time window. */
+ * walk finds them (src/export/walk.c), so that windows past the budget
+ * are cut in it, not in the whole trace. w's generations become that time
+ * window. */
 static void gen_times(ctrace_reader *r, ctrace__tool_window *w, int64_t duration) {
-  uint64_t gen = ctrace_reader_version(r) >= 1025 ? 0 : 1;
+  uint64_t gen = ctrace__model_gen_at_start(r);
   int64_t from = gen >= w->gen_from ? 0 : -1, to = duration;
   ctrace_event buf;
   const ctrace_event *ev;
