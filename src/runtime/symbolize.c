@@ -617,13 +617,15 @@ static void describe_dwarf(Dwfl_Module *mod, uintptr_t addr,
 
 /* Functions a stripped program still names: main, whose entry glibc's
    __libc_start_main is handed, and _start, the program's entry point
-   (AT_ENTRY), each [entry, end); end 0: unknown. Process-wide, kept by
-   close. */
+   (AT_ENTRY), each [entry, end); end 0: unknown. Their ends are found at
+   the first frame to name (known_ends), not as the program starts.
+   Process-wide, kept by close. */
 typedef struct known_fn {
   uintptr_t entry, end;
   const char *name;
 } known_fn;
 static known_fn known[2];
+static bool known_ended;
 
 /* k->end from the object that holds k->entry: where the next function
    begins, the next start in .eh_frame_hdr's sorted table of frame
@@ -667,6 +669,11 @@ static int find_end(struct dl_phdr_info *info, size_t size, void *arg) {
 void ctrace__symbolize_main(uintptr_t entry) {
   known[0] = (known_fn){entry, 0, "main"};
   known[1] = (known_fn){(uintptr_t)getauxval(AT_ENTRY), 0, "_start"};
+  known_ended = false;
+}
+
+static void known_ends(void) {
+  known_ended = true;
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (known[i].entry) dl_iterate_phdr(find_end, &known[i]);
 }
@@ -703,6 +710,7 @@ static void resolve(uintptr_t addr, ctrace__frame *out, bool *cacheable) {
   }
   /* A stripped program's main and _start still have their names: their
      addresses are known, and .eh_frame_hdr bounds them (known). */
+  if (out->func == unknown && known[0].entry && !known_ended) known_ends();
   for (size_t i = 0; out->func == unknown && i < sizeof known / sizeof known[0]; i++)
     if (addr >= known[i].entry && addr < known[i].end) out->func = intern_func(known[i].name);
   /* No symbol: the object and the address in it, which addr2line -e and
