@@ -8,7 +8,7 @@
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
-BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev
+BUILD_PKGS := cmake ninja-build gcc g++ libdw-dev pkg-config zlib1g-dev libdeflate-dev
 TEST_PKGS := $(BUILD_PKGS) libcmocka-dev libunwind-dev golang-go curl clang libclang-rt-14-dev \
   bookworm-backports/golang-1.22-go bookworm-backports/golang-1.23-go protobuf-compiler jq gdb \
   python3 libc6-dbg xz-utils rustc postgresql sqlite3 rsync redis-server memcached zstd \

@@ -29,7 +29,7 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
   ctrace_export_result tmp;
   if (!res) res = &tmp;
   *res = (ctrace_export_result){0};
-  ex_enc *e = format == CTRACE_EXPORT_JSON ? ctrace__ex_json(out) : ctrace__ex_perfetto(out);
+  ex_enc *e = format == CTRACE_EXPORT_JSON ? ctrace__ex_json(out) : ctrace__ex_perfetto(out, opt->plain);
   /* The window filter only where a window or a budget is asked: the whole
    * goes straight to the encoder. */
   bool windowed = opt->from_ns > 0 || opt->to_ns != 0 || opt->max_bytes || opt->gen_from;
@@ -72,6 +72,7 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
   }
   if (rc == 0) e->finish(e);
   res->bytes = e->bytes;
+  res->written = e->written;
   if (rc == 0 && e->oom) {
     snprintf(err, errlen, "out of memory");
     rc = CTRACE_ENOMEM;

@@ -297,6 +297,7 @@ static void js_finish(ex_enc *e) {
   }
   lit(j, "}\n");
   drain(j, true);
+  j->e.written = j->e.bytes;
 }
 
 static void js_free(ex_enc *e) {

@@ -104,11 +104,13 @@ struct ex_enc {
   /* The window filter's: its window's start (from >= 0) or end (to >= 0)
    * set as the walk finds them; NULL for an encoder. */
   void (*window)(ex_enc *e, int64_t from, int64_t to);
-  uint64_t bytes; /* written to out so far */
+  uint64_t bytes;   /* made so far: what a reader parses */
+  uint64_t written; /* written to out, once finished (Perfetto's bundles: fewer) */
 };
 
 /* The encoders; NULL when out of memory. */
-ex_enc *ctrace__ex_perfetto(FILE *out);
+/* Perfetto's packets deflated in bundles (deflate.c), or plain. */
+ex_enc *ctrace__ex_perfetto(FILE *out, bool plain);
 ex_enc *ctrace__ex_json(FILE *out);
 
 /* A filter in front of in (window.c): the records between from and to

@@ -27,9 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyse/pb.h"
 #include "analyse/analyse.h"
+#include "export/deflate.h"
 #include "export/model.h"
 #include "parse/map.h"
 
@@ -89,6 +91,7 @@ typedef struct pf {
    * pending packet of a trace is framed once the next one has begun. */
   uint32_t seq;
   pbuf out; /* packets not yet written, the last maybe still open */
+  ex_deflate *z; /* NULL: packets written as they are */
   pbuf pkt, sub, sub2, interned;
   strtab names, cats;
   /* Interned on this sequence: stack ids (value 1, or 2 for an empty
@@ -160,12 +163,20 @@ static inline uint64_t uuid(pf *p, int kind, uint64_t id) {
   return n * p->s->count + p->s->index + 1;
 }
 
-/* Writes the framed packets once there are many, or all. */
+/* Writes the framed packets once there are many, or all: to the bundles
+ * to deflate, or as they are. */
 static void drain(pf *p, bool all) {
   if (p->out.len < (all ? 1 : 1u << 16)) return;
-  if (p->out.oom) p->e.oom = true;
-  else if (fwrite(p->out.b, 1, p->out.len, p->e.out) != p->out.len) p->e.werr = true;
-  else p->e.bytes += p->out.len;
+  if (p->out.oom) {
+    p->e.oom = true;
+  } else if (p->z) {
+    int rc = ctrace__ex_deflate_write(p->z, p->out.b, p->out.len);
+    p->e.oom |= rc == EX_DEFLATE_OOM;
+    p->e.werr |= rc == EX_DEFLATE_WERR;
+  } else if (fwrite(p->out.b, 1, p->out.len, p->e.out) != p->out.len) {
+    p->e.werr = true;
+  }
+  if (!p->e.oom && !p->e.werr) p->e.bytes += p->out.len;
   p->out.len = 0;
 }
 
@@ -618,10 +629,17 @@ static void pf_finish(ex_enc *e) {
   pend_flush(p);
   if (p->out.oom || p->pkt.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
   drain(p, true);
+  p->e.written = p->e.bytes;
+  if (p->z && !p->e.oom && !p->e.werr) {
+    int rc = ctrace__ex_deflate_finish(p->z, &p->e.written);
+    p->e.oom |= rc == EX_DEFLATE_OOM;
+    p->e.werr |= rc == EX_DEFLATE_WERR;
+  }
 }
 
 static void pf_free(ex_enc *e) {
   pf *p = (pf *)e;
+  ctrace__ex_deflate_free(p->z);
   free(p->out.b);
   free(p->pkt.b);
   free(p->sub.b);
@@ -631,9 +649,17 @@ static void pf_free(ex_enc *e) {
   free(p);
 }
 
-ex_enc *ctrace__ex_perfetto(FILE *out) {
+ex_enc *ctrace__ex_perfetto(FILE *out, bool plain) {
   pf *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   p->e = (ex_enc){.begin = pf_begin, .rec = pf_rec, .finish = pf_finish, .free = pf_free, .out = out};
+  if (!plain) {
+    /* A thread a core: what deflating costs is then off the walk's. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!(p->z = ctrace__ex_deflate_new(out, cores > 1 ? (unsigned)cores : 0))) {
+      free(p);
+      return NULL;
+    }
+  }
   return &p->e;
 }

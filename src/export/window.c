@@ -335,6 +335,7 @@ static void wn_finish(ex_enc *e) {
   if (w->in->oom) w->e.oom = true;
   if (w->in->werr) w->e.werr = true;
   w->e.bytes = w->in->bytes;
+  w->e.written = w->in->written;
 }
 
 static void wn_free(ex_enc *e) {

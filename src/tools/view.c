@@ -48,8 +48,8 @@ static void usage(FILE *f) {
           "               they are not in it)\n"
           "  --goroutine A-B  the window of goroutines A to B (or --goroutine A), the\n"
           "               same way\n"
-          "  --budget SIZE  what a browser opens (default 1G: Perfetto's UI holds a\n"
-          "               trace at 2 to 4 times its size)\n"
+          "  --budget SIZE  what a browser opens (default 1G of packets, inflated:\n"
+          "               Perfetto's UI holds a trace at 2 to 4 times that)\n"
           "\n"
           "An export larger than the budget would not open in a browser tab: it is\n"
           "served in windows that fit instead. The link printed is then a page,\n"
@@ -142,7 +142,8 @@ static int make_window(site *s, int64_t k) {
   window_at(s, k, &from, &to);
   char err[512];
   ctrace_export_options opt = {.from_ns = from, .to_ns = to};
-  if (export_mem(s, &opt, NULL, err, sizeof err) != 0) {
+  ctrace_export_result res;
+  if (export_mem(s, &opt, &res, err, sizeof err) != 0) {
     fprintf(stderr, "ctrace view: window %lld: %s\n", (long long)k, err);
     return -1;
   }
@@ -150,11 +151,12 @@ static int make_window(site *s, int64_t k) {
   char a[32], b[32], size[32], budget[32];
   ctrace__tool_fmt_duration(a, sizeof a, from);
   ctrace__tool_fmt_duration(b, sizeof b, to);
-  ctrace__tool_fmt_size(size, sizeof size, s->len);
+  ctrace__tool_fmt_size(size, sizeof size, res.bytes);
   ctrace__tool_fmt_size(budget, sizeof budget, s->budget);
   /* A busier stretch than the rate the windows were cut by: served all
-   * the same, a cut one would show less than it says. */
-  if (s->len > s->budget)
+   * the same, a cut one would show less than it says. The budget is of
+   * the packets the UI inflates, not of the bundles served. */
+  if (res.bytes > s->budget)
     fprintf(stderr, "ctrace view: window %lld (%s to %s) is %s, more than the budget (%s)\n", (long long)k, a, b,
             size, budget);
   return 0;
@@ -212,7 +214,7 @@ static int make_index(site *s, unsigned port, const char *at, const char *over) 
   for (size_t i = 0; i < s->n; i++) html(f, s->files[i]), fputs(i + 1 < s->n ? " " : "", f);
   fprintf(f, "</h1>\n<p>The whole export passes %s (the budget) at %s into ", budget, at);
   html(f, over);
-  fprintf(f, ": more than a browser opens (Perfetto's UI holds a trace at 2 to 4 times its size). "
+  fprintf(f, ": more than a browser opens (Perfetto's UI holds a trace at 2 to 4 times its packets' size). "
              "Here it is in %lld windows of %s; each opens in ui.perfetto.dev, exported when it asks "
              "for it.</p>\n<ol>\n", (long long)s->count, l);
   for (int64_t k = 1; k <= s->count; k++) {
@@ -345,7 +347,7 @@ int ctrace__cmd_view(int argc, char **argv) {
     fflush(stdout);
     fprintf(stderr,
             "ctrace view: the export passes %s (--budget) at %s into %s, more than a browser opens "
-            "(Perfetto's UI holds a trace at 2 to 4 times its size)\n"
+            "(Perfetto's UI holds a trace at 2 to 4 times its packets' size)\n"
             "ctrace view: serving it in %lld windows of %s instead: the page at the link above opens each "
             "in ui.perfetto.dev%s\n",
             budget, at, files[res.over_trace], (long long)st.count, l, once ? "" : "; Ctrl-C to stop");

@@ -5,8 +5,9 @@
 # Usage: tests/export/export_check.sh CTRACE BINDIR WORKDIR
 #
 # Each export is decoded into flat lines, one per record, with every name
-# and stack resolved: Perfetto's by `protoc --decode` with our own minimal
-# .proto (perfetto_min.proto, Perfetto's field numbers) and
+# and stack resolved: Perfetto's, its bundles inflated (pf_inflate), by
+# `protoc --decode` with our own minimal .proto (perfetto_min.proto,
+# Perfetto's field numbers) and
 # perfetto_flat.awk, JSON's by jq and json_flat.jq. The lines of each
 # trace's process are then held to `ctrace dump` of the trace, on traces of
 # Go's corpus, ex_threads' trace and the traces of a forking program under
@@ -30,6 +31,8 @@
 #     and on no other;
 #   - every track's slices nest, every flow ends after it begins, interned
 #     data is defined before use on a sequence that needs it (Perfetto);
+#   - the Perfetto export deflated in bundles by default, which inflate to
+#     the --plain export;
 #   - a bad trace among good ones: exit status 1, the byte offset said, and
 #     nothing left under the -o name; nor after a write error;
 #   - with PERFETTO_PROTOS set (a checkout of Perfetto's repository), each
@@ -62,9 +65,8 @@ export_flat() {
         fail "$name" "ctrace export -f $fmt failed"; sed 's/^/  | /' "$out.err" >&2; return 1
     fi
     if [ "$fmt" = perfetto ]; then
-        if ! protoc --proto_path="$here/../lib" --decode=perfetto.protos.Trace perfetto_min.proto \
-               <"$out" >"$out.txt" 2>"$out.dec.err"; then
-            fail "$name" "protoc cannot decode the export"; head -n 5 "$out.dec.err" | sed 's/^/  | /' >&2; return 1
+        if ! pf_decode "$out" "$out.txt" 2>"$out.dec.err"; then
+            fail "$name" "the export does not inflate or decode"; head -n 5 "$out.dec.err" | sed 's/^/  | /' >&2; return 1
         fi
         awk -f "$here/perfetto_flat.awk" "$out.txt" >"$out.flat"
         # With Perfetto's own protos at hand (PERFETTO_PROTOS: a checkout
@@ -72,7 +74,7 @@ export_flat() {
         # the export decodes with them too, and has no field they lack.
         if [ -n "${PERFETTO_PROTOS:-}" ]; then
             if ! protoc --proto_path="$PERFETTO_PROTOS" --decode=perfetto.protos.Trace \
-                   protos/perfetto/trace/trace.proto <"$out" >"$out.real" 2>"$out.real.err"; then
+                   protos/perfetto/trace/trace.proto <"$out.txt.plain" >"$out.real" 2>"$out.real.err"; then
                 fail "$name" "Perfetto's protos cannot decode the export"; head -n 5 "$out.real.err" | sed 's/^/  | /' >&2
             elif grep -qE '^ *[0-9]+: ' "$out.real"; then
                 fail "$name" "fields Perfetto's protos do not know: $(grep -m 3 -E '^ *[0-9]+: ' "$out.real" | tr '\n' ' ')"
@@ -325,6 +327,32 @@ if "$ctrace" run -f -o "$run/fork/f.trace" -- "$bindir/run_forker" 2 >"$run/fork
 else
     fail fork "ctrace run -f failed"; sed 's/^/  | /' "$run/fork/err" >&2
 fi
+
+# The default Perfetto export is its packets deflated in bundles
+# (compressed_packets), as Perfetto's tracing service writes them: only
+# bundles, which inflate to --plain's export byte for byte, a big one at
+# most a third of its size.
+for t in stress_1_19_good http_1_11_good; do
+    [ -f "$corpus/$t" ] || continue
+    "$ctrace" export -o "$run/$t.z" "$corpus/$t"
+    "$ctrace" export --plain -o "$run/$t.plain" "$corpus/$t"
+    if ! "$bindir/pf_inflate" -s <"$run/$t.z" >"$run/$t.z.inflated" 2>"$run/$t.z.stats"; then
+        fail "$t.deflated" "$(cat "$run/$t.z.stats")"
+    elif ! grep -Eq '^bundles=[1-9][0-9]* packets=[1-9][0-9]* plain=0$' "$run/$t.z.stats"; then
+        fail "$t.deflated" "not bundles alone: $(cat "$run/$t.z.stats")"
+    elif ! cmp -s "$run/$t.z.inflated" "$run/$t.plain"; then
+        fail "$t.deflated" "inflated, not the --plain export"
+    else
+        # A megabyte and more deflates to under a third; a few kilobytes
+        # hold too little that repeats.
+        z=$(stat -c %s "$run/$t.z") p=$(stat -c %s "$run/$t.plain")
+        if [ "$p" -ge 1000000 ] && [ $((3 * z)) -gt "$p" ]; then
+            fail "$t.deflated" "$z bytes, more than a third of --plain's $p"
+        else
+            echo "$prog: $t: the export deflated, $z bytes for $p, $(cut -d' ' -f1,2 "$run/$t.z.stats")"
+        fi
+    fi
+done
 
 # A bad trace among good ones: its byte offset said, exit 1, nothing left
 # under the -o name (nor beside it).

@@ -44,7 +44,7 @@ flat() {
         fail "$name" "ctrace export -f $fmt $* failed"; sed 's/^/  | /' "$out.err" >&2; return 1
     fi
     if [ "$fmt" = perfetto ]; then
-        protoc --proto_path="$here/../lib" --decode=perfetto.protos.Trace perfetto_min.proto <"$out" >"$out.txt"
+        pf_decode "$out" "$out.txt"
         awk -f "$here/perfetto_flat.awk" "$out.txt" >"$out.flat"
     else
         jq -r -f "$here/json_flat.jq" "$out" >"$out.flat"

@@ -144,3 +144,14 @@ finish() {
     [ -z "${2:-}" ] || echo "$prog: $2"
     rm -rf "$run"
 }
+
+# pf_decode IN OUT: a Perfetto export as protoc decodes it with our minimal
+# .proto (perfetto_min.proto), its compressed_packets first inflated as
+# Perfetto's trace processor inflates them ($bindir/pf_inflate, which also
+# checks each bundle's framing); the inflated packets are kept in
+# OUT.plain. Fails as protoc or pf_inflate does, their errors on stderr.
+pf_decode() {
+    "$bindir/pf_inflate" <"$1" >"$2.plain" &&
+        protoc --proto_path="$ctrace_testlib" --decode=perfetto.protos.Trace perfetto_min.proto <"$2.plain" >"$2"
+}
+ctrace_testlib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -116,8 +116,7 @@ check() {
     done
     grep -Eq '^(unnamed|asan_thread_start\(void\*\)) G[0-9]+$' <<<"$got" || fatal "$name: JSON export names the unnamed thread: $(tr '\n' ';' <<<"$got")"
     "$ctrace" export -o "$out/$name.pb" "$t"
-    protoc --proto_path="$here/../lib" --decode=perfetto.protos.Trace perfetto_min.proto \
-        <"$out/$name.pb" >"$out/$name.pb.txt" || fatal "$name: protoc cannot decode the export"
+    pf_decode "$out/$name.pb" "$out/$name.pb.txt" || fatal "$name: protoc cannot decode the export"
     for n in pre-start worker-a worker-p worker-c rename-2 worker-o worker-t; do
         grep -Eq "thread_name: \"$n G[0-9]+\"" "$out/$name.pb.txt" || fatal "$name: Perfetto export has no thread named $n"
     done

@@ -107,8 +107,7 @@ jq -e --arg s "$started" '.metadata.ts0_utc == $s and .metadata.processes[0].sta
 jq -e '.metadata.processes | length == 2' "$out/f.json" >/dev/null ||
     fatal "the JSON export of the fork does not date both processes: $(jq -c .metadata "$out/f.json")"
 "$ctrace" export -o "$out/a.pb" "$out/a.trace"
-protoc --proto_path="$(dirname "$0")/../lib" --decode=perfetto.protos.Trace perfetto_min.proto <"$out/a.pb" \
-    >"$out/a.pb.txt" || fatal "protoc cannot decode the Perfetto export"
+pf_decode "$out/a.pb" "$out/a.pb.txt" || fatal "protoc cannot decode the Perfetto export"
 awk -v t="$start_ns" '/clock_id: 6$/ { boot = 1 } /clock_id: 1$/ { real = 1; next }
     real && /timestamp:/ { if ($2 == t && boot) ok = 1; real = 0 } END { exit !ok }' "$out/a.pb.txt" ||
     fatal "the Perfetto export's clock snapshot does not tie BOOTTIME 0 to REALTIME $start_ns: $(grep -A14 clock_snapshot "$out/a.pb.txt" | head -20)"
