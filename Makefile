@@ -133,7 +133,7 @@ FUZZ_WRAPV_SRCS = $(wildcard src/analyse/*.c src/export/*.c)
 build-fuzz/fuzz_reader: $(FUZZ_SRCS) $(FUZZ_WRAPV_SRCS) $(wildcard src/parse/*.h src/parse/go122/*.h src/analyse/*.h src/export/*.h include/ctrace/*.h)
 	@rm -rf build-fuzz/wrapv && mkdir -p build-fuzz/wrapv
 	cd build-fuzz/wrapv && $(FUZZ_CC) $(FUZZ_CFLAGS:-I%=-I$(CURDIR)/%) -fwrapv -c $(abspath $(FUZZ_WRAPV_SRCS))
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) build-fuzz/wrapv/*.o -lz -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS) build-fuzz/wrapv/*.o -ldeflate -lz -lm -lpthread
 
 fuzz: test-deps
 	@$(MAKE) --no-print-directory build-fuzz/fuzz_reader
