@@ -292,11 +292,16 @@ static const void *next(size_t *len, ctrace__buf **take, ctrace__gen_info *info)
      * is handed out (a flight recorder's, kept in memory) is cut at its
      * size all the same. */
     if (ctrace__genfmt() && advance_due()) {
-      bool force = cut_forced();
+      /* The requests this end serves are taken before it, not cleared
+       * after: one made while it runs (a snapshot wanting the generation
+       * that has just begun) waited for the next period, a second, when
+       * it was cleared with them. */
+      bool force = cut_forced(), now = advance_now, forced = advance_force;
+      advance_now = advance_force = false;
       pthread_mutex_unlock(&mu);
       bool done = ctrace__try_advance(force);
       pthread_mutex_lock(&mu);
-      if (done) advance_now = advance_force = false;
+      if (!done) advance_now |= now, advance_force |= forced;
     }
     int q = ctrace__genfmt() ? rgen & 1 : 0;
     if (head[q]) {

@@ -1981,9 +1981,16 @@ static void test_regress_g_ends_while_sealing(void **state) {
   int fd = mkstemp(path);
   assert_true(fd >= 0);
   close(fd);
-  int tries = 0;
-  while (!g_ends_while_sealing_once(path, 50))
-    if (++tries == 10) fail_msg("the machine never let the snapshot be taken within 50 ms");
+  /* A try tells only if the snapshot comes within min_age of X's end.
+   * Under TSan, with CI's other tests on both cores, ten tries of 50 ms
+   * all failed once: each try now allows twice the last, up to 250 ms (X
+   * then lasts 750 ms, under the 1 s period that would end it before
+   * next_gen; a longer period keeps the snapshot waiting on it). */
+  int min_age = 50, tries = 0;
+  while (!g_ends_while_sealing_once(path, min_age)) {
+    if (++tries == 10) fail_msg("the machine never let the snapshot be taken within %d ms", min_age);
+    if (min_age < 250) min_age = min_age * 2 > 250 ? 250 : min_age * 2;
+  }
   ctrace_trace_info info;
   ctrace_reader *r = open_checked(path, &info);
   /* It begins with X: had it begun earlier, X's Gs would be known. */
@@ -1995,6 +2002,37 @@ static void test_regress_g_ends_while_sealing(void **state) {
   CHECK_EQ((int64_t)seconds, 1, "the worker's log in X+1");
   ctrace_reader_close(r);
   unlink(path);
+}
+
+/* A snapshot asked for while a generation X is being ended wants X+1,
+ * which has begun, to end too. Expected: X+1 ends as soon as X is out.
+ * The reader cleared every request once X's end returned, this one with
+ * them, and X+1 ended only at the period: a snapshot took a second, not
+ * milliseconds, whenever it came during an end (under TSan, every time
+ * test_regress_g_ends_while_sealing asked, which then failed by chance).
+ * The period here is a minute, so that only the request can end X+1. */
+static void ask_during_seal(uint64_t gen) {
+  if (gen == seal_gen) ctrace__reader_advance_now(false); /* as ctrace_flight_write asks */
+}
+
+static void test_regress_advance_during_seal(void **state) {
+  (void)state;
+  setenv("CTRACE_GEN_MS", "60000", 1);
+  ctrace_options o = {.format = CTRACE_FORMAT_GO122};
+  ctrace_flight_options fo = {.trace = &o};
+  assert_int_equal(ctrace_flight_start(&fo), 0);
+  unsetenv("CTRACE_GEN_MS");
+  ctrace_log(0, "ask", "X");
+  seal_gen = state_gen();
+  ctrace__seal_hook = ask_during_seal;
+  next_gen();
+  /* A bound far past a thread's wake-up, far short of the period. */
+  int64_t t0 = mono_ms();
+  while (state_gen() < seal_gen + 2 && mono_ms() - t0 < 20000) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  ctrace__seal_hook = NULL;
+  int64_t ended = (int64_t)(state_gen() - seal_gen);
+  assert_int_equal(ctrace_flight_stop(), 0);
+  CHECK_EQ(ended, 2, "generations ended after X, the one asked during its end with it");
 }
 
 /* What X+1's threads queue while the end of X waits (for a writer kept
@@ -2210,6 +2248,7 @@ int main(void) {
       cmocka_unit_test(test_regress_tab_arena_overflow),
       cmocka_unit_test(test_regress_buffer_size_doc),
       cmocka_unit_test(test_regress_g_ends_while_sealing),
+    cmocka_unit_test(test_regress_advance_during_seal),
       cmocka_unit_test(test_regress_gen_counts_while_sealing),
       cmocka_unit_test(test_regress_stale_batch),
       cmocka_unit_test(test_go122_log_messages_exact),
