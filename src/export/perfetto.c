@@ -6,10 +6,12 @@
  * track_event/track_descriptor.proto, interned_data/interned_data.proto,
  * profiling/profile_common.proto).
  *
- * A browser holds the file at 2 to 4 times its size, so every byte an event
- * counts: times are differences on an incremental clock of the sequence's
- * own (stamp), counters ride as extra values on the event of their time
- * (counter_joins), flow ids and track uuids are small varints.
+ * A browser holds the packets, inflated, at 2 to 4 times their size, so
+ * every byte an event counts (the file holds them deflated in bundles,
+ * deflate.c, unless asked plain): times are differences on an
+ * incremental clock of the sequence's own (stamp), counters ride as extra
+ * values on the event of their time (counter_joins), flow ids and track
+ * uuids are small varints.
  *
  * Each trace is a packet sequence of its own (trusted_packet_sequence_id =
  * its position + 1), whose first packet clears incremental state and sets
