@@ -569,6 +569,7 @@ static int read_gen126(g2reader *r, ctrace_parse_error *err) {
 }
 
 int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
+  if (!ctrace__g2_order_adopt(&r->order)) return oom(err, r->have_spill ? r->spill_off : r->off);
   ctrace__g2_gen_free(&r->gen);
 #ifdef __GLIBC__
   /* The last generation's tables are free, but glibc keeps their pages

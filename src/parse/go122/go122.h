@@ -102,10 +102,18 @@ typedef struct g2ranges {
   uint32_t n, cap;
 } g2ranges;
 
+/* A region's or task's name: in its generation's string arena while that
+ * generation is read (no copy per event), its own copy (owned) once the
+ * generation is let go of (ctrace__g2_order_adopt). */
+typedef struct g2name {
+  const char *s;
+  uint64_t len;
+  bool owned;
+} g2name;
+
 typedef struct g2region {
   uint64_t task;
-  char *name;
-  uint64_t len;
+  g2name name;
 } g2region;
 
 typedef struct g2g {
@@ -127,8 +135,7 @@ typedef struct g2m {
 } g2m;
 
 typedef struct g2task {
-  char *name;
-  uint64_t len;
+  g2name name;
   uint64_t parent;
 } g2task;
 
@@ -278,6 +285,9 @@ void ctrace__g2_release_read(const g2reader *r, uint64_t from, uint64_t to);
 /* order.c */
 void ctrace__g2_order_init(g2order *o);
 void ctrace__g2_order_free(g2order *o);
+/* Copies the names live regions and tasks borrow from the generation
+ * about to be freed: false when out of memory. */
+bool ctrace__g2_order_adopt(g2order *o);
 /* Go's ordering.Advance: 1 if ev happened (its events queued), 0 if it
  * cannot happen yet (ev left as it was), -1 with *err if it cannot happen
  * at all. What the ordering adds (old states, a task's parent and type)

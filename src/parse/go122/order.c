@@ -65,8 +65,13 @@ static void free_ranges(g2ranges *r) {
   r->n = r->cap = 0;
 }
 
+static void free_name(g2name *n) {
+  if (n->owned) free((char *)n->s);
+  *n = (g2name){0};
+}
+
 static void free_g(g2g *g) {
-  for (uint32_t i = 0; i < g->nregions; i++) free(g->regions[i].name);
+  for (uint32_t i = 0; i < g->nregions; i++) free_name(&g->regions[i].name);
   free(g->regions);
   free_ranges(&g->ranges);
   memset(g, 0, sizeof *g);
@@ -77,7 +82,7 @@ void ctrace__g2_order_free(g2order *o) {
     if (o->gs.used[i]) free_g(&o->g[o->gs.vals[i] - 1]);
   for (uint64_t i = 0; i < o->np; i++) free_ranges(&o->p[i].ranges);
   for (size_t i = 0; i < o->tasks.cap; i++)
-    if (o->tasks.used[i]) free(o->t[o->tasks.vals[i] - 1].name);
+    if (o->tasks.used[i]) free_name(&o->t[o->tasks.vals[i] - 1].name);
   ctrace__map_free(&o->gs);
   ctrace__map_free(&o->ps);
   ctrace__map_free(&o->ms);
@@ -87,6 +92,32 @@ void ctrace__g2_order_free(g2order *o) {
   free(o->m);
   free(o->t);
   memset(o, 0, sizeof *o);
+}
+
+static bool adopt(g2name *n) {
+  if (n->owned) return true;
+  char *c = malloc(n->len + 1);
+  if (!c) return false;
+  memcpy(c, n->s, n->len + 1);
+  n->s = c;
+  n->owned = true;
+  return true;
+}
+
+/* Once a generation, over the live goroutines and tasks: the names were
+ * copied at every region and task begin before, a malloc and free an
+ * event of a trace of regions, with the heap's top pages faulted in
+ * again and again (a tenth of `ctrace check`'s time on such a trace). */
+bool ctrace__g2_order_adopt(g2order *o) {
+  for (size_t i = 0; i < o->gs.cap; i++) {
+    if (!o->gs.used[i]) continue;
+    g2g *g = &o->g[o->gs.vals[i] - 1];
+    for (uint32_t j = 0; j < g->nregions; j++)
+      if (!adopt(&g->regions[j].name)) return false;
+  }
+  for (size_t i = 0; i < o->tasks.cap; i++)
+    if (o->tasks.used[i] && !adopt(&o->t[o->tasks.vals[i] - 1].name)) return false;
+  return true;
 }
 
 /* ---- pools --------------------------------------------------------------- */
@@ -637,29 +668,22 @@ static int task_begin(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err) {
   uint64_t len;
   const char *nm = ctrace__g2_string(&r->gen, ev->args[2], &len);
   if (!nm) return ERRF("invalid string ID %llu for %u event", (unsigned long long)ev->args[2], ev->typ);
-  char *copy = malloc(len + 1);
-  if (!copy) return ERRF("out of memory");
-  memcpy(copy, nm, len + 1);
   uint64_t idx;
   if (o->tfree) {
     idx = o->tfree - 1;
     o->tfree = o->t[idx].parent;
   } else {
-    if (!grow((void **)&o->t, &o->capt, o->nt + 1, sizeof *o->t)) {
-      free(copy);
-      return ERRF("out of memory");
-    }
+    if (!grow((void **)&o->t, &o->capt, o->nt + 1, sizeof *o->t)) return ERRF("out of memory");
     idx = o->nt++;
   }
   uint64_t *slot = ctrace__map_put(&o->tasks, id, NULL);
   if (!slot) {
-    free(copy);
     o->t[idx].parent = o->tfree;
     o->tfree = idx + 1;
     return ERRF("out of memory");
   }
   *slot = idx + 1;
-  o->t[idx] = (g2task){copy, len, parent};
+  o->t[idx] = (g2task){{nm, len, false}, parent};
   if (validate(cur, USER_GO, ev->off, err)) return FAIL;
   push(o, ev, cur);
   return OK;
@@ -673,18 +697,21 @@ static int task_end(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err) {
     uint64_t idx = *i - 1;
     g2task *t = &o->t[idx];
     ev->args[2] = t->parent;
-    /* The type goes with the event; the generation frees it. */
+    /* The type goes with the event, valid while this generation is: in
+     * its arena, or a copy the generation frees. */
     g2gen *g = &r->gen;
-    if (g->nextras == g->capextras) {
-      uint64_t cap = g->capextras;
-      if (!grow((void **)&g->extras, &cap, g->nextras + 1, sizeof *g->extras)) return ERRF("out of memory");
-      g->capextras = cap;
+    if (t->name.owned) {
+      if (g->nextras == g->capextras) {
+        uint64_t cap = g->capextras;
+        if (!grow((void **)&g->extras, &cap, g->nextras + 1, sizeof *g->extras)) return ERRF("out of memory");
+        g->capextras = cap;
+      }
+      g->extras[g->nextras++] = (char *)t->name.s;
     }
-    g->extras[g->nextras++] = t->name;
-    ev->xstr = t->name;
-    ev->xlen = t->len;
+    ev->xstr = t->name.s;
+    ev->xlen = t->name.len;
     ctrace__map_del(&o->tasks, id);
-    t->name = NULL;
+    t->name = (g2name){0};
     t->parent = o->tfree;
     o->tfree = idx + 1;
   } else {
@@ -709,24 +736,20 @@ static int region(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err) {
     return ERRF("encountered EvUserRegion%s without known state for current goroutine %lld", begin ? "Begin" : "End",
                 (long long)cur.g);
   if (begin) {
-    char *copy = malloc(len + 1);
     uint64_t cap = s->capregions;
-    if (!copy || !grow((void **)&s->regions, &cap, (uint64_t)s->nregions + 1, sizeof *s->regions)) {
-      free(copy);
+    if (!grow((void **)&s->regions, &cap, (uint64_t)s->nregions + 1, sizeof *s->regions))
       return ERRF("out of memory");
-    }
     s->capregions = (uint32_t)cap;
-    memcpy(copy, nm, len + 1);
-    s->regions[s->nregions++] = (g2region){ev->args[0], copy, len};
+    s->regions[s->nregions++] = (g2region){ev->args[0], {nm, len, false}};
   } else if (s->nregions) {
     /* A region begun before the trace is not known: its end is fine. */
     g2region *top = &s->regions[s->nregions - 1];
-    if (top->task != ev->args[0] || top->len != len || memcmp(top->name, nm, len) != 0)
+    if (top->task != ev->args[0] || top->name.len != len || memcmp(top->name.s, nm, len) != 0)
       return ERRF("misuse of region in goroutine %lld: region end {%llu %.*s} when the inner-most active region "
                   "start event is {%llu %.*s}",
                   (long long)cur.g, (unsigned long long)ev->args[0], (int)len, nm, (unsigned long long)top->task,
-                  (int)top->len, top->name);
-    free(top->name);
+                  (int)top->name.len, top->name.s);
+    free_name(&top->name);
     s->nregions--;
   }
   push(o, ev, cur);
