@@ -165,6 +165,12 @@ static inline uint64_t uuid(pf *p, int kind, uint64_t id) {
   return n * p->s->count + p->s->index + 1;
 }
 
+/* What the deflater's rc says, in the export's flags. */
+static void deflated(pf *p, int rc) {
+  p->e.oom |= rc == EX_DEFLATE_OOM;
+  p->e.werr |= rc == EX_DEFLATE_WERR;
+}
+
 /* Writes the framed packets once there are many, or all: to the bundles
  * to deflate, or as they are. */
 static void drain(pf *p, bool all) {
@@ -172,9 +178,7 @@ static void drain(pf *p, bool all) {
   if (p->out.oom) {
     p->e.oom = true;
   } else if (p->z) {
-    int rc = ctrace__ex_deflate_write(p->z, p->out.b, p->out.len);
-    p->e.oom |= rc == EX_DEFLATE_OOM;
-    p->e.werr |= rc == EX_DEFLATE_WERR;
+    deflated(p, ctrace__ex_deflate_write(p->z, p->out.b, p->out.len));
   } else if (fwrite(p->out.b, 1, p->out.len, p->e.out) != p->out.len) {
     p->e.werr = true;
   }
@@ -632,11 +636,7 @@ static void pf_finish(ex_enc *e) {
   if (p->out.oom || p->pkt.oom || p->sub.oom || p->sub2.oom || p->interned.oom) p->e.oom = true;
   drain(p, true);
   p->e.written = p->e.bytes;
-  if (p->z && !p->e.oom && !p->e.werr) {
-    int rc = ctrace__ex_deflate_finish(p->z, &p->e.written);
-    p->e.oom |= rc == EX_DEFLATE_OOM;
-    p->e.werr |= rc == EX_DEFLATE_WERR;
-  }
+  if (p->z && !p->e.oom && !p->e.werr) deflated(p, ctrace__ex_deflate_finish(p->z, &p->e.written));
 }
 
 static void pf_free(ex_enc *e) {
