@@ -255,7 +255,12 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
   printf("  GC cycles    %" PRIu64 " (%.3f ms)\n", s->gc_cycles, (double)s->gc_ns / 1e6);
   printf("  STW pauses   %" PRIu64 " (total %.3f ms, max %.3f ms)\n", s->stw_count,
          (double)s->stw_ns / 1e6, (double)s->stw_max_ns / 1e6);
-  /* The thread column only where the trace names a thread. */
+  /* The thread column only where the trace names a thread. A thread the
+   * tracer took as unnamed carries the name exec gave the process (it
+   * kept or inherited it: src/runtime/names.c): shown so, as ps -L shows
+   * it (15 bytes, the kernel's comm), where the trace says the process. */
+  char comm[16] = "-";
+  if (p->known && p->program[0]) snprintf(comm, sizeof comm, "%.15s", p->program);
   bool named = false;
   for (size_t i = 0; i < s->ngroups; i++) named |= s->groups[i].thread[0] != 0;
   printf("\nGoroutines by %sstart function (ms)\n", named ? "thread name and " : "");
@@ -268,7 +273,7 @@ static void table(const ctrace_stats *s, const ctrace_process_info *p) {
     for (int k = 0; k < CTRACE_BLOCK_COUNT; k++) blocked += g->t.block[k];
     if (named) {
       printf("  ");
-      cell(g->thread[0] ? g->thread : "-", 16, 18);
+      cell(g->thread[0] ? g->thread : comm, 16, 18);
     }
     printf("%s", named ? " " : "  ");
     cell(gname(g->name), 40, named ? 59 : 42);

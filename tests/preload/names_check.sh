@@ -106,6 +106,11 @@ check() {
     grep -q '^Goroutines by thread name and start function' "$out/$name.table" &&
         grep -Eq '^  rename-2 +(renamer|asan_thread_start\(void\*\)) +1 ' "$out/$name.table" ||
         fatal "$name: the table does not group by thread name: $(sed -n '/^Goroutines/,/^$/p' "$out/$name.table")"
+    # main and the unnamed thread carry the name exec gave the process, as
+    # ps -L shows them.
+    grep -Eq '^  run_names +main +1 ' "$out/$name.table" &&
+        grep -Eq '^  run_names +(unnamed|asan_thread_start\(void\*\)) +1 ' "$out/$name.table" ||
+        fatal "$name: the table does not show the process's name for main and the unnamed thread: $(sed -n '/^Goroutines/,/^$/p' "$out/$name.table")"
 
     # ctrace export: the last name each thread's track is given.
     "$ctrace" export -f json -o "$out/$name.export.json" "$t"
