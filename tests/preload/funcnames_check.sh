@@ -112,7 +112,9 @@ check rust "std::sys::unix::thread::Thread::new" "std::sys::unix::thread::Thread
 "$ctrace" run -o "$out/rust_spawn.trace" -- "$out/run_rust_spawn" >"$out/rust_spawn.out" 2>&1 ||
     fatal "rust_spawn: the run failed: $(tail -3 "$out/rust_spawn.out")"
 "$ctrace" stats "$out/rust_spawn.trace" >"$out/rust_spawn.stats"
-grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn.stats" &&
+# fetcher's thread has no name of its own: the table shows the name it
+# inherited, the process's (15 bytes of it), as ps -L does.
+grep -qE '^  run_rust_spawn +rust_spawn::fetcher ' "$out/rust_spawn.stats" &&
     grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn.stats" ||
     fatal "rust_spawn: its threads do not start at fetcher and indexer: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn.stats")"
 echo "$prog: rust_spawn: its threads start at rust_spawn::fetcher and rust_spawn::indexer"
@@ -144,9 +146,9 @@ grep -qE '^rust_spawn::fetcher G[0-9]+$' "$out/rust_spawn.tracks" ||
 "$ctrace" run -o "$out/rust_spawn_v0.trace" -- "$out/run_rust_spawn_v0" >"$out/rust_spawn_v0.out" 2>&1 ||
     fatal "rust_spawn v0: the run failed: $(tail -3 "$out/rust_spawn_v0.out")"
 "$ctrace" stats "$out/rust_spawn_v0.trace" >"$out/rust_spawn_v0.stats"
-grep -qE '^  - +rust_spawn::fetcher ' "$out/rust_spawn_v0.stats" &&
+grep -qE '^  run_rust_spawn_ +rust_spawn::fetcher ' "$out/rust_spawn_v0.stats" &&
     grep -qE '^  indexer +rust_spawn::indexer ' "$out/rust_spawn_v0.stats" &&
-    grep -qE '^  - +[^ ]*rust_spawn::main::\{closure#[0-9]+\}' "$out/rust_spawn_v0.stats" ||
+    grep -qE '^  run_rust_spawn_ +[^ ]*rust_spawn::main::\{closure#[0-9]+\}' "$out/rust_spawn_v0.stats" ||
     fatal "rust_spawn v0: its threads do not start at fetcher, indexer and main's closure: $(sed -n '/^Goroutines by/,/^$/p' "$out/rust_spawn_v0.stats")"
 echo "$prog: rust_spawn v0: its threads start at rust_spawn::fetcher, rust_spawn::indexer and main's closure"
 
