@@ -26,10 +26,10 @@
  * id), and event names and categories, which most events repeat (up to
  * NAMES_MAX of each a sequence: log messages are without end; the rest go
  * inline). */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyse/pb.h"
 #include "analyse/analyse.h"
@@ -656,8 +656,11 @@ ex_enc *ctrace__ex_perfetto(FILE *out, bool plain) {
   if (!p) return NULL;
   p->e = (ex_enc){.begin = pf_begin, .rec = pf_rec, .finish = pf_finish, .free = pf_free, .out = out};
   if (!plain) {
-    /* A thread a core: what deflating costs is then off the walk's. */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* A thread a core the process may run on (as the reader counts them
+     * for its own thread, reader.c): what deflating costs is then off the
+     * walk's. On one core, on the walk's thread. */
+    cpu_set_t cpus;
+    int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     if (!(p->z = ctrace__ex_deflate_new(out, cores > 1 ? (unsigned)cores : 0))) {
       free(p);
       return NULL;
