@@ -19,10 +19,20 @@
  * (only the stack cache changes, which lookups from outside do not use).
  *
  * Chunks of 256 events, 8 of them (400 KB): the threads meet once a chunk,
- * not once an event. The reading thread calls nothing of the caller's:
- * the caller shows the progress each chunk carries. Used where the
- * process may run on two CPUs (reader.c's ahead_wanted). */
+ * not once an event. They meet without a lock: two counters, chunks
+ * handed over and chunks given back, each written by one thread alone.
+ * A thread that finds the ring empty (the caller) or full (the reader)
+ * spins a while before it sleeps on a condition variable. The two go at
+ * about the same pace, so the wait is short; a sleep costs more than it
+ * saves here: on the 2-vCPU guest of BENCHMARKS.md the reader woken
+ * from one ran its next events 1.6 times slower (caches and predictors
+ * cold), and the wake-ups (a futex, an IPI) took a tenth of stats' time.
+ * The reading thread calls nothing of the caller's: the caller shows the
+ * progress each chunk carries. Used where the process may run on two
+ * CPUs (reader.c's ahead_wanted). */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +40,13 @@
 
 #define AHEAD_CHUNK 256
 #define AHEAD_NCHUNKS 8
+/* A wait spins first: AHEAD_PAUSES pause instructions (tens of
+ * microseconds, what a chunk takes either thread), then yields the CPU
+ * up to AHEAD_SPINS times in all, then sleeps. The yields are for the
+ * exporter, whose deflating threads share the two CPUs with these two:
+ * pauses alone kept them off a CPU (the export took 1.6 times as long). */
+#define AHEAD_PAUSES 256
+#define AHEAD_SPINS 1000
 
 /* Each part of what the two threads hold on a cache line of its own:
  * the caller writes pos on every event, and the reading thread reads its
@@ -49,15 +66,19 @@ struct ctrace__ahead {
   ctrace_reader *r;
   pthread_t thread;
   chunk *chunks;
+  /* Chunks handed over by the reading thread, and given back by the
+   * caller: put - got are the caller's (the one it reads included). */
+  _Alignas(LINE) _Atomic uint64_t put;
+  _Alignas(LINE) _Atomic uint64_t got;
+  /* The sleeps. A thread about to sleep says so under mu (caller_asleep;
+   * reader_asleep_above, the most the reader waits to see put - got come
+   * down to, -1 when awake), then checks the counters again; the other
+   * writes its counter, then reads the flag, and wakes it under mu. Both
+   * sequentially consistent: one of the two sees the other's store. */
   _Alignas(LINE) pthread_mutex_t mu;
   pthread_cond_t more, room; /* the caller waits for more, the reader for room */
-  /* Under mu: chunks handed over and not given back (the one the caller
-   * reads included), and whether the caller asked the reader to stop. */
-  uint32_t ready;
-  bool stop;
-  /* Under mu: the reading thread handed over all it will before the
-   * caller gives chunks back (the end, or a generation to come). */
-  bool flush;
+  _Atomic bool caller_asleep, stop;
+  _Atomic int64_t reader_asleep_above;
   /* The reading thread's: the chunk it fills, and whether before_gen
    * handed it over with the event being read not in it yet. */
   _Alignas(LINE) uint32_t wi;
@@ -69,26 +90,48 @@ struct ctrace__ahead {
   uint64_t taken;
 };
 
-/* The reading thread: c (the chunk wi, n events) to the caller; then
- * waits for room for the next. False if the caller asked to stop. */
-static bool hand_over(struct ctrace__ahead *a, bool flush) {
-  a->chunks[a->wi].off = a->r->g2->off;
-  pthread_mutex_lock(&a->mu);
-  a->ready++;
-  a->flush = flush;
-  /* What the caller waits for: half the chunks ready, or all there will
-   * be for now. */
-  if (a->ready == AHEAD_NCHUNKS / 2 || flush) pthread_cond_signal(&a->more);
-  /* Once full, until half is free: a reader faster than its caller then
-   * sleeps once every AHEAD_NCHUNKS / 2 chunks, not after each. */
-  if (a->ready == AHEAD_NCHUNKS)
-    while (a->ready > AHEAD_NCHUNKS / 2 && !a->stop) pthread_cond_wait(&a->room, &a->mu);
-  bool go = !a->stop;
-  pthread_mutex_unlock(&a->mu);
+static void relax(int i) {
+  if (i < AHEAD_PAUSES)
+    __builtin_ia32_pause();
+  else
+    sched_yield();
+}
+
+static inline uint64_t load(_Atomic uint64_t *x) { return atomic_load_explicit(x, memory_order_acquire); }
+
+/* The reading thread: until at most most chunks are the caller's (or the
+ * caller asked it to stop: false). */
+static bool wait_room(struct ctrace__ahead *a, uint64_t most) {
+  uint64_t put = atomic_load_explicit(&a->put, memory_order_relaxed);
+  for (int i = 0; i < AHEAD_SPINS && put - load(&a->got) > most; i++) relax(i);
+  if (put - load(&a->got) > most) {
+    pthread_mutex_lock(&a->mu);
+    atomic_store(&a->reader_asleep_above, (int64_t)most);
+    while (put - atomic_load(&a->got) > most && !atomic_load(&a->stop)) pthread_cond_wait(&a->room, &a->mu);
+    atomic_store(&a->reader_asleep_above, -1);
+    pthread_mutex_unlock(&a->mu);
+  }
+  return !atomic_load_explicit(&a->stop, memory_order_relaxed);
+}
+
+/* The reading thread: the chunk wi to the caller; then, unless it was
+ * the last, waits for room for the next. False if the caller asked to
+ * stop, or that was the last. */
+static bool hand_over(struct ctrace__ahead *a) {
+  chunk *c = &a->chunks[a->wi];
+  c->off = a->r->g2->off;
+  bool last = c->end;
+  atomic_fetch_add(&a->put, 1);
+  if (atomic_load(&a->caller_asleep)) {
+    pthread_mutex_lock(&a->mu);
+    pthread_cond_signal(&a->more);
+    pthread_mutex_unlock(&a->mu);
+  }
+  if (last || !wait_room(a, AHEAD_NCHUNKS - 1)) return false;
   a->wi = (a->wi + 1) % AHEAD_NCHUNKS;
   a->chunks[a->wi].n = 0;
   a->chunks[a->wi].end = false;
-  return go;
+  return true;
 }
 
 /* Before the reader reads a generation (it frees the last one's tables):
@@ -98,14 +141,9 @@ static void before_gen(void *arg) {
   struct ctrace__ahead *a = arg;
   if (a->chunks[a->wi].n > 0) {
     a->moved = true; /* the event being read is written into the old chunk */
-    if (!hand_over(a, true)) return;
+    if (!hand_over(a)) return;
   }
-  pthread_mutex_lock(&a->mu);
-  a->flush = true;
-  pthread_cond_signal(&a->more);
-  while (a->ready > 0 && !a->stop) pthread_cond_wait(&a->room, &a->mu);
-  a->flush = false;
-  pthread_mutex_unlock(&a->mu);
+  wait_room(a, 0);
 }
 
 static void *reading(void *arg) {
@@ -122,7 +160,7 @@ static void *reading(void *arg) {
     }
     if (rc == 1 && ++c->n < AHEAD_CHUNK) continue;
     c->end = rc != 1;
-    if (!hand_over(a, c->end) || c->end) return NULL;
+    if (!hand_over(a)) return NULL;
   }
 }
 
@@ -131,6 +169,7 @@ struct ctrace__ahead *ctrace__ahead_start(ctrace_reader *r) {
   if (!a) return NULL;
   memset(a, 0, sizeof *a);
   a->r = r;
+  atomic_init(&a->reader_asleep_above, -1);
   a->chunks = aligned_alloc(LINE, AHEAD_NCHUNKS * sizeof *a->chunks);
   if (!a->chunks) goto fail;
   a->chunks[0].n = 0;
@@ -158,7 +197,7 @@ void ctrace__ahead_stop(struct ctrace__ahead *a) {
   if (!a) return;
   if (!a->done) {
     pthread_mutex_lock(&a->mu);
-    a->stop = true;
+    atomic_store(&a->stop, true);
     pthread_cond_signal(&a->room);
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
@@ -182,25 +221,34 @@ static const ctrace_event *end(struct ctrace__ahead *a) {
   return NULL;
 }
 
+/* The caller: until a chunk is handed over that it has not given back. */
+static void wait_more(struct ctrace__ahead *a) {
+  uint64_t got = atomic_load_explicit(&a->got, memory_order_relaxed);
+  for (int i = 0; i < AHEAD_SPINS && load(&a->put) == got; i++) relax(i);
+  if (load(&a->put) != got) return;
+  pthread_mutex_lock(&a->mu);
+  atomic_store(&a->caller_asleep, true);
+  while (atomic_load(&a->put) == got) pthread_cond_wait(&a->more, &a->mu);
+  atomic_store(&a->caller_asleep, false);
+  pthread_mutex_unlock(&a->mu);
+}
+
 const ctrace_event *ctrace__ahead_next(struct ctrace__ahead *a) {
   if (a->done) return NULL;
   chunk *c = &a->chunks[a->ri];
   if (!a->held || a->pos == c->n) {
     if (a->held && c->end) return end(a);
-    pthread_mutex_lock(&a->mu);
     if (a->held) { /* given back: the caller is past its last event */
-      a->ready--;
+      uint64_t got = atomic_fetch_add(&a->got, 1) + 1;
       a->ri = (a->ri + 1) % AHEAD_NCHUNKS;
-      /* What the reading thread waits for: half the chunks free, or
-       * (before_gen) all of them. */
-      if (a->ready == AHEAD_NCHUNKS / 2 || a->ready == 0) pthread_cond_signal(&a->room);
+      int64_t above = atomic_load(&a->reader_asleep_above);
+      if (above >= 0 && load(&a->put) - got <= (uint64_t)above) {
+        pthread_mutex_lock(&a->mu);
+        pthread_cond_signal(&a->room);
+        pthread_mutex_unlock(&a->mu);
+      }
     }
-    /* Once empty, until half is ready (or all there will be): a caller
-     * faster than the reader then sleeps once every AHEAD_NCHUNKS / 2
-     * chunks. */
-    if (a->ready == 0)
-      while (a->ready == 0 || (a->ready < AHEAD_NCHUNKS / 2 && !a->flush)) pthread_cond_wait(&a->more, &a->mu);
-    pthread_mutex_unlock(&a->mu);
+    wait_more(a);
     a->held = true;
     a->pos = 0;
     c = &a->chunks[a->ri];
