@@ -79,6 +79,7 @@ struct ctrace__ahead {
   pthread_cond_t more, room; /* the caller waits for more, the reader for room */
   _Atomic bool caller_asleep, stop;
   _Atomic int64_t reader_asleep_above;
+  int spins; /* AHEAD_SPINS, or 0 (CTRACE_READ_AHEAD=sleep: tests of the sleeps) */
   /* The reading thread's: the chunk it fills, and whether before_gen
    * handed it over with the event being read not in it yet. */
   _Alignas(LINE) uint32_t wi;
@@ -103,7 +104,7 @@ static inline uint64_t load(_Atomic uint64_t *x) { return atomic_load_explicit(x
  * caller asked it to stop: false). */
 static bool wait_room(struct ctrace__ahead *a, uint64_t most) {
   uint64_t put = atomic_load_explicit(&a->put, memory_order_relaxed);
-  for (int i = 0; i < AHEAD_SPINS && put - load(&a->got) > most; i++) relax(i);
+  for (int i = 0; i < a->spins && put - load(&a->got) > most; i++) relax(i);
   if (put - load(&a->got) > most) {
     pthread_mutex_lock(&a->mu);
     atomic_store(&a->reader_asleep_above, (int64_t)most);
@@ -170,6 +171,8 @@ struct ctrace__ahead *ctrace__ahead_start(ctrace_reader *r) {
   memset(a, 0, sizeof *a);
   a->r = r;
   atomic_init(&a->reader_asleep_above, -1);
+  const char *e = getenv("CTRACE_READ_AHEAD");
+  a->spins = e && strcmp(e, "sleep") == 0 ? 0 : AHEAD_SPINS;
   a->chunks = aligned_alloc(LINE, AHEAD_NCHUNKS * sizeof *a->chunks);
   if (!a->chunks) goto fail;
   a->chunks[0].n = 0;
@@ -224,7 +227,7 @@ static const ctrace_event *end(struct ctrace__ahead *a) {
 /* The caller: until a chunk is handed over that it has not given back. */
 static void wait_more(struct ctrace__ahead *a) {
   uint64_t got = atomic_load_explicit(&a->got, memory_order_relaxed);
-  for (int i = 0; i < AHEAD_SPINS && load(&a->put) == got; i++) relax(i);
+  for (int i = 0; i < a->spins && load(&a->put) == got; i++) relax(i);
   if (load(&a->put) != got) return;
   pthread_mutex_lock(&a->mu);
   atomic_store(&a->caller_asleep, true);

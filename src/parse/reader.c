@@ -312,9 +312,11 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
 
 /* A pass of a Go 1.22+ trace is read ahead on a second thread (ahead.c)
  * where the process may run on two CPUs or more; CTRACE_READ_AHEAD=0
- * reads on the caller's thread alone, =1 reads ahead whatever the CPUs.
- * On the 2-vCPU guest of BENCHMARKS.md it takes stats' wall time from
- * 0.77 to 0.47 s and pprof's from 0.55 to 0.44 s, for 5 to 25% more CPU. */
+ * reads on the caller's thread alone, =1 reads ahead whatever the CPUs,
+ * =sleep too, with threads that sleep as soon as they wait (the tests'
+ * way to that path: they spin first otherwise). On the 2-vCPU guest of
+ * BENCHMARKS.md it takes stats' wall time from 0.69 to 0.44 s and
+ * pprof's from 0.55 to 0.38 s, for 20 to 30% more CPU. */
 static bool ahead_wanted(void) {
   const char *e = getenv("CTRACE_READ_AHEAD");
   if (e && *e) return strcmp(e, "0") != 0;

@@ -12,7 +12,8 @@
 # thread that reads ahead (src/parse/ahead.c, the default on two CPUs,
 # forced here by CTRACE_READ_AHEAD=1), and it changes nothing: stats, the
 # profile and the export are the same byte for byte without it
-# (CTRACE_READ_AHEAD=0).
+# (CTRACE_READ_AHEAD=0), and stats with threads that sleep as soon as
+# they wait (CTRACE_READ_AHEAD=sleep).
 # ctrace export -o FILE of one trace has no check pass either (its pass
 # is the check, src/tools/export.c): the same, with check's exit status,
 # no FILE left for a trace check refuses, and the export the same byte for
@@ -73,6 +74,11 @@ for t in "$@"; do
     # The same without the thread reading ahead.
     CTRACE_READ_AHEAD=0 "$ctrace" stats --format=csv "$t" >"$o/stats0.out" 2>/dev/null
     cmp -s "$o/stats.out" "$o/stats0.out" || fail "$name" "ctrace stats differs with CTRACE_READ_AHEAD=0"
+    # And with threads that sleep as soon as they wait (no spinning
+    # first), the path that a lost wake-up would hang.
+    CTRACE_READ_AHEAD=sleep timeout 120 "$ctrace" stats --format=csv "$t" >"$o/stats_s.out" 2>/dev/null
+    [ $? -ne 124 ] || fail "$name" "ctrace stats hangs with CTRACE_READ_AHEAD=sleep"
+    cmp -s "$o/stats.out" "$o/stats_s.out" || fail "$name" "ctrace stats differs with CTRACE_READ_AHEAD=sleep"
     CTRACE_READ_AHEAD=0 "$ctrace" export "$t" >"$o/x0.std" 2>/dev/null
     cmp -s "$o/x.std" "$o/x0.std" || fail "$name" "ctrace export differs with CTRACE_READ_AHEAD=0"
     if [ "$pok" -eq 0 ]; then
