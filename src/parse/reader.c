@@ -315,8 +315,8 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
  * reads on the caller's thread alone, =1 reads ahead whatever the CPUs,
  * =sleep too, with threads that sleep as soon as they wait (the tests'
  * way to that path: they spin first otherwise). On the 2-vCPU guest of
- * BENCHMARKS.md it takes stats' wall time from 0.69 to 0.44 s and
- * pprof's from 0.55 to 0.38 s, for 20 to 30% more CPU. */
+ * BENCHMARKS.md it takes stats' wall time from 0.87 to 0.54 s and
+ * pprof's from 0.63 to 0.49 s (one busy hour), for 14% and 41% more CPU. */
 static bool ahead_wanted(void) {
   const char *e = getenv("CTRACE_READ_AHEAD");
   if (e && *e) return strcmp(e, "0") != 0;
