@@ -76,6 +76,20 @@ bool ctrace__room(void *arrp, size_t n, size_t *cap, size_t size, size_t first) 
   return true;
 }
 
+bool ctrace__grow(void *arrp, uint64_t *cap, uint64_t need, size_t size) {
+  if (need <= *cap) return true;
+  if (need > SIZE_MAX / 2 / size) return false;
+  uint64_t c = *cap ? *cap * 2 : 16;
+  while (c < need) c *= 2;
+  char *arr;
+  memcpy(&arr, arrp, sizeof arr); /* the caller's pointer, whatever it points to */
+  char *a = realloc(arr, c * size);
+  if (!a) return false;
+  memcpy(arrp, &a, sizeof a);
+  *cap = c;
+  return true;
+}
+
 void *ctrace__map_slot(u64map *m, u64free *f, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,
                        bool *fresh) {
   char *arr;

@@ -84,6 +84,10 @@ static inline void ctrace__cache_del(u64cache *c, uint64_t key) {
  * arrp points to the pointer of, whose room is *cap: it doubles (first:
  * its first room). False if out of memory (then it is as it was). */
 bool ctrace__room(void *arrp, size_t n, size_t *cap, size_t size, size_t first);
+/* Room for need records (of size bytes) in the array that arrp points to
+ * the pointer of, whose room is *cap: it doubles, from 16. False if out
+ * of memory or too large (then it is as it was). */
+bool ctrace__grow(void *arrp, uint64_t *cap, uint64_t need, size_t size);
 
 /* Slots of records taken out (ctrace__map_slot_drop), which new keys
  * take before the array grows: the records of goroutines that ended, in

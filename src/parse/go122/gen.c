@@ -104,18 +104,8 @@ static const char *ev_name(uint8_t t, char *buf, size_t n) {
   return s ? s : "";
 }
 
-static bool grow(void **p, uint64_t *cap, uint64_t need, size_t size) {
-  if (need <= *cap) return true;
-  uint64_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *n = realloc(*p, c * size);
-  if (!n) return false;
-  *p = n;
-  *cap = c;
-  return true;
-}
 
-#define GROW(arr, capv, need) grow((void **)&(arr), &(capv), (need), sizeof *(arr))
+#define GROW(arr, capv, need) ctrace__grow(&(arr), &(capv), (need), sizeof *(arr))
 
 static int oom(ctrace_parse_error *err, uint64_t off) { return ctrace__perr(err, off, "out of memory"); }
 
@@ -354,7 +344,7 @@ static int add_events(g2reader *r, int64_t m, const g2batch *b, ctrace_parse_err
   if (!slot) return oom(err, b->off);
   if (fresh) {
     uint64_t cap = g->capmq;
-    if (!grow((void **)&g->mq, &cap, (uint64_t)g->nmq + 1, sizeof *g->mq)) {
+    if (!ctrace__grow(&g->mq, &cap, (uint64_t)g->nmq + 1, sizeof *g->mq)) {
       ctrace__map_del(&g->mq_of, (uint64_t)m);
       return oom(err, b->off);
     }
@@ -365,7 +355,7 @@ static int add_events(g2reader *r, int64_t m, const g2batch *b, ctrace_parse_err
   }
   g2mq *q = &g->mq[*slot - 1];
   uint64_t cap = q->capb;
-  if (!grow((void **)&q->b, &cap, (uint64_t)q->nb + 1, sizeof *q->b)) return oom(err, b->off);
+  if (!ctrace__grow(&q->b, &cap, (uint64_t)q->nb + 1, sizeof *q->b)) return oom(err, b->off);
   q->capb = (uint32_t)cap;
   q->b[q->nb++] = *b;
   return 0;

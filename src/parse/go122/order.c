@@ -145,16 +145,6 @@ static g2m *get_m(g2order *o, int64_t id) {
   return i ? &o->m[i - 1] : NULL;
 }
 
-static bool grow(void **p, uint64_t *cap, uint64_t need, size_t size) {
-  if (need <= *cap) return true;
-  uint64_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *n = realloc(*p, c * size);
-  if (!n) return false;
-  *p = n;
-  *cap = c;
-  return true;
-}
 
 static g2g *new_g(g2order *o, int64_t id) {
   uint64_t idx;
@@ -162,7 +152,7 @@ static g2g *new_g(g2order *o, int64_t id) {
     idx = o->gfree - 1;
     o->gfree = o->g[idx].seq;
   } else {
-    if (!grow((void **)&o->g, &o->capg, o->ng + 1, sizeof *o->g)) return NULL;
+    if (!ctrace__grow(&o->g, &o->capg, o->ng + 1, sizeof *o->g)) return NULL;
     idx = o->ng++;
   }
   uint64_t *slot = ctrace__map_put(&o->gs, (uint64_t)id, NULL);
@@ -188,7 +178,7 @@ static void del_g(g2order *o, int64_t id) {
 }
 
 static g2p *new_p(g2order *o, int64_t id) {
-  if (!grow((void **)&o->p, &o->capp, o->np + 1, sizeof *o->p)) return NULL;
+  if (!ctrace__grow(&o->p, &o->capp, o->np + 1, sizeof *o->p)) return NULL;
   uint64_t *slot = ctrace__map_put(&o->ps, (uint64_t)id, NULL);
   if (!slot) return NULL;
   *slot = ++o->np;
@@ -197,7 +187,7 @@ static g2p *new_p(g2order *o, int64_t id) {
 }
 
 static g2m *new_m(g2order *o, int64_t id) {
-  if (!grow((void **)&o->m, &o->capm, o->nm + 1, sizeof *o->m)) return NULL;
+  if (!ctrace__grow(&o->m, &o->capm, o->nm + 1, sizeof *o->m)) return NULL;
   uint64_t *slot = ctrace__map_put(&o->ms, (uint64_t)id, NULL);
   if (!slot) return NULL;
   *slot = ++o->nm;
@@ -238,7 +228,7 @@ static bool has_range(const g2ranges *r, g2range t) {
 
 static int push_range(g2ranges *r, g2range t, uint64_t off, ctrace_parse_error *err) {
   uint64_t cap = r->cap;
-  if (!grow((void **)&r->r, &cap, (uint64_t)r->n + 1, sizeof *r->r))
+  if (!ctrace__grow(&r->r, &cap, (uint64_t)r->n + 1, sizeof *r->r))
     return ctrace__perr(err, off, "out of memory");
   r->cap = (uint32_t)cap;
   r->r[r->n++] = t;
@@ -673,7 +663,7 @@ static int task_begin(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err) {
     idx = o->tfree - 1;
     o->tfree = o->t[idx].parent;
   } else {
-    if (!grow((void **)&o->t, &o->capt, o->nt + 1, sizeof *o->t)) return ERRF("out of memory");
+    if (!ctrace__grow(&o->t, &o->capt, o->nt + 1, sizeof *o->t)) return ERRF("out of memory");
     idx = o->nt++;
   }
   uint64_t *slot = ctrace__map_put(&o->tasks, id, NULL);
@@ -703,7 +693,7 @@ static int task_end(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err) {
     if (t->name.owned) {
       if (g->nextras == g->capextras) {
         uint64_t cap = g->capextras;
-        if (!grow((void **)&g->extras, &cap, g->nextras + 1, sizeof *g->extras)) return ERRF("out of memory");
+        if (!ctrace__grow(&g->extras, &cap, g->nextras + 1, sizeof *g->extras)) return ERRF("out of memory");
         g->capextras = cap;
       }
       g->extras[g->nextras++] = (char *)t->name.s;
@@ -737,7 +727,7 @@ static int region(g2reader *r, g2ev *ev, ctx cur, ctrace_parse_error *err) {
                 (long long)cur.g);
   if (begin) {
     uint64_t cap = s->capregions;
-    if (!grow((void **)&s->regions, &cap, (uint64_t)s->nregions + 1, sizeof *s->regions))
+    if (!ctrace__grow(&s->regions, &cap, (uint64_t)s->nregions + 1, sizeof *s->regions))
       return ERRF("out of memory");
     s->capregions = (uint32_t)cap;
     s->regions[s->nregions++] = (g2region){ev->args[0], {nm, len, false}};
