@@ -64,22 +64,12 @@ void ctrace__map_free(u64map *m) {
   m->cap = m->len = 0;
 }
 
-bool ctrace__room(void *arrp, size_t n, size_t *cap, size_t size, size_t first) {
-  if (n < *cap) return true;
-  char *arr;
-  memcpy(&arr, arrp, sizeof arr); /* the caller's pointer, whatever it points to */
-  size_t c = *cap ? *cap * 2 : first;
-  char *a = realloc(arr, c * size);
-  if (!a) return false;
-  memcpy(arrp, &a, sizeof a);
-  *cap = c;
-  return true;
-}
-
-bool ctrace__grow(void *arrp, uint64_t *cap, uint64_t need, size_t size) {
+/* The one growth of the reader's arrays: room for need records, the room
+ * doubled (first: the first room) until it holds them. */
+static bool grow_to(void *arrp, uint64_t *cap, uint64_t need, size_t size, uint64_t first) {
   if (need <= *cap) return true;
   if (need > SIZE_MAX / 2 / size) return false;
-  uint64_t c = *cap ? *cap * 2 : 16;
+  uint64_t c = *cap ? *cap * 2 : first;
   while (c < need) c *= 2;
   char *arr;
   memcpy(&arr, arrp, sizeof arr); /* the caller's pointer, whatever it points to */
@@ -88,6 +78,17 @@ bool ctrace__grow(void *arrp, uint64_t *cap, uint64_t need, size_t size) {
   memcpy(arrp, &a, sizeof a);
   *cap = c;
   return true;
+}
+
+bool ctrace__room(void *arrp, size_t n, size_t *cap, size_t size, size_t first) {
+  uint64_t c = *cap;
+  if (!grow_to(arrp, &c, (uint64_t)n + 1, size, first)) return false;
+  *cap = (size_t)c;
+  return true;
+}
+
+bool ctrace__grow(void *arrp, uint64_t *cap, uint64_t need, size_t size) {
+  return grow_to(arrp, cap, need, size, 16);
 }
 
 void *ctrace__map_slot(u64map *m, u64free *f, uint64_t key, void *arrp, size_t *n, size_t *cap, size_t size,

@@ -104,7 +104,6 @@ static const char *ev_name(uint8_t t, char *buf, size_t n) {
   return s ? s : "";
 }
 
-
 #define GROW(arr, capv, need) ctrace__grow(&(arr), &(capv), (need), sizeof *(arr))
 
 static int oom(ctrace_parse_error *err, uint64_t off) { return ctrace__perr(err, off, "out of memory"); }

@@ -145,7 +145,6 @@ static g2m *get_m(g2order *o, int64_t id) {
   return i ? &o->m[i - 1] : NULL;
 }
 
-
 static g2g *new_g(g2order *o, int64_t id) {
   uint64_t idx;
   if (o->gfree) {
