@@ -301,9 +301,8 @@ static int check_g2(ctrace_reader *r, ctrace_parse_error *err) {
     return -1;
   }
   ctrace_reader_rewind(r);
-  ctrace_event ev;
   int rc;
-  while ((rc = g2_read(r, &ev, err, true)) == 1) {
+  while ((rc = g2_read(r, NULL, err, true)) == 1) {
   }
   if (rc < 0) return -1;
   ctrace_reader_rewind(r);

@@ -303,6 +303,8 @@ int ctrace__g2_advance(g2reader *r, g2ev *ev, ctrace_parse_error *err);
 g2reader *ctrace__g2_new(const uint8_t *data, uint64_t len, bool mapped, int ver);
 void ctrace__g2_free(g2reader *r);
 void ctrace__g2_rewind(g2reader *r);
+/* The next event: 1 with *ev (ev NULL: checked and counted, not made), 0 at
+ * the end, -1 with *err. */
 int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);
 /* The counts of ctrace_trace_info after events events, the last of a
  * generation of freq ns per tick (version and bytes are left as they are). */
