@@ -175,9 +175,11 @@ typedef struct g2gen {
   u64map strings; /* id -> index + 1 into str */
   g2str *str;
   uint64_t nstr, capstr;
-  /* The same by id (index + 1 into str, 0 absent), once the generation
-   * is complete and its ids dense enough (gen.c's strings_by_id);
-   * nstr_by_id 0: look ids up in strings. */
+  /* The same by id (index + 1 into str, 0 absent), of nstr_by_id
+   * entries: from the first string while the ids are dense
+   * (gen.c's index_string), or once the generation is complete if they
+   * are dense enough then (strings_by_id); nstr_by_id 0: look ids up in
+   * strings. */
   uint32_t *str_by_id;
   uint64_t nstr_by_id;
   u64map stacks; /* id -> index + 1 into stk */
