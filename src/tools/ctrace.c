@@ -1,4 +1,5 @@
 /* The ctrace command: dispatches to one subcommand per file. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,6 +75,13 @@ int main(int argc, char **argv) {
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
   if (strcmp(name, "--version") == 0) name = "version";
+  /* Blocks of 128 KiB and more in pages of their own, given back when
+   * freed: glibc's threshold otherwise rises to the largest block freed,
+   * and a generation's tables, freed for the next one's, then stay in
+   * the heap beside them. Peak RSS of `ctrace check` on a Go trace of 4
+   * generations against the same program's trace of one: 3.6 MB against
+   * 3.2 MB, 3.4 MB with the threshold fixed. */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   const ctrace__cmd *c = find(name);
   if (!c) {
     fprintf(stderr, "ctrace: unknown command '%s'\n\n", argv[1]);
