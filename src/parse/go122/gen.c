@@ -170,12 +170,13 @@ static void strings_by_id(g2gen *g) {
 
 /* Indexes the ix-th string (from 1) under id: by id from a generation's
  * first string while the ids are as dense as strings_by_id asks (Go
- * numbers them from 1, in order), so Go's traces never build the map: a
- * map of 20,000 strings took 1.1 MB, 1.7 MB while it doubled, the peak
- * of `ctrace check`; else in the map, the ids so far moved into it.
- * False when out of memory. */
+ * numbers them from 1, in order), or within the ids the generation
+ * before took by id (ctrace's writer keeps its ids across generations),
+ * so that neither builds the map: one of 20,000 strings took 1.1 MB,
+ * 1.7 MB while it doubled, the peak of `ctrace check`. Else in the map,
+ * the ids so far moved into it. False when out of memory. */
 static bool index_string(g2gen *g, uint64_t id, uint64_t ix) {
-  if (!g->strings.cap && id <= 4 * ix + 1024 && ix < UINT32_MAX) {
+  if (!g->strings.cap && (id <= 4 * ix + 1024 || id < g->str_ids_hint) && ix < UINT32_MAX) {
     if (id >= g->nstr_by_id) {
       uint64_t cap = g->nstr_by_id, was = cap;
       if (!ctrace__grow(&g->str_by_id, &cap, id + 1, sizeof *g->str_by_id)) return false;
@@ -619,7 +620,9 @@ static int read_gen126(g2reader *r, ctrace_parse_error *err) {
 
 int ctrace__g2_read_gen(g2reader *r, ctrace_parse_error *err) {
   if (!ctrace__g2_order_adopt(&r->order)) return oom(err, r->have_spill ? r->spill_off : r->off);
+  uint64_t ids = r->gen.nstr_by_id;
   ctrace__g2_gen_free(&r->gen);
+  r->gen.str_ids_hint = ids;
 #ifdef __GLIBC__
   /* The last generation's tables are free, but glibc keeps their pages
    * where a smaller block still in use lies above them: the heap's

@@ -182,6 +182,7 @@ typedef struct g2gen {
    * strings. */
   uint32_t *str_by_id;
   uint64_t nstr_by_id;
+  uint64_t str_ids_hint; /* the last generation's nstr_by_id */
   u64map stacks; /* id -> index + 1 into stk */
   u64cache stk_cache; /* the same, for stacks met lately */
   g2stack *stk;
