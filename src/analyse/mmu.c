@@ -83,6 +83,9 @@ struct an_mmu {
   bool last_stw_gc;   /* the last stop began for the GC */
   int *pgc;           /* per P below GOMAXPROCS: GC work on it (Go: perP.gc) */
   size_t nps, capps;
+  /* Ps below GOMAXPROCS with GC work (pgc > 0), counted as pgc changes:
+   * a commit follows every event. */
+  size_t gc_ps;
   procs_at *procs;
   size_t nprocs, capprocs;
   u64map gs;
@@ -145,12 +148,7 @@ static void commit(an_mmu *m) {
   if (!m->pending) return;
   m->pending = false;
   if (!m->nps) return;
-  size_t gc = 0;
-  if (m->stw > 0) {
-    gc = m->nps;
-  } else {
-    for (size_t i = 0; i < m->nps; i++) gc += m->pgc[i] > 0;
-  }
+  size_t gc = m->stw > 0 ? m->nps : m->gc_ps;
   add_util(m, m->pending_ts, 1 - (double)gc / (double)m->nps);
 }
 
@@ -158,7 +156,10 @@ static int *on_p(an_mmu *m, int64_t p) { return p >= 0 && (uint64_t)p < m->nps ?
 
 static void gc_work(an_mmu *m, int64_t p, int d) {
   int *c = on_p(m, p);
-  if (c) *c += d;
+  if (!c) return;
+  bool was = *c > 0;
+  *c += d;
+  m->gc_ps += (size_t)(*c > 0) - (size_t)was;
 }
 
 static void gomaxprocs(an_mmu *m, int64_t ts, uint64_t n) {
@@ -176,6 +177,8 @@ static void gomaxprocs(an_mmu *m, int64_t ts, uint64_t n) {
   for (size_t i = m->nps; i < n; i++) m->pgc[i] = 0;
   if (n > m->nps && !m->npts) add_util(m, ts, 1); /* the function begins */
   m->nps = n;
+  m->gc_ps = 0;
+  for (size_t i = 0; i < n; i++) m->gc_ps += m->pgc[i] > 0;
   if (!m->nprocs || m->procs[m->nprocs - 1].n != (int)n) {
     if (m->nprocs == m->capprocs) {
       size_t cap = m->capprocs ? m->capprocs * 2 : 16;
