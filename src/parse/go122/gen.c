@@ -172,8 +172,8 @@ static void strings_by_id(g2gen *g) {
  * first string while the ids are as dense as strings_by_id asks (Go
  * numbers them from 1, in order), or within the ids the generation
  * before took by id (ctrace's writer keeps its ids across generations),
- * so that neither builds the map: one of 20,000 strings took 1.1 MB,
- * 1.7 MB while it doubled, the peak of `ctrace check`. Else in the map,
+ * so that neither builds the map: one of 17,700 strings took 1.1 MB,
+ * 1.6 MB while it doubled, the peak of `ctrace check`. Else in the map,
  * the ids so far moved into it. False when out of memory. */
 static bool index_string(g2gen *g, uint64_t id, uint64_t ix) {
   if (!g->strings.cap && (id <= 4 * ix + 1024 || id < g->str_ids_hint) && ix < UINT32_MAX) {
