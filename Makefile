@@ -98,6 +98,7 @@ bench:
 	@bench/bench_big.sh build 23
 	@bench/bench_big.sh build 27
 	@bench/bench_churn.sh build 23
+	@bench/bench_procs.sh build
 	@bench/bench_dump127.sh build
 	@bench/bench_export.sh build
 	@bench/bench_scale.sh build

@@ -35,7 +35,8 @@ die() {
 # bench_go_trace GO MINOR MB [NAME]: prints the path of an MB-megabyte
 # trace that Go 1.MINOR (at GO) writes running bench/gotrace_NAME.go.in
 # (default bench), written once and kept until the program or that Go
-# changes (its .key file).
+# changes (its .key file); with BENCH_GO_PROCS=N set, run with
+# GOMAXPROCS=N (its own file).
 bench_go_trace() {
   local go=$1 minor=$2 mb=$3 name=${4:-bench}
   local src=bench/gotrace_$name.go.in prog=$dir/gotrace_${name}1$minor key
@@ -51,10 +52,16 @@ bench_go_trace() {
   fi
   local trace=$dir/go1$minor-${mb}mb.trace
   [ "$name" = bench ] || trace=$dir/go1$minor-$name-${mb}mb.trace
+  local procs=${BENCH_GO_PROCS:-}
+  [ -z "$procs" ] || trace=${trace%.trace}-p$procs.trace
   if [ ! -s "$trace" ] || [ "$(cat "$trace.key" 2>/dev/null)" != "$key" ]; then
     echo "$bench_name: writing a $mb MB trace with Go 1.$minor to $trace" >&2
     rm -f "$trace" "$trace.key" "$trace.same"
-    "$prog" "$trace.tmp" "$mb" >&2 || die "$prog failed"
+    if [ -n "$procs" ]; then
+      GOMAXPROCS=$procs "$prog" "$trace.tmp" "$mb" >&2 || die "$prog failed"
+    else
+      "$prog" "$trace.tmp" "$mb" >&2 || die "$prog failed"
+    fi
     mv "$trace.tmp" "$trace"
     echo "$key" >"$trace.key"
   fi
