@@ -8,7 +8,8 @@
 # once counted the Ps doing GC work over every P at each event: 1.3 times
 # the CPU with 32 Ps).
 #   bench/bench_procs.sh [BUILD_DIR]     (make bench runs it)
-# BENCH_PROCS (default 32), BENCH_PROCS_MB (default 20), BENCH_ROUNDS
+# BENCH_PROCS (default 32), BENCH_PROCS_MB (default 40: GNU time counts
+# CPU in hundredths of a second, and check takes a few tenths), BENCH_ROUNDS
 # (default 3). One line per command, from the medians:
 #   BENCH name=procs-<case> cpu_s_per_mev_p2=... cpu_s_per_mev_pN=...
 #     ratio=<pN / p2> procs=N events_p2=... events_pN=... trace_mb=... rounds=...
@@ -17,7 +18,7 @@ set -euo pipefail
 bench_init bench_procs "${1:-build}"
 [ -x "$GO123" ] || die "needs Go 1.23 at $GO123 (make test-deps)"
 procs=${BENCH_PROCS:-32}
-mb=${BENCH_PROCS_MB:-20}
+mb=${BENCH_PROCS_MB:-40}
 t2=$(BENCH_GO_PROCS=2 bench_go_trace "$GO123" 23 "$mb")
 tn=$(BENCH_GO_PROCS=$procs bench_go_trace "$GO123" 23 "$mb")
 events() { "$ctrace" check "$1" | sed -n '1s/.*trace, \([0-9]*\) events.*/\1/p'; }
