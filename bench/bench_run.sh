@@ -40,6 +40,7 @@
 set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: ${0##*/} BUILD_DIR [REPS]" >&2; exit 2; }
+case $1 in -h | --help) echo "usage: ${0##*/} BUILD_DIR [REPS]"; exit 0 ;; esac
 build=$1
 reps=${2:-7}
 bin=$build/bin

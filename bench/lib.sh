@@ -4,13 +4,20 @@
 #     . "$(dirname "$0")/lib.sh"
 #     bench_init bench_big "${1:-build}"
 #
-# bench_init NAME BUILD: cds to the source tree, sources tests/lib/go_paths.sh
+# bench_init NAME BUILD: BUILD -h or --help prints the script's header
+# comment and exits; else cds to the source tree, sources tests/lib/go_paths.sh
 # and sets build, ctrace, dir (BUILD/bench, absolute, made), rounds
 # (BENCH_ROUNDS, default 3) and Go's environment (its caches under dir,
 # no network, no toolchain switch). Defines die.
 bench_init() {
   bench_name=$1
   build=$2
+  case $build in
+  -h | --help) # the script's header comment is its usage
+    sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p;}' "$0"
+    exit 0
+    ;;
+  esac
   cd "$(dirname "${BASH_SOURCE[0]}")/.."
   . tests/lib/go_paths.sh
   ctrace=$build/bin/ctrace
