@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# help_check.sh - every benchmark program answers --help with its usage,
+# help_check.sh - every benchmark program answers --help with its usage
+# (or, a script sharing bench/lib.sh, its header comment, which names it),
 # exit status 0, and runs nothing: no BENCH line, no file written (the
 # trace generator once wrote a trace named "--help").
 #
@@ -13,10 +14,10 @@ for prog in "$@"; do
     name=${prog##*/}
     out=$(timeout 10 "$prog" --help 2>&1) || { echo "$name --help: exit status $?: $out" >&2; exit 1; }
     case $out in
-    "usage: $name"*) ;;
+    "usage: $name"* | "$name: "*) ;; # a usage line, or a script's header (bench/lib.sh)
     *) echo "$name --help printed no usage: $out" >&2; exit 1 ;;
     esac
-    if grep -q '^BENCH' <<<"$out"; then echo "$name --help ran the benchmark" >&2; exit 1; fi
+    if grep -q '^BENCH name=' <<<"$out"; then echo "$name --help ran the benchmark" >&2; exit 1; fi
     if [ -n "$(ls -A)" ]; then echo "$name --help wrote $(ls -A)" >&2; exit 1; fi
     echo "$name --help ok"
 done
