@@ -153,12 +153,14 @@ const char *ctrace__g2_string(const g2gen *g, uint64_t id, uint64_t *len) {
  * generations, so a generation of its traces uses some of them (61,000
  * of 165,000 in bench_scale's). A trace whose ids are sparse, or a table
  * that cannot be had, keeps the map. */
+static bool dense(uint64_t max_id, uint64_t n) { return n > 0 && n < UINT32_MAX && max_id <= 4 * n + 1024; }
+
 static void strings_by_id(g2gen *g) {
   if (!g->strings.cap) return; /* indexed by id from the start (index_string) */
   uint64_t max = 0;
   for (size_t k = 0; k < g->strings.cap; k++)
     if (g->strings.used[k] && g->strings.keys[k] > max) max = g->strings.keys[k];
-  if (g->nstr == 0 || g->nstr >= UINT32_MAX || max > 4 * g->nstr + 1024) return;
+  if (!dense(max, g->nstr)) return;
   uint32_t *t = calloc(max + 1, sizeof *t);
   if (!t) return;
   for (size_t k = 0; k < g->strings.cap; k++)
@@ -176,7 +178,7 @@ static void strings_by_id(g2gen *g) {
  * 1.6 MB while it doubled, the peak of `ctrace check`. Else in the map,
  * the ids so far moved into it. False when out of memory. */
 static bool index_string(g2gen *g, uint64_t id, uint64_t ix) {
-  if (!g->strings.cap && (id <= 4 * ix + 1024 || id < g->str_ids_hint) && ix < UINT32_MAX) {
+  if (!g->strings.cap && (dense(id, ix) || (id < g->str_ids_hint && ix < UINT32_MAX))) {
     if (id >= g->nstr_by_id) {
       uint64_t cap = g->nstr_by_id, was = cap;
       if (!ctrace__grow(&g->str_by_id, &cap, id + 1, sizeof *g->str_by_id)) return false;
