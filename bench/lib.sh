@@ -64,11 +64,7 @@ bench_go_trace() {
   if [ ! -s "$trace" ] || [ "$(cat "$trace.key" 2>/dev/null)" != "$key" ]; then
     echo "$bench_name: writing a $mb MB trace with Go 1.$minor to $trace" >&2
     rm -f "$trace" "$trace.key" "$trace.same"
-    if [ -n "$procs" ]; then
-      GOMAXPROCS=$procs "$prog" "$trace.tmp" "$mb" >&2 || die "$prog failed"
-    else
-      "$prog" "$trace.tmp" "$mb" >&2 || die "$prog failed"
-    fi
+    env ${procs:+GOMAXPROCS=$procs} "$prog" "$trace.tmp" "$mb" >&2 || die "$prog failed"
     mv "$trace.tmp" "$trace"
     echo "$key" >"$trace.key"
   fi
