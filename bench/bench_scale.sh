@@ -17,7 +17,13 @@
 #     base_rss_mb=.. size_growth=<MB / base MB> time_growth=<CPU / base CPU>
 #     rss_growth=<RSS / base RSS> rounds=..
 # time_growth near size_growth is time linear in the trace's length;
-# rss_growth near 1 is memory flat in it.
+# rss_growth near 1 is memory flat in it. Then a window of 500 ms at 90%
+# of each trace's length, exported as a window is by default (read from
+# the generation before it) and with --exact (read from the start):
+#   BENCH name=scale-window trace_mb=.. window_ms=500 s=.. cpu_s=.. rss_mb=..
+#     exact_s=.. exact_cpu_s=.. speedup=<exact CPU / CPU> base_cpu_s=..
+#     time_growth=<CPU / base CPU>
+# time_growth near 1 is a window's time flat in the trace's length.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 BENCH_ROUNDS=${BENCH_ROUNDS:-1}
@@ -67,3 +73,23 @@ for c in "${cmds[@]}"; do
       name, mb, ev, g, w, cpu, r / 1024, mb / cpu, bmb, bcpu, br / 1024, mb / bmb, cpu / bcpu, r / br, k
   }'
 done
+
+# A late window: its times from each trace's length (check's last field).
+late() { "$ctrace" check "$1" | awk '{ ms = $(NF - 1); printf "--from %dms --to %dms", ms * 0.9, ms * 0.9 + 500 }'; }
+read -r -a wbig <<<"$(late "$big")"
+read -r -a wbase <<<"$(late "$base")"
+rm -f "$dir"/scale-window*.times
+for r in $(seq 1 "$rounds"); do
+  bench_measure scale-window-base "$r" "$ctrace" export "${wbase[@]}" -o /dev/null "$base"
+  bench_measure scale-window "$r" "$ctrace" export "${wbig[@]}" -o /dev/null "$big"
+  bench_measure scale-window-exact "$r" "$ctrace" export --exact "${wbig[@]}" -o /dev/null "$big"
+done
+f=$dir/scale-window.times e=$dir/scale-window-exact.times b=$dir/scale-window-base.times
+awk -v w="$(bench_median 1 "$f")" -v r="$(bench_median 2 "$f")" -v cpu="$(bench_median 3 "$f")" \
+    -v ew="$(bench_median 1 "$e")" -v ecpu="$(bench_median 3 "$e")" -v bcpu="$(bench_median 3 "$b")" \
+    -v mb="$(bench_mb "$big")" -v k="$rounds" 'BEGIN {
+  if (cpu < 0.01) cpu = 0.01
+  if (bcpu < 0.01) bcpu = 0.01
+  printf "BENCH name=scale-window trace_mb=%s window_ms=500 s=%.2f cpu_s=%.2f rss_mb=%.1f exact_s=%.2f exact_cpu_s=%.2f speedup=%.1f base_cpu_s=%.2f time_growth=%.2f rounds=%s\n",
+    mb, w, cpu, r / 1024, ew, ecpu, ecpu / cpu, bcpu, cpu / bcpu, k
+}'

@@ -77,6 +77,14 @@ typedef struct ctrace_export_options {
    * smaller, on threads of the export's own. Every Perfetto trace
    * processor since 2019, so the UI, reads them. */
   int plain;
+  /* A window that begins late in a long Go 1.22+ trace, read from the
+   * generation before the one where from_ns falls rather than from the
+   * trace's start: seconds, not a walk through all that comes before.
+   * Its start state is then what a trace begun at that generation shows:
+   * each goroutine's and P's state, from the statuses Go writes at each
+   * generation; a region or task begun earlier, or a thread's name given
+   * earlier, is not known (0: read from the start, what the whole shows). */
+  int seek;
 } ctrace_export_options;
 
 typedef struct ctrace_export_result {

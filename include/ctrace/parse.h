@@ -181,6 +181,33 @@ int ctrace_reader_read(ctrace_reader *r, ctrace_event *ev, ctrace_parse_error *e
 /* Back to the first event. */
 void ctrace_reader_rewind(ctrace_reader *r);
 
+/* Go 1.22 and later: the time (ns, as ctrace_event.ts) at which each of
+ * the trace's generations begins (its earliest batch's), in order: *n of
+ * them in *starts, valid until the reader closes. Go writes a generation
+ * about every second, and states every goroutine's and P's status in
+ * each. Found once, by a pass over the batches' headers that reads no
+ * table and orders no event; no ctrace_reader_check is needed before.
+ * 0, or a negative code with *err: CTRACE_EINVAL for the older formats,
+ * CTRACE_EFORMAT where a generation's batches do not read. The call that
+ * finds them rewinds. */
+int ctrace_reader_generations(ctrace_reader *r, const int64_t **starts, size_t *n, ctrace_parse_error *err);
+/* Go 1.22 and later: rewinds to read from generation k (from 1, as
+ * ctrace_reader_generations counts them) on, as a trace that begins
+ * there is read (as Go's flight recorder writes them): its statuses set
+ * every goroutine's and P's state, and what began before it (a region, a
+ * task) is not known. Times stay the trace's own, and Syncs are numbered
+ * as in the whole. Seconds for the end of a trace of gigabytes, where a
+ * read from the start reads them all. A pass from k > 1 is no check
+ * (ctrace_reader_check reads the whole trace); ctrace_reader_failed, or
+ * ctrace_reader_read, says where it fails. 0, or a negative code with
+ * *err (as ctrace_reader_generations; CTRACE_EINVAL for no generation k). */
+int ctrace_reader_seek_generation(ctrace_reader *r, size_t k, ctrace_parse_error *err);
+/* Go 1.22 and later: 1 with *err if the pass ctrace_reader_next or
+ * _next_ref gave its events from ended where the trace fails to read
+ * (they return 0 there); 0 if not, or for the older formats (checked
+ * before they are read). */
+int ctrace_reader_failed(const ctrace_reader *r, ctrace_parse_error *err);
+
 /* Salvage: what of a trace cut short (its writer killed, its disk full)
  * still reads. A Go 1.22+ trace is cut into generations, and Go's writer,
  * like ctrace's, writes every batch of a generation before any batch of

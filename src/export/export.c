@@ -67,6 +67,7 @@ int ctrace_export_ex(const ctrace_export_trace *traces, size_t n, ctrace_export_
                    .duration = opt->durations ? opt->durations[i] : 0, .gen_from = opt->gen_from,
                    .gen_to = opt->gen_to, .offset = opt->offsets_ns ? opt->offsets_ns[i] : 0,
                    .start_real_ns = real[i], .wall0_ns = wall0};
+    if (opt->seek && !opt->gen_from) s.seek_ns = opt->from_ns - s.offset;
     rc = ctrace__ex_walk(&s, e, err, errlen) ? CTRACE_ENOMEM : 0; /* what a walk fails on */
     if (windowed && ctrace__ex_window_over(e, &res->reached_ns)) res->over = 1, res->over_trace = i;
   }

@@ -82,6 +82,9 @@ typedef struct ex_source {
    * moves the window of e (window) to their times as it meets them. */
   uint64_t gen_from, gen_to;
   int64_t offset; /* added to every time (ctrace_export_options.offsets_ns) */
+  /* Where the window begins in the trace's own times, for a walk that may
+   * begin reading near it (ctrace_export_options.seek); 0: from the start. */
+  int64_t seek_ns;
   /* CLOCK_REALTIME (ns since 1970 UTC) at the trace's first event, and at
    * the timeline's 0 (the same for every trace of the export); 0 unknown
    * (ctrace_process_read). */

@@ -17,6 +17,7 @@
 #include "analyse/analyse.h"
 #include "export/model.h"
 #include "parse/map.h"
+#include "runtime/startname.h"
 
 /* Goroutine states, as counted; G_NONE: not yet seen or ended. */
 enum { G_RUNNING, G_RUNNABLE, G_WAITING, G_SYSCALL, G_NSTATES, G_NONE = -1 };
@@ -59,6 +60,7 @@ typedef struct walk {
   int64_t shown[EX_C_COUNT][G_NSTATES]; /* the values last recorded */
   bool described[EX_C_COUNT];
   bool gc_described, gc_open, stw_open, oom;
+  bool sought; /* the pass began after the trace's start (ctrace__model_seek) */
   /* "waiting: REASON" for a reason of a Go 1.22+ trace, composed here:
    * the encoders copy or write a name before put returns. */
   char reason_name[CTRACE_GO122_MAX_STRING + 16];
@@ -233,6 +235,11 @@ static void retitle(walk *w, const ctrace_event *ev) {
   track(w, EX_PROCESS, 0, name);
 }
 
+static const char *frame_name(const void *frames, size_t i) {
+  const char *f = ((const ctrace_frame *)frames)[i].func;
+  return f ? f : "";
+}
+
 static void event(walk *w, const ctrace_event *ev) {
   gstate *gs;
   const char *wname;
@@ -246,6 +253,21 @@ static void event(walk *w, const ctrace_event *ev) {
       strcmp(tn, gs->thread) != 0) {
     gs->thread = tn;
     describe_g(w, tg, gs);
+  }
+  /* In a pass begun after the trace's start (a window's, read from near
+   * it), a goroutine whose creation is in a generation not read is named
+   * from the first stack a change of its state gives, by its outermost
+   * frame past libc's start: the function its creation would have named. */
+  uint64_t sg = ev->type == CTRACE__MODEL_GoStatusStack ? ev->args[0] : ev->g;
+  if (w->sought && ev->tstack && ev->type != CTRACE_EV_GoCreate && sg && (ix = ctrace__map_get(&w->gix, sg)) &&
+      !(gs = &w->gs[*ix - 1])->fn[0]) {
+    const ctrace_frame *fr;
+    size_t n = ctrace__model_stack(w->s->r, ev->tstack, &fr);
+    ptrdiff_t i = n ? ctrace__root_frame(fr, n, frame_name) : -1;
+    if (i >= 0 && fr[i].func) {
+      gs->fn = fr[i].func;
+      if (gs->described && !gs->thread[0]) describe_g(w, sg, gs);
+    }
   }
   /* A thread started by Rust's or C++'s std::thread is named by the
    * program's function its runtime's start routine calls, once a stack of
@@ -446,15 +468,16 @@ int ctrace__ex_walk(const ex_source *s, ex_enc *e, char *err, size_t errlen) {
   walk w = {.s = s, .e = e, .flow_base = (uint64_t)(s->index + 1) << 40};
   e->begin(e, s);
   track(&w, EX_PROCESS, 0, s->name);
-  ctrace__model_rewind(s->r);
   ctrace_event buf; /* the event in place (the model's queue) where it can */
   const ctrace_event *ev;
   int64_t last = 0;
   uint64_t nev = 0;
   /* The generation the events are in, raised at each Sync
-   * (ctrace__model_gen_at_start). */
+   * (ctrace__model_gen_at_start), after those the pass passes over. */
   bool ranged = s->gen_from && e->window;
-  uint64_t gen = ctrace__model_gen_at_start(s->r);
+  int64_t sought = ctrace__model_seek(s->r, s->seek_ns);
+  w.sought = sought > 0;
+  uint64_t gen = ctrace__model_gen_at_start(s->r) + (uint64_t)sought;
   if (ranged && gen >= s->gen_from) e->window(e, s->offset, -1);
   while (!w.oom && !e->oom && !e->werr && !e->stop && (ev = ctrace__model_next_ref(s->r, &buf))) {
     if (ranged && ev->format == 1 && ev->type == CTRACE_EV122_Sync) {

@@ -246,6 +246,59 @@ void ctrace__model_rewind(ctrace_reader *r) {
   ctrace_reader_rewind(r);
 }
 
+/* When the generations begin (ctrace_reader_generations) and the
+ * trace's first event (a->t0): false if the trace does not read so far
+ * (the pass that reads it says why). */
+static bool gen_starts(ctrace_reader *r, model *a, const int64_t **starts, size_t *n) {
+  if (!a->have_t0) { /* the trace's first event, which times count from */
+    ctrace_event buf;
+    ctrace__model_rewind(r);
+    if (!ctrace__model_next_ref(r, &buf)) return false;
+  }
+  ctrace_parse_error err;
+  return ctrace_reader_generations(r, starts, n, &err) == 0;
+}
+
+/* Rewinds for a pass from generation k (from 0). */
+static void seek(ctrace_reader *r, model *a, size_t k) {
+  ctrace_parse_error err;
+  pass_reset(a);
+  if (k == 0 || ctrace_reader_seek_generation(r, k + 1, &err) != 0) ctrace_reader_rewind(r);
+}
+
+int64_t ctrace__model_seek(ctrace_reader *r, int64_t from_ns) {
+  model *a = adapter(r);
+  const int64_t *starts;
+  size_t n, k = 0;
+  if (!a || from_ns <= 0 || !gen_starts(r, a, &starts, &n)) {
+    ctrace__model_rewind(r);
+    return 0;
+  }
+  while (k < n && starts[k] - a->t0 <= from_ns) k++;
+  /* k: the generation from_ns falls in, from 1. The one before it is
+   * read too: a generation's first events may come before the time its
+   * batches begin at, and what it shows (names, regions begun) is the
+   * window's start state. */
+  size_t skip = k > 2 ? k - 2 : 0;
+  seek(r, a, skip);
+  return (int64_t)skip;
+}
+
+int64_t ctrace__model_duration(ctrace_reader *r) {
+  model *a = adapter(r);
+  const int64_t *starts;
+  size_t n;
+  if (!a || !gen_starts(r, a, &starts, &n) || n == 0) return -1;
+  seek(r, a, n - 1); /* the last generation alone gives the last event */
+  ctrace_event ev;
+  int64_t last = a->t0;
+  while (ctrace_reader_next(r, &ev) == 1) last = ev.ts;
+  ctrace_parse_error err;
+  bool failed = ctrace_reader_failed(r, &err);
+  ctrace__model_rewind(r);
+  return failed ? -1 : last - a->t0;
+}
+
 size_t ctrace__model_stack(const ctrace_reader *r, uint64_t id, const ctrace_frame **frames) {
   if (!r->g2) return ctrace_reader_stack(r, id, frames);
   const model *a = r->model;

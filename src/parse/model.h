@@ -75,6 +75,24 @@ const ctrace_event *ctrace__model_next_ref(ctrace_reader *r, ctrace_event *buf);
 #define CTRACE__MODEL_Transition 251
 /* Back to the first event (ctrace_reader_rewind, and the adapter's pass). */
 void ctrace__model_rewind(ctrace_reader *r);
+/* Back to the first event of a pass that shows the trace from from_ns
+ * (since its first event) on: for a Go 1.22+ trace, from the generation
+ * before the one where from_ns falls (ctrace_reader_seek_generation),
+ * those before it not read but for where they begin
+ * (ctrace_reader_generations), so that a window late in a long trace reads
+ * about two generations before it, not the whole trace. What the
+ * pass gives in that generation is then what a trace begun there
+ * gives: its statuses set every goroutine's and P's state, and
+ * what began before it (a region, a task, a thread's name) is not known.
+ * Times still count from the trace's first event. The generations passed
+ * over, 0 for another format or from_ns <= 0 (a rewind). */
+int64_t ctrace__model_seek(ctrace_reader *r, int64_t from_ns);
+/* A Go 1.22+ trace's duration (first event to last, ns) from its first
+ * event and its last generation alone, those between passed over: what
+ * a check says, without reading the whole; -1 if the trace does not read
+ * there (or has no generation, or is of another format). Rewound after. */
+int64_t ctrace__model_duration(ctrace_reader *r);
+
 /* The generation (from 1) a Go 1.22+ trace's events are in before its
  * first Sync, each Sync after it raising it by one: Go 1.22 and 1.23
  * traces pass a Sync at each generation's end (1), Go 1.25+ ones at each

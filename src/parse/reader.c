@@ -144,6 +144,8 @@ void ctrace_reader_close(ctrace_reader *r) {
   ctrace__ahead_stop(r->ahead);
   if (r->model_free) r->model_free(r->model);
   ctrace__g2_free(r->g2);
+  free(r->gens);
+  free(r->gen_starts);
   ctrace__order_free(r);
   ctrace__state_free(r);
   if (r->mapped) munmap((void *)r->data, r->len);
@@ -362,6 +364,62 @@ static int plan_cut(ctrace_reader *r, ctrace_parse_error *err) {
   r->check_failed = true; /* a rewind clears g2's failure, not the check's */
   r->check_err = *err;
   return -1;
+}
+
+int ctrace_reader_generations(ctrace_reader *r, const int64_t **starts, size_t *n, ctrace_parse_error *err) {
+  if (!r->g2) {
+    ctrace__perr(err, 0, "a trace of Go %d.%d has no generations", ctrace_reader_version(r) / 1000,
+                 ctrace_reader_version(r) % 1000);
+    if (err) err->code = CTRACE_EINVAL;
+    return CTRACE_EINVAL;
+  }
+  if (plan_cut(r, err)) return ctrace__pfail(-1, err);
+  if (!r->gens_found) {
+    ctrace_reader_rewind(r);
+    g2genpos *g;
+    uint64_t k;
+    int rc = ctrace__g2_gen_starts(r->g2, &g, &k, err);
+    ctrace_reader_rewind(r);
+    if (rc < 0) return ctrace__pfail(-1, err);
+    int64_t *t = malloc((k ? k : 1) * sizeof *t);
+    if (!t) {
+      free(g);
+      ctrace__perr(err, 0, "out of memory");
+      return ctrace__pfail(-1, err);
+    }
+    for (uint64_t i = 0; i < k; i++) t[i] = g[i].start_ns;
+    r->gens = g;
+    r->gen_starts = t;
+    r->ngens = (size_t)k;
+    r->gens_found = true;
+  }
+  *starts = r->gen_starts;
+  *n = r->ngens;
+  return 0;
+}
+
+int ctrace_reader_seek_generation(ctrace_reader *r, size_t k, ctrace_parse_error *err) {
+  const int64_t *starts;
+  size_t n;
+  int rc = ctrace_reader_generations(r, &starts, &n, err);
+  if (rc) return rc;
+  if (k < 1 || k > n) {
+    ctrace__perr(err, 0, "no generation %zu: the trace has %zu", k, n);
+    if (err) err->code = CTRACE_EINVAL;
+    return CTRACE_EINVAL;
+  }
+  ctrace_reader_rewind(r);
+  if (k > 1) {
+    r->pass_whole = false; /* no check: it reads part of the trace */
+    ctrace__g2_seek(r->g2, k - 1, &r->gens[k - 1]);
+  }
+  return 0;
+}
+
+int ctrace_reader_failed(const ctrace_reader *r, ctrace_parse_error *err) {
+  if (!r->g2 || !r->g2->failed) return 0;
+  if (err) *err = r->g2->error;
+  return 1;
 }
 
 void ctrace_reader_allow_cut(ctrace_reader *r, int allow) {

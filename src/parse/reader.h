@@ -231,6 +231,12 @@ struct ctrace_reader {
    * not read (g2->cut_hit). */
   bool allow_cut, cut_planned, cut_known;
   ctrace_salvage_info cut;
+  /* Go 1.22+: where each generation begins (ctrace_reader_generations),
+   * found once: ngens of them; gen_starts their times, as handed out. */
+  bool gens_found;
+  g2genpos *gens;
+  int64_t *gen_starts;
+  size_t ngens;
   /* The event model's state kept with the reader (model.c: its classic
    * view of a Go 1.22+ trace, whose stacks must outlive the reader's
    * generations), freed by ctrace_reader_close. */

@@ -46,6 +46,17 @@ static bool libc_start(const char *f) {
          sanitizer_start(f);
 }
 
+/* libc's start of the process, outside main. */
+static bool process_start(const char *f) {
+  return strcmp(f, "_start") == 0 || prefixed(f, "__libc_start_main") || strcmp(f, "__libc_start_call_main") == 0;
+}
+
+ptrdiff_t ctrace__root_frame(const void *frames, size_t n, ctrace__frame_name *name) {
+  ptrdiff_t i = (ptrdiff_t)n - 1;
+  while (i > 0 && (libc_start(name(frames, (size_t)i)) || process_start(name(frames, (size_t)i)))) i--;
+  return i;
+}
+
 /* Rust std's thread start routine, in any std's path for it
  * (std::sys::unix::thread::..., std::sys::pal::unix::thread::..., and
  * Rust 1.9x's impl path <std::sys::thread::unix::Thread>::new::...). */

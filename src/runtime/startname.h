@@ -18,6 +18,13 @@ typedef const char *ctrace__frame_name(const void *frames, size_t i);
 /* Whether f is a start routine, which a later stack may name better. */
 bool ctrace__start_routine(const char *f);
 
+/* The frame that names a thread whose creation a trace does not hold (n
+ * frames, 0 innermost): its outermost one inside libc's start of a
+ * thread or of the process (clone, start_thread, _start,
+ * __libc_start_main), as Go names such a goroutine by its outermost
+ * frame; -1 for no frame. */
+ptrdiff_t ctrace__root_frame(const void *frames, size_t n, ctrace__frame_name *name);
+
 /* For a thread that starts at routine (its creation's start function),
  * and one of its stacks (n frames, named by name): the index of the frame
  * that names the thread, or -1 to keep routine. *settled: no later stack

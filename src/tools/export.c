@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace export [-f perfetto|json] [-o FILE] [--from TIME] [--to TIME] [--gen A-B]\n"
-          "       [--task A-B | --goroutine A-B] TRACE...\n"
+          "       [--task A-B | --goroutine A-B] [--exact] TRACE...\n"
           "\n"
           "Writes the traces TRACE... as one timeline to FILE, or to standard output\n"
           "when it is not a terminal, in Perfetto's protobuf trace format (the default;\n"
@@ -51,6 +51,13 @@ static void usage(FILE *f) {
           "               they are not in it)\n"
           "  --goroutine A-B  the window of goroutines A to B (or --goroutine A), the\n"
           "               same way\n"
+          "  --exact      read a window from the trace's start. By default a window\n"
+          "               of a Go 1.22+ trace is read from the generation before the\n"
+          "               one it begins in (Go writes one about every second), as\n"
+          "               if tracing had begun there: seconds for a window at the\n"
+          "               end of a trace of gigabytes, not a walk through all of it;\n"
+          "               but a region or task begun before that generation, or a\n"
+          "               thread's name given before it, is not shown\n"
           "  --budget SIZE  what a browser opens (default 1G of packets, inflated:\n"
           "               Perfetto's UI holds a trace at 2 to 4 times that): a larger\n"
           "               export, in either format, is written whole, with a warning\n"
@@ -164,8 +171,14 @@ int ctrace__cmd_export(int argc, char **argv) {
   rc = 1;
   bool unchecked = n == 1 && !win.has_from && !win.has_to && !win.gen_from && !win.task && !win.goroutine &&
                    out_replaced_whole(out);
+  /* Nor is one trace's window read from the generation before it
+   * (ctrace_export_options.seek): the trace's duration comes from its
+   * last generation, and what the window's pass meets is said as the
+   * check would have said it. */
+  bool seeking = n == 1 && win.has_from && win.from > 0 && !win.exact && !win.gen_from && !win.task &&
+                 !win.goroutine && out_replaced_whole(out);
   int prep = ctrace__tool_export_prepare("export", files, n, traces, durations, offsets, &win, &longest,
-                                         unchecked);
+                                         unchecked || seeking);
   if (prep != 0) {
     rc = prep;
     goto done;
@@ -193,7 +206,7 @@ int ctrace__cmd_export(int argc, char **argv) {
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0,
                                .progress = ctrace__tool_progress_show, .progress_arg = &prog,
                                .durations = durations, .offsets_ns = offsets, .gen_from = win.gen_from, .gen_to = win.gen_to,
-                               .plain = plain};
+                               .plain = plain, .seek = !win.exact};
   int xrc = ctrace_export_ex(traces, n, json ? CTRACE_EXPORT_JSON : CTRACE_EXPORT_PERFETTO, &opt, f, &res, err,
                              sizeof err);
   ctrace__tool_progress_end(&prog);
@@ -204,6 +217,14 @@ int ctrace__cmd_export(int argc, char **argv) {
     ctrace_reader_set_progress(traces[0].reader, NULL, NULL);
     if (!ctrace__tool_checked(files[0], traces[0].reader, &info, false)) bad = true;
     else longest = durations[0] = info.duration_ns;
+  } else if (seeking) {
+    ctrace_parse_error perr;
+    if (ctrace_reader_failed(traces[0].reader, &perr)) {
+      ctrace__tool_error(files[0], &perr);
+      bad = true;
+    } else if (ctrace_reader_version(traces[0].reader) >= 1022) {
+      ctrace__tool_cut_warning(files[0], traces[0].reader, NULL);
+    }
   }
   if (bad) rc = 1;
   else if (xrc == 0) rc = 0;

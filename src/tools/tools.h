@@ -99,13 +99,16 @@ typedef struct ctrace__tool_window {
    * into from and to. */
   uint64_t task, task_to, goroutine, goroutine_to;
   uint64_t budget; /* bytes of Perfetto's format a browser opens */
+  /* --exact: a window read from the trace's start, not from the
+   * generation before it (ctrace_export_options.seek). */
+  bool exact;
 } ctrace__tool_window;
 
 /* What a browser tab opens: Perfetto's UI holds a trace in memory at two to
  * four times its size, and a tab gets a few GiB at most. */
 #define CTRACE__TOOL_BUDGET (1ull << 30)
 
-/* argv[*i] if it is --from, --to, --gen, --task, --goroutine or --budget
+/* argv[*i] if it is --from, --to, --gen, --task, --goroutine, --budget or --exact
  * (with its value, = or the next argument, *i moved past it) into w: 1; 0
  * if it is none; -1 (said) if its value is bad. */
 int ctrace__tool_window_arg(const char *cmd, int argc, char **argv, int *i, ctrace__tool_window *w);

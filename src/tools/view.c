@@ -21,7 +21,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ctrace view [--port=N] [--once] [--from TIME] [--to TIME] [--gen A-B]\n"
-          "       [--task A-B | --goroutine A-B] TRACE...\n"
+          "       [--task A-B | --goroutine A-B] [--exact] TRACE...\n"
           "\n"
           "Exports the traces TRACE... as one timeline in Perfetto's format (as\n"
           "`ctrace export` does), serves it on http://127.0.0.1:9001 and prints the\n"
@@ -48,6 +48,13 @@ static void usage(FILE *f) {
           "               they are not in it)\n"
           "  --goroutine A-B  the window of goroutines A to B (or --goroutine A), the\n"
           "               same way\n"
+          "  --exact      read a window from the trace's start. By default a window\n"
+          "               of a Go 1.22+ trace is read from the generation before the\n"
+          "               one it begins in (Go writes one about every second), as\n"
+          "               if tracing had begun there: seconds for a window at the\n"
+          "               end of a trace of gigabytes, not a walk through all of it;\n"
+          "               but a region or task begun before that generation, or a\n"
+          "               thread's name given before it, is not shown\n"
           "  --budget SIZE  what a browser opens (default 1G of packets, inflated:\n"
           "               Perfetto's UI holds a trace at 2 to 4 times that)\n"
           "\n"
@@ -102,6 +109,7 @@ typedef struct site {
   size_t n;
   const int64_t *durations, *offsets;
   uint64_t budget;
+  int seek; /* ctrace_export_options.seek: not --exact */
 } site;
 
 /* Window k's times, from 1. */
@@ -141,7 +149,7 @@ static int make_window(site *s, int64_t k) {
   int64_t from, to;
   window_at(s, k, &from, &to);
   char err[512];
-  ctrace_export_options opt = {.from_ns = from, .to_ns = to};
+  ctrace_export_options opt = {.from_ns = from, .to_ns = to, .seek = s->seek};
   ctrace_export_result res;
   if (export_mem(s, &opt, &res, err, sizeof err) != 0) {
     fprintf(stderr, "ctrace view: window %lld: %s\n", (long long)k, err);
@@ -290,12 +298,12 @@ int ctrace__cmd_view(int argc, char **argv) {
     goto done;
   }
   st = (site){.files = files, .traces = traces, .n = n, .durations = durations, .offsets = offsets,
-              .budget = win.budget};
+              .budget = win.budget, .seek = !win.exact};
   char err[512];
   /* Made up to the budget and no further: past it, what was made tells
    * how much of the trace fits, and windows are served instead. */
   ctrace_export_options opt = {.from_ns = win.from, .to_ns = win.has_to ? win.to : 0, .max_bytes = win.budget,
-                               .gen_from = win.gen_from, .gen_to = win.gen_to};
+                               .gen_from = win.gen_from, .gen_to = win.gen_to, .seek = st.seek};
   ctrace_export_result res;
   if (export_mem(&st, &opt, &res, err, sizeof err) != 0) {
     fprintf(stderr, "ctrace view: %s\n", err);

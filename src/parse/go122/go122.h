@@ -202,6 +202,13 @@ typedef struct g2gen {
   uint64_t nextras, capextras;
 } g2gen;
 
+/* Where a generation begins: its first batch in the file, and the time
+ * (ns, as events') of its earliest batch. */
+typedef struct g2genpos {
+  uint64_t off;
+  int64_t start_ns;
+} g2genpos;
+
 typedef struct g2reader {
   const uint8_t *data;
   uint64_t len;
@@ -263,6 +270,11 @@ typedef struct g2reader {
    * end); if it gives none, or fails, that is the error. */
   bool first_cut;
   ctrace_parse_error first_cut_error;
+  /* An index pass (ctrace__g2_gen_starts): each generation read for its
+   * place alone (where its batches begin in the file, and when), not its
+   * tables or events, and added to *gens. */
+  g2genpos **gens;
+  uint64_t ngens_index, capgens;
   /* Called before a generation is read, which frees the last one's
    * tables: a reader ahead of its caller (ahead.c) waits there until the
    * caller is done with them. NULL: none. */
@@ -309,6 +321,15 @@ void ctrace__g2_rewind(g2reader *r);
 /* The next event: 1 with *ev (ev NULL: checked and counted, not made), 0 at
  * the end, -1 with *err. */
 int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);
+/* Where each generation begins, in order, into *gens (malloc'd, *n of
+ * them): a pass of its own over the batches' headers and the frequency,
+ * that reads no table and orders no event, rewound after. 0, or -1 with
+ * *err (a generation whose batches do not read). */
+int ctrace__g2_gen_starts(g2reader *r, g2genpos **gens, uint64_t *n, ctrace_parse_error *err);
+/* Rewinds to begin at generation k (from 0) of an index pass's, at pos:
+ * as a trace that begins there reads (its first generation's statuses
+ * set the state; the Syncs still count from the trace's first). */
+void ctrace__g2_seek(g2reader *r, uint64_t k, const g2genpos *pos);
 /* The counts of ctrace_trace_info after events events, the last of a
  * generation of freq ns per tick (version and bytes are left as they are). */
 void ctrace__g2_info(const g2reader *r, uint64_t events, double freq, ctrace_trace_info *info);

@@ -349,6 +349,20 @@ static int read_next_gen(g2reader *r, uint64_t *at, ctrace_parse_error *err) {
   return rc;
 }
 
+/* A generation read by an index pass (g2reader.gens), in place of
+ * install: its place noted, no cursor primed, no Sync given; its pages
+ * go once the next is read, as a read one's. */
+static int index_gen(g2reader *r, ctrace_parse_error *err) {
+  g2gen *g = &r->gen;
+  r->have_gen = true;
+  r->nfront = 0;
+  g->isample = g->nsamples;
+  if (!ctrace__grow(r->gens, &r->capgens, r->ngens_index + 1, sizeof **r->gens))
+    return fail(r, (ctrace__perr(err, g->start, "out of memory"), err));
+  (*r->gens)[r->ngens_index++] = (g2genpos){g->start, g->start_ns};
+  return 1;
+}
+
 static int new_gen(g2reader *r, ctrace_parse_error *err) {
   uint64_t at;
   int rc = read_next_gen(r, &at, err);
@@ -357,14 +371,15 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
     r->eof_inside = true;
     return 0;
   }
-  if (rc >= 0) rc = install(r, err);
+  bool pass = r->gens != NULL;
+  if (rc >= 0) rc = pass ? index_gen(r, err) : install(r, err);
   if (rc < 0) {
     if (!cut_here(r, at, err)) return fail(r, err);
     r->failed = false;
     r->done = true;
     return 0;
   }
-  r->emitted_sync = false;
+  r->emitted_sync = pass; /* no Sync closes a generation indexed */
   return 1;
 }
 
@@ -418,6 +433,7 @@ static int install(g2reader *r, ctrace_parse_error *err) {
  * of Go's ends the trace cleanly there). */
 static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
+again:
   if (r->spill_err) {
     if (r->ver >= 1026 || r->spill_err_sync) {
       if (r->spill_eof) {
@@ -441,6 +457,10 @@ static int next_gen127(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     r->have_gen = false;
     r->done = true;
     return sync_event(r, ev, false, err);
+  }
+  if (rc > 0 && r->gens) {
+    if (index_gen(r, err) < 0) return -1;
+    goto again;
   }
   if (rc > 0 && install(r, err) < 0) {
     if (!cut_here(r, at, err)) return -1;
@@ -514,6 +534,7 @@ static int next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
   if (r->done) return 0;
   if (r->order.qlen) return pop(r, ev, err);
   g2gen *g = &r->gen;
+again:
   if (r->nfront == 0 && (!r->have_gen || g->isample == g->nsamples)) {
     if (r->ver >= 1025) return next_gen127(r, ev, err);
     if (!r->emitted_sync) {
@@ -533,6 +554,7 @@ static int next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err) {
     }
     int rc = new_gen(r, err);
     if (rc <= 0) return rc;
+    if (r->gens) goto again; /* indexed */
   }
   if (g->isample < g->nsamples) {
     if (r->nfront == 0 || g->samples[g->isample].time < ftime(r, 0)) {
@@ -580,4 +602,29 @@ void ctrace__g2_info(const g2reader *r, uint64_t events, double freq, ctrace_tra
   info->threads = r->seen_m.len;
   info->generations = r->ngens;
   info->duration_ns = events ? (int64_t)((uint64_t)r->last_ts - (uint64_t)r->first_ts) : 0;
+}
+
+int ctrace__g2_gen_starts(g2reader *r, g2genpos **gens, uint64_t *n, ctrace_parse_error *err) {
+  ctrace__g2_rewind(r);
+  *gens = NULL;
+  r->gens = gens;
+  r->ngens_index = r->capgens = 0;
+  int rc;
+  while ((rc = ctrace__g2_next(r, NULL, err)) == 1) {
+  }
+  *n = r->ngens_index;
+  r->gens = NULL;
+  ctrace__g2_rewind(r);
+  if (rc < 0) {
+    free(*gens);
+    *gens = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+void ctrace__g2_seek(g2reader *r, uint64_t k, const g2genpos *pos) {
+  ctrace__g2_rewind(r);
+  r->off = pos->off;
+  r->syncs = k;
 }
