@@ -18,7 +18,8 @@
  * what they read cut short is what salvage keeps, and an input check
  * reads whole is read whole. The event model the analyses read
  * (src/parse/model.h) is read through twice as well, and the analyses
- * and exports run on every trace check accepts (analyses, below). Both
+ * and exports run on every trace check accepts (analyses, below), and a
+ * Go 1.22+ one is read from a later generation too (seek_read). Both
  * formats are fuzzed: the corpus holds traces of each.
  *
  * Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined); see
@@ -399,6 +400,50 @@ static void analyses(ctrace_reader *r, const ctrace_trace_info *info) {
   }
 }
 
+/* A Go 1.22+ trace check accepts, read from a later generation
+ * (ctrace_reader_generations, _seek_generation): as many generations as
+ * check counted; a pass from the last one and from the middle one reads
+ * (or fails, with an error, where its events need what came before), and
+ * no later than the trace's events; an export of the second half of the
+ * trace that seeks runs. */
+static void seek_read(ctrace_reader *r, const ctrace_trace_info *info) {
+  const int64_t *starts;
+  size_t n;
+  ctrace_parse_error err;
+  memset(&err, 0xAA, sizeof err);
+  if (ctrace_reader_generations(r, &starts, &n, &err) != 0) {
+    check_error(&err);
+    FAIL("generations of a trace check accepts: %s", err.message);
+  }
+  if (n != info->generations)
+    FAIL("%zu generations' starts, check counted %llu", n, (unsigned long long)info->generations);
+  size_t ks[2] = {n, n / 2 + 1};
+  for (int i = 0; i < 2 && n > 0; i++) {
+    if (ctrace_reader_seek_generation(r, ks[i], &err) != 0) FAIL("seek to generation %zu of %zu: %s", ks[i], n, err.message);
+    ctrace_event ev;
+    uint64_t k = 0;
+    int rc;
+    while ((rc = ctrace_reader_read(r, &ev, &err)) == 1) {
+      format_event(&ev);
+      if (++k > info->events) FAIL("a pass from generation %zu read more events than the whole", ks[i]);
+    }
+    if (rc < 0) check_error(&err);
+  }
+  char *out = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&out, &len);
+  if (!fp) return;
+  ctrace_export_trace t = {.reader = r, .name = "fuzz"};
+  ctrace_export_options opt = {.from_ns = info->duration_ns / 2 + 1, .to_ns = -1, .seek = 1, .plain = 1};
+  char msg[512];
+  int rc = ctrace_export_ex(&t, 1, CTRACE_EXPORT_PERFETTO, &opt, fp, NULL, msg, sizeof msg);
+  fclose(fp);
+  if (rc != 0 && rc != CTRACE_ENOMEM) FAIL("export of a window, seeking: %d (%s)", rc, msg);
+  for (size_t i = 0; i < len; i++) sink += (unsigned char)out[i];
+  free(out);
+  ctrace_reader_rewind(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctrace_reader *r = NULL;
   ctrace_parse_error err;
@@ -457,6 +502,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
          (unsigned long long)n1);
   model_pass(r);
   analyses(r, &info);
+  if (ctrace_reader_version(r) >= 1022) seek_read(r, &info);
   ctrace_reader_close(r);
   return 0;
 }

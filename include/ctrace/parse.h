@@ -185,8 +185,9 @@ void ctrace_reader_rewind(ctrace_reader *r);
  * the trace's generations begins (its earliest batch's), in order: *n of
  * them in *starts, valid until the reader closes. Go writes a generation
  * about every second, and states every goroutine's and P's status in
- * each. Found once, by a pass over the batches' headers that reads no
- * table and orders no event; no ctrace_reader_check is needed before.
+ * each. Found once, by a pass that reads each generation's batches and
+ * tables but orders none of its events; no ctrace_reader_check is needed
+ * before.
  * 0, or a negative code with *err: CTRACE_EINVAL for the older formats,
  * CTRACE_EFORMAT where a generation's batches do not read. The call that
  * finds them rewinds. */

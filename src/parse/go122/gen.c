@@ -430,12 +430,6 @@ static int process(g2reader *r, int64_t m, bool exp, const g2batch *b, ctrace_pa
   uint8_t first = b->end > b->off ? r->data[b->off] : 0;
   g2gen *g = &r->gen;
   if (!g->min_ts || b->time < g->min_ts) g->min_ts = b->time;
-  if (r->gens) { /* an index pass: the frequency (and the clock) alone */
-    if (exp || b->end <= b->off) return 0;
-    if (first == CTRACE_EV122_Frequency && r->ver < 1025) return parse_freq(r, b, err);
-    if (first == CTRACE_EV122_SyncBatch && r->ver >= 1025) return parse_sync(r, b, err);
-    return 0;
-  }
   if (!exp && b->end > b->off) {
     switch (first) {
     case CTRACE_EV122_Strings: return add_strings(r, b, err);
@@ -574,11 +568,6 @@ static int complete(g2reader *r, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
   if (!g->have_freq) return ctrace__perr(err, g->start, "no frequency event found");
   if (r->ver >= 1025 && !g->have_snap) return ctrace__perr(err, g->start, "no clock snapshot event found");
-  if (r->gens) { /* an index pass: where and when it begins */
-    ctrace__g2_release(r, g->start, g->end);
-    g->start_ns = mul(g->freq, g->min_ts);
-    return 1;
-  }
   strings_by_id(g);
   if (resolve(r, err)) return -1;
   /* Reading every batch header faulted in the pages around each (the

@@ -270,9 +270,10 @@ typedef struct g2reader {
    * end); if it gives none, or fails, that is the error. */
   bool first_cut;
   ctrace_parse_error first_cut_error;
-  /* An index pass (ctrace__g2_gen_starts): each generation read for its
-   * place alone (where its batches begin in the file, and when), not its
-   * tables or events, and added to *gens. */
+  /* An index pass (ctrace__g2_gen_starts): each generation read and
+   * installed, as by any pass, for its place alone (where its batches
+   * begin in the file, and when), added to *gens; none of its events is
+   * ordered. */
   g2genpos **gens;
   uint64_t ngens_index, capgens;
   /* Called before a generation is read, which frees the last one's
@@ -322,9 +323,9 @@ void ctrace__g2_rewind(g2reader *r);
  * the end, -1 with *err. */
 int ctrace__g2_next(g2reader *r, ctrace_event *ev, ctrace_parse_error *err);
 /* Where each generation begins, in order, into *gens (malloc'd, *n of
- * them): a pass of its own over the batches' headers and the frequency,
- * that reads no table and orders no event, rewound after. 0, or -1 with
- * *err (a generation whose batches do not read). */
+ * them): a pass of its own that reads each generation as any pass does
+ * but orders no event, rewound after. 0, or -1 with *err (a generation
+ * that does not read). */
 int ctrace__g2_gen_starts(g2reader *r, g2genpos **gens, uint64_t *n, ctrace_parse_error *err);
 /* Rewinds to begin at generation k (from 0) of an index pass's, at pos:
  * as a trace that begins there reads (its first generation's statuses

@@ -349,12 +349,11 @@ static int read_next_gen(g2reader *r, uint64_t *at, ctrace_parse_error *err) {
   return rc;
 }
 
-/* A generation read by an index pass (g2reader.gens), in place of
- * install: its place noted, no cursor primed, no Sync given; its pages
- * go once the next is read, as a read one's. */
+/* A generation an index pass (g2reader.gens) has read and installed,
+ * as any pass does (what fails there fails the index too, where any pass
+ * would fail): its place noted, and none of its events or its Sync given. */
 static int index_gen(g2reader *r, ctrace_parse_error *err) {
   g2gen *g = &r->gen;
-  r->have_gen = true;
   r->nfront = 0;
   g->isample = g->nsamples;
   if (!ctrace__grow(r->gens, &r->capgens, r->ngens_index + 1, sizeof **r->gens))
@@ -372,7 +371,8 @@ static int new_gen(g2reader *r, ctrace_parse_error *err) {
     return 0;
   }
   bool pass = r->gens != NULL;
-  if (rc >= 0) rc = pass ? index_gen(r, err) : install(r, err);
+  if (rc >= 0) rc = install(r, err);
+  if (rc >= 0 && pass) rc = index_gen(r, err);
   if (rc < 0) {
     if (!cut_here(r, at, err)) return fail(r, err);
     r->failed = false;
@@ -458,14 +458,14 @@ again:
     r->done = true;
     return sync_event(r, ev, false, err);
   }
-  if (rc > 0 && r->gens) {
-    if (index_gen(r, err) < 0) return -1;
-    goto again;
-  }
   if (rc > 0 && install(r, err) < 0) {
     if (!cut_here(r, at, err)) return -1;
     r->failed = false;
     rc = -2; /* ends as below, cleanly */
+  }
+  if (rc > 0 && r->gens) {
+    if (index_gen(r, err) < 0) return -1;
+    goto again;
   }
   if (rc < 0) {
     /* A cut there ends the trace as Go's io.EOF does: its Sync, then
