@@ -108,6 +108,16 @@ typedef struct ctrace__tool_window {
  * four times its size, and a tab gets a few GiB at most. */
 #define CTRACE__TOOL_BUDGET (1ull << 30)
 
+/* --exact in export's and view's help. */
+#define CTRACE__TOOL_EXACT_HELP                                                    \
+  "  --exact      read a window from the trace's start. By default a window\n"   \
+  "               of a Go 1.22+ trace is read from the generation before the\n"  \
+  "               one it begins in (Go writes one about every second), as\n"     \
+  "               if tracing had begun there: seconds for a window at the\n"     \
+  "               end of a trace of gigabytes, not a walk through all of it;\n"  \
+  "               but a region or task begun before that generation, or a\n"     \
+  "               thread's name given before it, is not shown\n"
+
 /* argv[*i] if it is --from, --to, --gen, --task, --goroutine, --budget or --exact
  * (with its value, = or the next argument, *i moved past it) into w: 1; 0
  * if it is none; -1 (said) if its value is bad. */

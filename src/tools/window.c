@@ -399,15 +399,16 @@ int ctrace__tool_export_prepare(const char *cmd, const char **files, size_t n, c
     return 1;
   }
   bool opened = ctrace__tool_export_open(cmd, files, n, t, durations, gens, offsets, unchecked);
-  /* A window of a trace not read through (a Go 1.22+ one read from near
-   * the window): its duration from its last generation, or, where that
-   * does not read, from the check, which says why. */
+  /* A window of a trace not read through first (a Go 1.22+ one, read
+   * from the generation before the window): its duration from its last
+   * generation, or, where that does not read, from the check, which says
+   * why. */
   for (size_t i = 0; opened && unchecked && (w->has_from || w->has_to) && i < n; i++) {
     if (ctrace_reader_version(t[i].reader) < 1022) continue;
     ctrace_trace_info info;
     if ((durations[i] = ctrace__model_duration(t[i].reader)) >= 0) continue;
-    if (!ctrace__tool_checked(files[i], t[i].reader, &info, false)) opened = false;
-    durations[i] = info.duration_ns;
+    if (ctrace__tool_checked(files[i], t[i].reader, &info, false)) durations[i] = info.duration_ns;
+    else opened = false;
   }
   int gc = opened ? ctrace__tool_gen_check(cmd, w, files, gens, n) : 0;
   free(gens);
