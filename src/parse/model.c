@@ -284,6 +284,18 @@ int64_t ctrace__model_seek(ctrace_reader *r, int64_t from_ns) {
   return (int64_t)skip;
 }
 
+int64_t ctrace__model_seek_gen(ctrace_reader *r, uint64_t k) {
+  model *a = adapter(r);
+  const int64_t *starts;
+  size_t n;
+  if (!a || k <= 1 || !gen_starts(r, a, &starts, &n) || k > n) {
+    ctrace__model_rewind(r);
+    return 0;
+  }
+  seek(r, a, k - 1);
+  return (int64_t)k - 1;
+}
+
 int64_t ctrace__model_duration(ctrace_reader *r) {
   model *a = adapter(r);
   const int64_t *starts;

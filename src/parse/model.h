@@ -87,6 +87,10 @@ void ctrace__model_rewind(ctrace_reader *r);
  * Times still count from the trace's first event. The generations passed
  * over, 0 for another format or from_ns <= 0 (a rewind). */
 int64_t ctrace__model_seek(ctrace_reader *r, int64_t from_ns);
+/* The same from generation k (from 1) of a Go 1.22+ trace: the
+ * generations passed over (k - 1), or 0 (a rewind) for k <= 1, a k the
+ * trace does not have, or another format. */
+int64_t ctrace__model_seek_gen(ctrace_reader *r, uint64_t k);
 /* A Go 1.22+ trace's duration (first event to last, ns) from its first
  * event and its last generation alone, those between passed over: what
  * a check says, without reading the whole; -1 if the trace does not read

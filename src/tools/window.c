@@ -362,13 +362,15 @@ static int find_life(const char *cmd, ctrace__tool_window *w, const char **files
 /* A generation range of one trace as the times it spans, found as the
  * walk finds them (src/export/walk.c), so that windows past the budget
  * are cut in it, not in the whole trace. w's generations become that time
- * window. */
+ * window. Read from the generation before the range's first (its Sync
+ * dates the range's start: the one that ends it, go 1.22 and 1.23), not
+ * from the trace's start, but with --exact. */
 static void gen_times(ctrace_reader *r, ctrace__tool_window *w, int64_t duration) {
-  uint64_t gen = ctrace__model_gen_at_start(r);
+  uint64_t before = !w->exact && w->gen_from > 1 ? w->gen_from - 1 : 1;
+  uint64_t gen = ctrace__model_gen_at_start(r) + (uint64_t)ctrace__model_seek_gen(r, before);
   int64_t from = gen >= w->gen_from ? 0 : -1, to = duration;
   ctrace_event buf;
   const ctrace_event *ev;
-  ctrace__model_rewind(r);
   while ((ev = ctrace__model_next_ref(r, &buf))) {
     if (ev->format != 1 || ev->type != CTRACE_EV122_Sync) continue;
     gen++;
