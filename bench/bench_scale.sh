@@ -78,11 +78,15 @@ done
 late() { "$ctrace" check "$1" | awk '{ ms = $(NF - 1); printf "--from %dms --to %dms", ms * 0.9, ms * 0.9 + 500 }'; }
 read -r -a wbig <<<"$(late "$big")"
 read -r -a wbase <<<"$(late "$base")"
+# Into a file, as a window is written: to /dev/null (or a pipe, which
+# cannot take a bad trace's output back) the trace is checked whole first.
 rm -f "$dir"/scale-window*.times
+win=$dir/scale-window.pftrace
+trap 'rm -f "$win"' EXIT
 for r in $(seq 1 "$rounds"); do
-  bench_measure scale-window-base "$r" "$ctrace" export "${wbase[@]}" -o /dev/null "$base"
-  bench_measure scale-window "$r" "$ctrace" export "${wbig[@]}" -o /dev/null "$big"
-  bench_measure scale-window-exact "$r" "$ctrace" export --exact "${wbig[@]}" -o /dev/null "$big"
+  bench_measure scale-window-base "$r" "$ctrace" export "${wbase[@]}" -o "$win" "$base"
+  bench_measure scale-window "$r" "$ctrace" export "${wbig[@]}" -o "$win" "$big"
+  bench_measure scale-window-exact "$r" "$ctrace" export --exact "${wbig[@]}" -o "$win" "$big"
 done
 f=$dir/scale-window.times e=$dir/scale-window-exact.times b=$dir/scale-window-base.times
 awk -v w="$(bench_median 1 "$f")" -v r="$(bench_median 2 "$f")" -v cpu="$(bench_median 3 "$f")" \
