@@ -12,7 +12,8 @@
  *     0 and n + 1, and reads the last one alone;
  *   - with an event of the first generation broken, the export of a late
  *     window that seeks never meets it (that generation's events are not
- *     decoded), and one read from the start does.
+ *     decoded), and one read from the start does; one broken in the last
+ *     generation, the seek meets, and ctrace_reader_failed says where.
  *
  *   export_seek TRACE */
 #include <stdio.h>
@@ -165,16 +166,21 @@ int main(int argc, char **argv) {
   CHECK(export_window(r, from, to, 1, msg, sizeof msg) == 0, "late window: %s", msg);
   ctrace_reader_rewind(r);
   ctrace_event ev;
-  uint64_t off = 0;
+  uint64_t off = 0, late = 0;
   for (int i = 0; i < 200 && ctrace_reader_next(r, &ev) == 1; i++)
     if (ev.type == CTRACE_EV122_GoBlock || ev.type == CTRACE_EV122_GoUnblock) off = ev.off;
   CHECK(off != 0, "no GoBlock or GoUnblock among the first 200 events");
+  ctrace_reader_seek_generation(r, n, &err);
+  for (int i = 0; i < 200 && ctrace_reader_next(r, &ev) == 1; i++)
+    if (ev.type == CTRACE_EV122_GoBlock || ev.type == CTRACE_EV122_GoUnblock) late = ev.off;
+  CHECK(late != 0, "no GoBlock or GoUnblock among the last generation's first 200 events");
   FILE *f = fopen(argv[1], "rb");
   static char data[64 << 20];
   size_t len = f ? fread(data, 1, sizeof data, f) : 0;
   if (f) fclose(f);
   CHECK(len > off && len < sizeof data, "cannot read %s whole", argv[1]);
   ctrace_reader_close(r);
+  char was = data[off];
   data[off] = (char)0xfe; /* no event type */
   for (int seek = 1; seek >= 0; seek--) {
     CHECK(ctrace_reader_open_mem(data, len, &r, &err) == 0, "open the broken trace: %s", err.message);
@@ -184,6 +190,15 @@ int main(int argc, char **argv) {
     else CHECK(ctrace_reader_failed(r, &err), "a late window of the broken trace, read from the start, did not meet it");
     ctrace_reader_close(r);
   }
+  /* One broken in the window's generations: met, and said where. */
+  data[off] = was;
+  data[late] = (char)0xfe;
+  CHECK(ctrace_reader_open_mem(data, len, &r, &err) == 0, "open the broken trace: %s", err.message);
+  export_window(r, from, to, 1, msg, sizeof msg);
+  CHECK(ctrace_reader_failed(r, &err) && err.offset == late,
+        "a late window broken at %llu, seeking: failed at %llu (%s)", (unsigned long long)late,
+        (unsigned long long)err.offset, err.message);
+  ctrace_reader_close(r);
   if (failures) return 1;
   printf("export_seek: ok (%zu generations, %zu events compared)\n", n, nw);
   return 0;
