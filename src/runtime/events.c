@@ -241,7 +241,7 @@ static void leave(ctrace__thread *t, ctrace_g *g, uint8_t ev, uint32_t tstatus, 
   } else
     g->ctrace__ticks = ctrace__emit(&w, ev, 1, v, g->ctrace__ticks);
   g->ctrace__tstatus = tstatus;
-  if (tstatus == CTRACE__G_RUNNABLE) g->ctrace__lastp = w.p;
+  if (tstatus == CTRACE__G_RUNNABLE) ctrace__glastp_set(g, w.p);
   t->tcurg = NULL;
   ctrace__writer_done(&w);
 }
@@ -424,7 +424,7 @@ void ctrace_go_sysblock(void) {
       uint64_t stack = ctrace__stack_id(t, __builtin_frame_address(0));
       g->ctrace__ticks = ctrace__gen_syscall(&w, stack, g->ctrace__ticks, true);
       g->ctrace__tstatus = CTRACE__G_SYSCALL;
-      g->ctrace__lastp = t->tid;
+      ctrace__glastp_set(g, t->tid);
       t->sys_g = g;
       t->tcurg = NULL;
       t->tp = -1;

@@ -155,6 +155,13 @@ CTRACE__INLINE void ctrace__gflags_set(ctrace_g *g, uint32_t keep, uint32_t add)
   __atomic_store_n(&g->ctrace__flags, (ctrace__gflags(g) & keep) | add, __ATOMIC_RELAXED);
 }
 
+/* The G's last P (the older formats), or the thread of its system call
+ * (the generation format): set by the G's own thread, and read by the
+ * thread that seals a generation too (the status of a G in a system call
+ * names its thread, ctrace__statuses): relaxed atomics, as the flags. */
+CTRACE__INLINE int64_t ctrace__glastp(const ctrace_g *g) { return __atomic_load_n(&g->ctrace__lastp, __ATOMIC_RELAXED); }
+CTRACE__INLINE void ctrace__glastp_set(ctrace_g *g, int64_t v) { __atomic_store_n(&g->ctrace__lastp, v, __ATOMIC_RELAXED); }
+
 CTRACE__INLINE void ctrace__assist_mark(ctrace_g *g, uint64_t mark) {
   ctrace__gflags_set(g, ~CTRACE__GF_MARK, ctrace__mark16(mark) << 16);
 }

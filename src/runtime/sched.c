@@ -40,7 +40,7 @@ void ctrace__g_register(ctrace_g *g, uintptr_t start_pc, uint32_t status) {
   g->id = ctrace__new_gid();
   g->ctrace__gen = g->ctrace__gen_prev = 0;
   g->ctrace__seq = 0;
-  g->ctrace__lastp = CTRACE__NO_P;
+  ctrace__glastp_set(g, CTRACE__NO_P);
   g->ctrace__ticks = 0;
   g->ctrace__start_pc = start_pc;
   g->ctrace__stack_lo = g->ctrace__stack_hi = 0;
@@ -126,7 +126,7 @@ static const uint8_t gstatus2[] = {
  * use otherwise). */
 static void go_status(ctrace__w *w, ctrace_g *g, uint32_t st, bool assist) {
   uint64_t m = st == CTRACE__G_RUNNING ? (uint64_t)w->t->tid
-               : st == CTRACE__G_SYSCALL ? (uint64_t)g->ctrace__lastp : UINT64_MAX;
+               : st == CTRACE__G_SYSCALL ? (uint64_t)ctrace__glastp(g) : UINT64_MAX;
   uint64_t v[3] = {g->id, m, gstatus2[st]};
   ctrace__emit2(w, CTRACE_EV122_GoStatus, 3, v, 0);
   /* An assist the trace shows open goes on in this generation, as Go
@@ -163,12 +163,12 @@ static void announce2(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creat
   bool stated = !(st == CTRACE__G_RUNNABLE && w->t->curg == g && w->p >= 0 && g->ctrace__start_pc);
   if (shown || (gen == ctrace__gen0 && !creator_stack && stated)) {
     if (st == CTRACE__G_SYSCALL && !shown) {
-      g->ctrace__lastp = w->t->tid;
+      ctrace__glastp_set(g, w->t->tid);
       w->t->sys_g = g;
     }
     go_status(w, g, g->ctrace__tstatus, ctrace__assist_shown(g));
   } else if (st == CTRACE__G_SYSCALL) {
-    g->ctrace__lastp = w->t->tid;
+    ctrace__glastp_set(g, w->t->tid);
     w->t->sys_g = g;
     uint64_t v[1] = {g->id};
     ctrace__emit2(w, CTRACE_EV122_GoCreateSyscall, 1, v, 0);
@@ -254,7 +254,7 @@ static void announce(ctrace__w *w, ctrace_g *g, uint32_t status, uint64_t creato
   }
   if (!announced(w, g)) {
     g->ctrace__seq = 0;
-    g->ctrace__lastp = w->p;
+    ctrace__glastp_set(g, w->p);
     uint64_t v[3] = {g->id, ctrace__start_stack_id(w->t, g), creator_stack};
     uint64_t ticks = ctrace__emit(w, CTRACE_EV_GoCreate, 3, v, 0);
     g->ctrace__tstatus = CTRACE__G_RUNNABLE;
@@ -343,7 +343,7 @@ void ctrace__free_p(ctrace__w *w, ctrace_g *g) {
   } else
     cur->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoPreempt, 1, v, cur->ctrace__ticks);
   cur->ctrace__tstatus = CTRACE__G_RUNNABLE;
-  cur->ctrace__lastp = w->p;
+  ctrace__glastp_set(cur, w->p);
   w->t->tcurg = NULL;
 }
 
@@ -361,14 +361,14 @@ static void start_event(ctrace__w *w, ctrace_g *g, uint64_t label) {
     if (label) ctrace__emit2(w, CTRACE_EV122_GoLabel, 1, &label, 0);
   } else if (label) {
     uint64_t v[3] = {g->id, g->ctrace__seq, label};
-    g->ctrace__lastp = w->p;
+    ctrace__glastp_set(g, w->p);
     t = ctrace__emit(w, CTRACE_EV_GoStartLabel, 3, v, g->ctrace__ticks);
-  } else if (g->ctrace__lastp == w->p) {
+  } else if (ctrace__glastp(g) == w->p) {
     uint64_t v[1] = {g->id};
     t = ctrace__emit(w, CTRACE_EV_GoStartLocal, 1, v, g->ctrace__ticks);
   } else {
     uint64_t v[2] = {g->id, g->ctrace__seq};
-    g->ctrace__lastp = w->p;
+    ctrace__glastp_set(g, w->p);
     t = ctrace__emit(w, CTRACE_EV_GoStart, 2, v, g->ctrace__ticks);
   }
   g->ctrace__ticks = t;
@@ -386,7 +386,7 @@ void ctrace__restart_labelled(ctrace__w *w, ctrace_g *g, uint64_t label) {
   uint64_t v[1] = {0};
   g->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoSched, 1, v, g->ctrace__ticks);
   g->ctrace__tstatus = CTRACE__G_RUNNABLE;
-  g->ctrace__lastp = w->p;
+  ctrace__glastp_set(g, w->p);
   w->t->tcurg = NULL;
   start_event(w, g, label);
 }
@@ -397,12 +397,12 @@ void ctrace__unblock_event(ctrace__w *w, ctrace_g *g, uint64_t stack) {
   if (ctrace__genfmt()) {
     uint64_t v[3] = {g->id, g->ctrace__seq, stack};
     t = ctrace__emit2(w, CTRACE_EV122_GoUnblock, 3, v, g->ctrace__ticks);
-  } else if (g->ctrace__lastp == w->p) {
+  } else if (ctrace__glastp(g) == w->p) {
     uint64_t v[2] = {g->id, stack};
     t = ctrace__emit(w, CTRACE_EV_GoUnblockLocal, 2, v, g->ctrace__ticks);
   } else {
     uint64_t v[3] = {g->id, g->ctrace__seq, stack};
-    g->ctrace__lastp = w->p;
+    ctrace__glastp_set(g, w->p);
     t = ctrace__emit(w, CTRACE_EV_GoUnblock, 3, v, g->ctrace__ticks);
   }
   g->ctrace__ticks = t;
@@ -423,7 +423,7 @@ void ctrace__sysexit_event(ctrace__w *w, ctrace_g *g) {
     return;
   }
   g->ctrace__seq++;
-  g->ctrace__lastp = w->p;
+  ctrace__glastp_set(g, w->p);
   /* Real exit time 0: the event's own time stands. */
   uint64_t v[3] = {g->id, g->ctrace__seq, 0};
   g->ctrace__ticks = ctrace__emit(w, CTRACE_EV_GoSysExit, 3, v, g->ctrace__ticks);
@@ -517,7 +517,7 @@ void ctrace__close_thread(ctrace__thread *t, bool stopping) {
     if (!stopping) {
       g->ctrace__ticks = ticks;
       g->ctrace__tstatus = CTRACE__G_RUNNABLE;
-      g->ctrace__lastp = t->tp;
+      ctrace__glastp_set(g, t->tp);
     }
     t->tcurg = NULL;
   }
